@@ -1,0 +1,69 @@
+// Arena: bump allocation over a few large aligned blocks, reclaimed all at once.
+#include "graph/arena.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace tapegrad {
+
+namespace {
+constexpr size_t kMinBlockBytes = size_t{1} << 16;
+size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+}  // namespace
+
+void Arena::FreeDeleter::operator()(std::byte* p) const { std::free(p); }
+
+void Arena::add_block(size_t min_bytes) {
+  const size_t last = blocks_.empty() ? 0 : blocks_.back().size;
+  const size_t size = round_up(std::max({min_bytes, kMinBlockBytes, 2 * last}), kAlignment);
+  auto* memory = static_cast<std::byte*>(std::aligned_alloc(kAlignment, size));
+  if (memory == nullptr) throw std::bad_alloc();
+  ++heap_allocations_;
+  blocks_.push_back(Block{std::unique_ptr<std::byte, FreeDeleter>(memory), size, 0});
+  current_ = blocks_.size() - 1;
+}
+
+void* Arena::allocate(size_t bytes) {
+  bytes = round_up(std::max<size_t>(bytes, 1), kAlignment);
+  while (current_ < blocks_.size() && blocks_[current_].size - blocks_[current_].used < bytes) {
+    ++current_;
+  }
+  if (current_ == blocks_.size()) add_block(bytes);
+  Block& block = blocks_[current_];
+  void* p = block.memory.get() + block.used;
+  block.used += bytes;
+  return p;
+}
+
+void* Arena::allocate_zeroed(size_t bytes) {
+  void* p = allocate(bytes);
+  std::memset(p, 0, bytes);
+  return p;
+}
+
+void Arena::reset() {
+  if (blocks_.size() > 1) {
+    size_t total = 0;
+    for (const Block& b : blocks_) total += b.size;
+    blocks_.clear();
+    add_block(total);
+  }
+  for (Block& b : blocks_) b.used = 0;
+  current_ = 0;
+}
+
+size_t Arena::bytes_in_use() const {
+  size_t n = 0;
+  for (const Block& b : blocks_) n += b.used;
+  return n;
+}
+
+size_t Arena::bytes_reserved() const {
+  size_t n = 0;
+  for (const Block& b : blocks_) n += b.size;
+  return n;
+}
+
+}  // namespace tapegrad

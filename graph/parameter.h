@@ -1,0 +1,95 @@
+// Parameter: a persistent tensor (weights) with its own value and gradient, outliving any tape.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "graph/shape.h"
+
+namespace tapegrad {
+
+class Tape;
+
+// Owned, aligned, zero-initialised storage for one parameter's value or gradient.
+class AlignedBuffer {
+ public:
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(size_t bytes);
+  void* data() const { return memory_.get(); }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  struct FreeDeleter {
+    void operator()(void* p) const;
+  };
+  std::unique_ptr<void, FreeDeleter> memory_;
+  size_t bytes_ = 0;
+};
+
+struct ParameterImpl {
+  Shape shape;
+  DType dtype = DType::Float32;
+  std::string name;
+  bool requires_grad = true;
+  AlignedBuffer value;
+  AlignedBuffer grad;
+  // The node that stands for this parameter on a tape, so every use in one step shares one
+  // leaf (one gradient sink, one box in the DOT drawing). Valid while the tape's generation
+  // matches.
+  const Tape* leaf_tape = nullptr;
+  uint64_t leaf_generation = 0;
+  int32_t leaf_node = -1;
+};
+
+// A handle with shared ownership, like torch's nn.Parameter: copies refer to the same weights.
+// Its gradient accumulates across backward passes until zero_grad().
+class Parameter {
+ public:
+  Parameter() = default;
+  Parameter(const Shape& shape, DType dtype = DType::Float32, std::string name = "");
+  // A parameter holding a copy of `values` (row-major, converted to `dtype`).
+  static Parameter from_values(const Shape& shape, std::span<const double> values,
+                               DType dtype = DType::Float32, std::string name = "");
+
+  bool defined() const { return impl_ != nullptr; }
+  const Shape& shape() const { return impl().shape; }
+  DType dtype() const { return impl().dtype; }
+  int64_t numel() const { return impl().shape.numel(); }
+  const std::string& name() const { return impl().name; }
+  Parameter& set_name(std::string name);
+  bool requires_grad() const { return impl().requires_grad; }
+  Parameter& set_requires_grad(bool requires_grad);
+
+  template <class T>
+  T* data() const {
+    check_dtype(dtype_of<T>());
+    return static_cast<T*>(impl().value.data());
+  }
+  template <class T>
+  T* grad() const {
+    check_dtype(dtype_of<T>());
+    return static_cast<T*>(impl().grad.data());
+  }
+  void* raw_data() const { return impl().value.data(); }
+  void* raw_grad() const { return impl().grad.data(); }
+
+  std::vector<double> values() const;
+  std::vector<double> grad_values() const;
+  // Overwrites the value; throws Error when the size differs (the parameter is left unchanged).
+  void assign(std::span<const double> values);
+  void zero_grad() const;  // const: a handle, like shared_ptr; the weights are shared
+
+  ParameterImpl* get() const { return impl_.get(); }
+  const std::shared_ptr<ParameterImpl>& shared() const { return impl_; }
+  bool operator==(const Parameter& other) const { return impl_ == other.impl_; }
+
+ private:
+  ParameterImpl& impl() const;
+  void check_dtype(DType requested) const;
+  std::shared_ptr<ParameterImpl> impl_;
+};
+
+}  // namespace tapegrad

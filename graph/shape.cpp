@@ -1,0 +1,76 @@
+// Shape: construction, validation and printing of dimension lists.
+#include "graph/shape.h"
+
+#include "graph/error.h"
+
+namespace tapegrad {
+
+const char* dtype_name(DType dtype) { return dtype == DType::Float32 ? "float32" : "float64"; }
+
+namespace {
+void check_dims(std::span<const int64_t> dims) {
+  if (dims.size() > static_cast<size_t>(kMaxRank)) {
+    throw Error("Shape: rank " + std::to_string(dims.size()) + " is above the maximum of " +
+                std::to_string(kMaxRank));
+  }
+  for (int64_t d : dims) {
+    if (d < 0) throw Error("Shape: negative dimension " + std::to_string(d));
+  }
+}
+}  // namespace
+
+Shape::Shape(std::initializer_list<int64_t> dims) : Shape(std::span<const int64_t>(dims)) {}
+
+Shape::Shape(std::span<const int64_t> dims) {
+  check_dims(dims);
+  rank_ = static_cast<int>(dims.size());
+  for (int i = 0; i < rank_; ++i) dims_[static_cast<size_t>(i)] = dims[static_cast<size_t>(i)];
+}
+
+int64_t Shape::numel() const {
+  int64_t n = 1;
+  for (int i = 0; i < rank_; ++i) n *= dims_[static_cast<size_t>(i)];
+  return n;
+}
+
+int64_t Shape::size(int dim) const { return (*this)[normalize_dim("size", dim, rank_)]; }
+
+std::array<int64_t, kMaxRank> Shape::strides() const {
+  std::array<int64_t, kMaxRank> s{};
+  int64_t stride = 1;
+  for (int i = rank_ - 1; i >= 0; --i) {
+    s[static_cast<size_t>(i)] = stride;
+    stride *= dims_[static_cast<size_t>(i)];
+  }
+  return s;
+}
+
+bool Shape::operator==(const Shape& other) const {
+  if (rank_ != other.rank_) return false;
+  for (int i = 0; i < rank_; ++i) {
+    if (dims_[static_cast<size_t>(i)] != other.dims_[static_cast<size_t>(i)]) return false;
+  }
+  return true;
+}
+
+std::string Shape::str() const {
+  std::string s = "[";
+  for (int i = 0; i < rank_; ++i) {
+    if (i) s += ", ";
+    s += std::to_string(dims_[static_cast<size_t>(i)]);
+  }
+  return s + "]";
+}
+
+int normalize_dim(const char* op, int dim, int rank) {
+  const int lo = rank == 0 ? -1 : -rank;
+  const int hi = rank == 0 ? 0 : rank - 1;
+  if (dim < lo || dim > hi) {
+    throw Error(std::string(op) + ": dim " + std::to_string(dim) + " is out of range for rank " +
+                std::to_string(rank) + " (expected " + std::to_string(lo) + ".." +
+                std::to_string(hi) + ")");
+  }
+  return dim < 0 ? dim + (rank == 0 ? 1 : rank) : dim;
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,271 @@
+// The tape: nodes recorded in creation order, tensor handles into it, and reverse-mode backward.
+//
+// Ownership, in one paragraph: a Tape owns every node it records and draws their values,
+// gradients and saved buffers from its Arena. A Tensor is a cheap handle {tape, node id,
+// generation}; it is valid while its tape lives and until the tape is reset, after which using
+// it throws. Parameters own their storage and outlive tapes: their leaf node points at that
+// storage (no copy) and backward accumulates straight into the parameter's gradient.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graph/arena.h"
+#include "graph/parameter.h"
+#include "graph/shape.h"
+
+namespace tapegrad {
+
+class Tape;
+class Tensor;
+struct Node;
+
+// A backward reads node.grad (dL/dY) and accumulates (+=) into its inputs' gradients.
+using BackwardFn = void (*)(Tape& tape, const Node& node);
+
+// An op's identity: its name (as listed in ops/registry.cpp) and its backward.
+struct OpDef {
+  const char* name;
+  BackwardFn backward;
+};
+
+enum class NodeKind : uint8_t {
+  Constant,   // data that never needs a gradient
+  Input,      // a leaf created with requires_grad: its gradient lives on the tape
+  Parameter,  // a leaf bound to a Parameter: its gradient is the Parameter's
+  Op,         // the output of an op
+};
+
+struct Node {
+  NodeKind kind = NodeKind::Constant;
+  const OpDef* op = nullptr;  // null for leaves
+  Shape shape;
+  DType dtype = DType::Float32;
+  bool requires_grad = false;
+  void* value = nullptr;
+  void* grad = nullptr;  // null until backward first accumulates into it
+  std::shared_ptr<ParameterImpl> param;  // set for NodeKind::Parameter
+  const int32_t* inputs = nullptr;       // ids of the input nodes, in the op's argument order
+  int32_t num_inputs = 0;
+  // The op's arguments (scale, p, dims, ...) and anything else its backward needs.
+  std::array<double, 4> attr{};
+  std::array<int64_t, 4> iattr{};
+  void* saved = nullptr;  // an extra buffer in the arena (dropout mask, argmax, statistics)
+  int32_t scope = -1;     // module scope (Tape::scope_path) for drawing and error messages
+  std::string name;       // optional, given by the user
+
+  const char* op_name() const;
+  template <class T>
+  T* value_as() const {
+    return static_cast<T*>(value);
+  }
+  template <class T>
+  T* grad_as() const {
+    return static_cast<T*>(grad);
+  }
+};
+
+struct BackwardOptions {
+  bool retain_graph = false;  // allow another backward over the same tape
+};
+
+class Tape {
+ public:
+  Tape();
+  ~Tape();
+  Tape(const Tape&) = delete;
+  Tape& operator=(const Tape&) = delete;
+
+  // --- recording (used by ops) ---------------------------------------------------------
+  // (Shapes are taken by value: callers often pass another node's shape, and appending may
+  // move the nodes.)
+  // Appends an op node with an uninitialised output of `shape`; the op then writes the value.
+  // The node requires grad when grad mode is on and any input does; then `op.backward` runs.
+  Tensor record(const OpDef& op, Shape shape, DType dtype,
+                std::initializer_list<Tensor> inputs);
+  Tensor record(const OpDef& op, Shape shape, DType dtype, std::span<const Tensor> inputs);
+  // A leaf holding a copy of `data` (or zeros when null), of dtype `dtype`.
+  Tensor leaf(Shape shape, DType dtype, const void* data, bool requires_grad);
+  // A leaf whose value is another node's storage (detach): no copy.
+  Tensor alias_leaf(const Tensor& source);
+  // The leaf standing for `p` on this tape (created on first use in this generation).
+  Tensor parameter(const Parameter& p);
+
+  // --- inspection -------------------------------------------------------------------------
+  int32_t size() const { return static_cast<int32_t>(nodes_.size()); }
+  const Node& node(int32_t id) const { return nodes_[static_cast<size_t>(id)]; }
+  Node& node(int32_t id) { return nodes_[static_cast<size_t>(id)]; }
+  const Node& input(const Node& node, int k) const { return nodes_[static_cast<size_t>(node.inputs[k])]; }
+  Arena& arena() { return arena_; }
+  uint64_t generation() const { return generation_; }
+  bool released() const { return released_; }
+
+  // --- backward ---------------------------------------------------------------------------
+  // Seeds d(root)=1 (root must hold one element) and walks the tape once in reverse.
+  void backward(const Tensor& root, const BackwardOptions& options = {});
+  // Seeds d(root) with `root_grad` (row-major, root's numel values).
+  void backward(const Tensor& root, std::span<const double> root_grad,
+                const BackwardOptions& options = {});
+
+  // The gradient buffer of input `k` of `consumer`, zeroed on first use, for the consumer's
+  // backward to accumulate into; null when that input needs no gradient. `grad_shape` is the
+  // shape the backward computed for it, checked against the input's shape.
+  template <class T>
+  T* grad_for(const Node& consumer, int k, const Shape& grad_shape) {
+    return static_cast<T*>(grad_buffer(consumer, k, grad_shape));
+  }
+  void* grad_buffer(const Node& consumer, int k, const Shape& grad_shape);
+
+  // Starts a fresh step: forgets all nodes (stale Tensors then throw) and keeps the memory.
+  void reset();
+
+  // --- module scopes (clusters in the drawing; context in errors) --------------------------
+  void push_scope(std::string_view name);
+  void pop_scope();
+  int32_t current_scope() const { return current_scope_; }
+  // "MultiHeadAttention/head 0"; empty for -1.
+  std::string scope_path(int32_t scope) const;
+  const std::string& scope_name(int32_t scope) const { return scopes_[static_cast<size_t>(scope)].name; }
+  int32_t scope_parent(int32_t scope) const { return scopes_[static_cast<size_t>(scope)].parent; }
+  int32_t num_scopes() const { return static_cast<int32_t>(scopes_.size()); }
+
+  // "matmul #12 \"scores\" in MultiHeadAttention/head 0": where a node was made.
+  std::string describe_node(int32_t id) const;
+
+ private:
+  friend class Tensor;
+  Node& append(NodeKind kind, Shape shape, DType dtype);
+  void check_finite(int32_t id, const char* phase) const;
+
+  struct Scope {
+    std::string name;
+    int32_t parent;
+  };
+  std::vector<Node> nodes_;
+  Arena arena_;
+  uint64_t generation_;
+  bool released_ = false;
+  std::vector<Scope> scopes_;  // interned across resets, so steady-state steps allocate nothing
+  int32_t current_scope_ = -1;
+};
+
+// A handle to one node of a tape: cheap to copy, never owns data.
+class Tensor {
+ public:
+  Tensor() = default;
+  // The parameter's leaf on the current tape; implicit so parameters read like tensors in ops.
+  Tensor(const Parameter& p);  // NOLINT(google-explicit-constructor)
+
+  bool defined() const { return tape_ != nullptr; }
+  Tape& tape() const;
+  int32_t id() const { return id_; }
+  const Node& node() const;
+
+  const Shape& shape() const { return node().shape; }
+  DType dtype() const { return node().dtype; }
+  int rank() const { return shape().rank(); }
+  int64_t numel() const { return shape().numel(); }
+  int64_t size(int dim) const { return shape().size(dim); }
+  bool requires_grad() const { return node().requires_grad; }
+
+  template <class T>
+  const T* data() const {
+    check_dtype(dtype_of<T>());
+    return node().value_as<const T>();
+  }
+  std::vector<double> values() const;
+  double item() const;  // the single value; throws unless numel() == 1
+
+  // The gradient accumulated by backward: null / empty when none reached this tensor.
+  template <class T>
+  const T* grad() const {
+    check_dtype(dtype_of<T>());
+    return node().grad_as<const T>();
+  }
+  std::vector<double> grad_values() const;
+
+  const std::string& name() const { return node().name; }
+  Tensor& set_name(std::string name);
+
+  // PyTorch's print format: `tensor([[0.4421, 0.5931], ...])`.
+  std::string str() const;
+
+  void backward(const BackwardOptions& options = {}) const { tape().backward(*this, options); }
+
+ private:
+  friend class Tape;
+  Tensor(Tape* tape, int32_t id, uint64_t generation)
+      : tape_(tape), id_(id), generation_(generation) {}
+  void check_dtype(DType requested) const;
+
+  Tape* tape_ = nullptr;
+  int32_t id_ = -1;
+  uint64_t generation_ = 0;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// --- the explicit current-tape and grad-mode state --------------------------------------------
+// Leaves (constants, parameters) are created on the current tape: the innermost TapeScope's,
+// else a per-thread default tape. Ops record on their inputs' tape.
+Tape& current_tape();
+
+class TapeScope {
+ public:
+  explicit TapeScope(Tape& tape);
+  ~TapeScope();
+  TapeScope(const TapeScope&) = delete;
+  TapeScope& operator=(const TapeScope&) = delete;
+
+ private:
+  Tape* previous_;
+};
+
+bool grad_enabled();
+
+// Like torch.no_grad(): ops still compute, but record no backward and need no gradient.
+class NoGradGuard {
+ public:
+  NoGradGuard();
+  ~NoGradGuard();
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// Names the nodes recorded inside it (on the current tape) as part of a module or head.
+class NameScope {
+ public:
+  explicit NameScope(std::string_view name, Tape& tape = current_tape());
+  ~NameScope();
+  NameScope(const NameScope&) = delete;
+  NameScope& operator=(const NameScope&) = delete;
+
+ private:
+  Tape& tape_;
+};
+
+// Anomaly mode (off by default): every op output and every gradient is checked for NaN/Inf;
+// the error names the op, the node's name and its scope.
+bool anomaly_mode_enabled();
+class AnomalyMode {
+ public:
+  AnomalyMode();
+  ~AnomalyMode();
+  AnomalyMode(const AnomalyMode&) = delete;
+  AnomalyMode& operator=(const AnomalyMode&) = delete;
+
+ private:
+  bool previous_;
+};
+
+}  // namespace tapegrad

@@ -1,0 +1,11 @@
+// The umbrella header: everything a training script uses (installed as <tapegrad/tapegrad.h>).
+#pragma once
+
+#include "graph/error.h"
+#include "graph/factory.h"
+#include "graph/gradcheck.h"
+#include "graph/parameter.h"
+#include "graph/random.h"
+#include "graph/shape.h"
+#include "graph/tape.h"
+#include "ops/ops.h"

@@ -1,0 +1,30 @@
+// Error-message helpers shared by all ops.
+#include "ops/op_util.h"
+
+namespace tapegrad {
+
+std::string describe(const char* role, const Tensor& t) {
+  const Node& n = t.node();
+  std::string s = role;
+  if (!n.name.empty()) s += " \"" + n.name + "\"";
+  return s + " " + n.shape.str();
+}
+
+void check_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype()) {
+    throw Error(std::string(op) + ": " + describe("a", a) + " is " + dtype_name(a.dtype()) +
+                " but " + describe("b", b) + " is " + dtype_name(b.dtype()));
+  }
+}
+
+void throw_binary_error(const char* op, const Tensor& a, const char* joiner, const Tensor& b,
+                        const std::string& what) {
+  throw Error(std::string(op) + ": " + describe("a", a) + " " + joiner + " " + describe("b", b) +
+              ": " + what);
+}
+
+void throw_unary_error(const char* op, const Tensor& x, const std::string& what) {
+  throw Error(std::string(op) + ": " + describe("x", x) + ": " + what);
+}
+
+}  // namespace tapegrad

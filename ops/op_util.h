@@ -1,0 +1,55 @@
+// What every op file uses: dtype dispatch, Eigen views over tape storage, and error messages.
+#pragma once
+
+#include <Eigen/Core>
+#include <string>
+
+#include "graph/error.h"
+#include "graph/tape.h"
+
+namespace tapegrad {
+
+// Calls f.template operator()<float>() or <double>() for the dtype, e.g.
+//   dispatch(y.dtype(), [&]<class T>() { ... });
+template <class F>
+decltype(auto) dispatch(DType dtype, F&& f) {
+  if (dtype == DType::Float32) return f.template operator()<float>();
+  return f.template operator()<double>();
+}
+
+template <class T>
+using MatrixMap = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
+template <class T>
+using ConstMatrixMap =
+    Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
+template <class T>
+using ArrayMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+template <class T>
+using ConstArrayMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+
+template <class T>
+T* value_of(const Tensor& t) {
+  return t.node().value_as<T>();
+}
+template <class T>
+ArrayMap<T> array_of(const Node& n) {
+  return ArrayMap<T>(n.value_as<T>(), n.shape.numel());
+}
+template <class T>
+ArrayMap<T> grad_array_of(const Node& n) {
+  return ArrayMap<T>(n.grad_as<T>(), n.shape.numel());
+}
+
+// `a "W_query" [3, 2]`, or `a [3, 2]` when the tensor has no name: the way errors name operands.
+std::string describe(const char* role, const Tensor& t);
+
+// Throws unless both operands share a dtype: `add: a [2] is float32 but b [2] is float64`.
+void check_same_dtype(const char* op, const Tensor& a, const Tensor& b);
+
+// Throws `op: <what>` with both operands described, e.g.
+// `matmul: a "W_query" [3, 2] x b [4, 5]: inner dims 2 != 4`.
+[[noreturn]] void throw_binary_error(const char* op, const Tensor& a, const char* joiner,
+                                     const Tensor& b, const std::string& what);
+[[noreturn]] void throw_unary_error(const char* op, const Tensor& x, const std::string& what);
+
+}  // namespace tapegrad

@@ -1,0 +1,100 @@
+// Every op tapegrad offers, one declaration each; each is defined, with its backward, in ops/<name>.cpp.
+//
+// Conventions (as in PyTorch unless said): shapes are row-major, dims may be negative (counted
+// from the end), binary elementwise ops broadcast, and every op checks its operands' shapes
+// when it is called and throws tapegrad::Error naming the op, the tensors' names and shapes.
+// All ops except the leaf factories record on their inputs' tape. Outputs are always new,
+// contiguous tensors: no op returns a view of its input (reshape copies too, see README).
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <vector>
+
+#include "graph/tape.h"
+
+namespace tapegrad {
+
+class Generator;            // graph/random.h
+Generator& default_generator();
+
+// --- elementwise, with broadcasting -----------------------------------------------------------
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor scale(const Tensor& x, double factor);   // x * factor
+Tensor add_scalar(const Tensor& x, double c);   // x + c
+Tensor neg(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor pow(const Tensor& x, double exponent);
+
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+inline Tensor operator-(const Tensor& x) { return neg(x); }
+inline Tensor operator*(const Tensor& x, double c) { return scale(x, c); }
+inline Tensor operator*(double c, const Tensor& x) { return scale(x, c); }
+inline Tensor operator/(const Tensor& x, double c) { return scale(x, 1.0 / c); }
+inline Tensor operator+(const Tensor& x, double c) { return add_scalar(x, c); }
+inline Tensor operator-(const Tensor& x, double c) { return add_scalar(x, -c); }
+
+// --- linear algebra ---------------------------------------------------------------------------
+// torch.matmul: 1-D operands are promoted (and the added dim removed), leading batch dims of
+// ranks 3 and 4 broadcast: [B, H, T, D] @ [B, H, D, T], [B, T, C] @ [C, D].
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor dot(const Tensor& a, const Tensor& b);  // 1-D · 1-D -> scalar (matmul of vectors)
+// nn.Linear's layout: W [out, in], y = x Wᵀ + b; bias may be an undefined Tensor.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+
+// --- layout (each copies into a new contiguous tensor) -----------------------------------------
+Tensor transpose(const Tensor& x, int dim0, int dim1);
+inline Tensor t(const Tensor& x) { return transpose(x, 0, 1); }  // the book's `x.T` for 2-D
+// One dim may be -1 (inferred).
+Tensor reshape(const Tensor& x, std::initializer_list<int64_t> dims);
+Tensor reshape(const Tensor& x, std::span<const int64_t> dims);
+Tensor select(const Tensor& x, int dim, int64_t index);  // x[index] along dim, dim removed
+Tensor narrow(const Tensor& x, int dim, int64_t start, int64_t length);
+Tensor cat(std::span<const Tensor> xs, int dim);
+inline Tensor cat(std::initializer_list<Tensor> xs, int dim) {
+  return cat(std::span<const Tensor>(xs.begin(), xs.size()), dim);
+}
+// [B, T, C] -> [B, H, T, C/H] (view + transpose(1, 2) in the book); C % H must be 0.
+Tensor split_heads(const Tensor& x, int64_t num_heads);
+// [B, H, T, D] -> [B, T, H*D], the inverse of split_heads.
+Tensor merge_heads(const Tensor& x);
+
+// --- attention pieces -------------------------------------------------------------------------
+Tensor softmax(const Tensor& x, int dim);
+// Where mask (broadcast to x) is nonzero, the output is `value`; the gradient there is zero.
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
+// masked_fill with the book's triu(ones(T, T), diagonal=1) over the last two dims, value -inf.
+Tensor causal_mask(const Tensor& x);
+Tensor tril(const Tensor& x, int64_t diagonal = 0);
+Tensor triu(const Tensor& x, int64_t diagonal = 0);
+// In training, zeroes each element with probability p (torch's CPU mask stream) and scales the
+// rest by 1/(1-p); the mask is kept on the tape for backward. In eval, returns x unchanged.
+Tensor dropout(const Tensor& x, double p, bool training, Generator& generator = default_generator());
+
+// --- reductions and losses --------------------------------------------------------------------
+Tensor sum(const Tensor& x);
+Tensor sum(const Tensor& x, int dim, bool keepdim = false);
+Tensor mean(const Tensor& x);
+Tensor mean(const Tensor& x, int dim, bool keepdim = false);
+Tensor max(const Tensor& x, int dim, bool keepdim = false);  // values; gradient to the arg max
+Tensor mse_loss(const Tensor& prediction, const Tensor& target);  // mean of squared errors
+// logits [N, C] (or [C]), targets in [0, C): mean cross entropy via a stable log-softmax.
+Tensor cross_entropy(const Tensor& logits, std::span<const int64_t> targets);
+
+// --- GPT block --------------------------------------------------------------------------------
+// Normalises over the last dim; weight and bias ([C]) may be undefined Tensors.
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
+Tensor gelu(const Tensor& x);  // tanh approximation, as the book's GPT
+// weight [V, C], ids (any shape `ids_shape`, values in [0, V)) -> ids_shape + [C].
+Tensor embedding(const Tensor& weight, std::span<const int64_t> ids, const Shape& ids_shape);
+
+}  // namespace tapegrad

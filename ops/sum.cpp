@@ -1,0 +1,29 @@
+// sum: the sum of all elements (a scalar).
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+void sum_backward(Tape& tape, const Node& node) {
+  // y = Σ x  =>  dX += dy (broadcast)
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& x = tape.input(node, 0);
+    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+      ArrayMap<T>(d, x.shape.numel()) += node.grad_as<T>()[0];
+    }
+  });
+}
+
+const OpDef kSum{"sum", sum_backward};
+
+}  // namespace
+
+Tensor sum(const Tensor& x) {
+  Tensor y = x.tape().record(kSum, Shape{}, x.dtype(), {x});
+  dispatch(y.dtype(), [&]<class T>() { value_of<T>(y)[0] = array_of<T>(x.node()).sum(); });
+  return y;
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,34 @@
+# Installs tapegrad into a scratch prefix, then configures, builds and runs a consumer project
+# (tests/consumer/CMakeLists.txt + the README's training loop) that uses find_package(tapegrad).
+file(REMOVE_RECURSE ${WORK_DIR})
+execute_process(COMMAND ${CMAKE_COMMAND} --install ${BINARY_DIR} --prefix ${WORK_DIR}/prefix
+                RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "install failed")
+endif()
+# The README's loop, cut out from between its markers, is the consumer's main.
+file(READ ${SOURCE_DIR}/README.md readme)
+string(REGEX MATCH "<!-- readme-loop-begin -->[^`]*```cpp\n(.*)```[^`]*<!-- readme-loop-end -->" _ "${readme}")
+if(NOT CMAKE_MATCH_1)
+  message(FATAL_ERROR "README.md has no training loop between the readme-loop markers")
+endif()
+file(WRITE ${WORK_DIR}/src/main.cpp "${CMAKE_MATCH_1}")
+file(COPY ${SOURCE_DIR}/tests/consumer/CMakeLists.txt DESTINATION ${WORK_DIR}/src)
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${WORK_DIR}/src -B ${WORK_DIR}/build
+                        -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release
+                RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "configuring the consumer failed")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "building the consumer failed")
+endif()
+execute_process(COMMAND ${WORK_DIR}/build/consumer OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+message("${out}")
+if(rc)
+  message(FATAL_ERROR "the consumer failed")
+endif()
+if(NOT out MATCHES "final loss")
+  message(FATAL_ERROR "the consumer did not print its final loss")
+endif()

@@ -1,0 +1,190 @@
+// Tests for graph/tape.cpp: recording, reverse-mode backward, accumulation and the guards.
+#include "graph/tape.h"
+
+#include <catch2/catch.hpp>
+
+#include "graph/error.h"
+#include "graph/factory.h"
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+using namespace tapegrad;
+
+namespace {
+
+// A test-only op whose backward claims a gradient of the wrong shape.
+void wrong_shape_backward(Tape& tape, const Node& node) {
+  // Y = X  =>  dX += dY, but reported with one element too many
+  const Node& x = tape.input(node, 0);
+  tape.grad_for<double>(node, 0, Shape{x.shape.numel() + 1});
+}
+const OpDef kWrongShape{"wrong_shape", wrong_shape_backward};
+
+Tensor wrong_shape(const Tensor& x) {
+  Tensor y = x.tape().record(kWrongShape, x.shape(), x.dtype(), {x});
+  array_of<double>(y.node()) = array_of<double>(x.node());
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("tape: a value used twice gets both gradients", "[tape]") {
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor x = from_values({3}, std::vector<double>{1, 2, 3}, DType::Float64, true);
+  Tensor y = sum(add(x, x));
+  y.backward();
+  CHECK(x.grad_values() == std::vector<double>{2, 2, 2});
+}
+
+TEST_CASE("tape: gradients accumulate into parameters across backward passes", "[tape]") {
+  Parameter w = Parameter::from_values({2}, std::vector<double>{1, 2}, DType::Float64, "w");
+  for (int step = 0; step < 3; ++step) {
+    Tape tape;
+    TapeScope scope(tape);
+    sum(add(w, w)).backward();
+  }
+  CHECK(w.grad_values() == std::vector<double>{6, 6});
+  w.zero_grad();
+  CHECK(w.grad_values() == std::vector<double>{0, 0});
+}
+
+TEST_CASE("tape: no_grad records no backward", "[tape]") {
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor x = from_values({2}, std::vector<double>{1, 2}, DType::Float64, true);
+  Tensor y;
+  {
+    NoGradGuard no_grad;
+    y = sum(add(x, x));
+  }
+  CHECK_FALSE(y.requires_grad());
+  CHECK(y.item() == 6.0);
+  CHECK_THROWS_AS(y.backward(), Error);
+  CHECK(sum(x).requires_grad());  // the guard is restored on scope exit
+}
+
+TEST_CASE("tape: detach stops the gradient and shares storage", "[tape]") {
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor x = from_values({2}, std::vector<double>{1, 2}, DType::Float64, true);
+  Tensor d = detach(x);
+  CHECK_FALSE(d.requires_grad());
+  CHECK(d.data<double>() == x.data<double>());
+  sum(add(x, d)).backward();
+  CHECK(x.grad_values() == std::vector<double>{1, 1});
+}
+
+TEST_CASE("tape: a second backward without retain_graph throws", "[tape]") {
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor x = from_values({2}, std::vector<double>{1, 2}, DType::Float64, true);
+  Tensor y = sum(x);
+  y.backward();
+  CHECK_THROWS_WITH(y.backward(), Catch::Contains("retain_graph"));
+}
+
+TEST_CASE("tape: with retain_graph a second backward accumulates", "[tape]") {
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor x = from_values({2}, std::vector<double>{1, 2}, DType::Float64, true);
+  Tensor y = sum(add(x, x));
+  y.backward({.retain_graph = true});
+  y.backward();
+  CHECK(x.grad_values() == std::vector<double>{4, 4});
+}
+
+TEST_CASE("tape: backward of a non-scalar needs an explicit gradient", "[tape]") {
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor x = from_values({2}, std::vector<double>{1, 2}, DType::Float64, true);
+  Tensor y = add(x, x);
+  CHECK_THROWS_WITH(y.backward(), Catch::Contains("[2] is not a scalar"));
+  tape.backward(y, std::vector<double>{1.0, 10.0});
+  CHECK(x.grad_values() == std::vector<double>{2, 20});
+}
+
+TEST_CASE("tape: the engine checks each gradient's shape against its tensor", "[tape]") {
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor x = from_values({2, 2}, std::vector<double>{1, 2, 3, 4}, DType::Float64, true);
+  Tensor y = sum(wrong_shape(x));
+  CHECK_THROWS_WITH(y.backward(),
+                    "wrong_shape backward: the gradient for input 0 has shape [5] but the "
+                    "tensor has shape [2, 2]");
+}
+
+TEST_CASE("tape: a 100,000-node chain backpropagates without recursion", "[tape]") {
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor x = from_values({1}, std::vector<double>{1}, DType::Float64, true);
+  Tensor one = from_values({1}, std::vector<double>{1}, DType::Float64);
+  Tensor y = x;
+  for (int i = 0; i < 100000; ++i) y = add(y, one);
+  CHECK(tape.size() > 100000);
+  sum(y).backward();
+  CHECK(x.grad_values() == std::vector<double>{1.0});
+}
+
+TEST_CASE("tape: a tensor used after its tape was reset throws", "[tape]") {
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor x = zeros({2});
+  tape.reset();
+  CHECK_THROWS_WITH(x.values(), Catch::Contains("reset"));
+}
+
+TEST_CASE("tape: steady-state steps reuse the arena and grow no memory", "[tape]") {
+  Parameter w = Parameter::from_values({8, 8}, std::vector<double>(64, 0.5), DType::Float32, "w");
+  Tape tape;
+  TapeScope scope(tape);
+  auto step = [&] {
+    tape.reset();
+    Tensor x = ones({4, 8});
+    sum(matmul(x, w)).backward();
+  };
+  step();
+  step();
+  const size_t allocations = tape.arena().heap_allocations();
+  const size_t reserved = tape.arena().bytes_reserved();
+  for (int i = 0; i < 20; ++i) step();
+  CHECK(tape.arena().heap_allocations() == allocations);
+  CHECK(tape.arena().bytes_reserved() == reserved);
+}
+
+TEST_CASE("tape: mixing tapes in one op is an error", "[tape]") {
+  Tape a, b;
+  Tensor x, y;
+  {
+    TapeScope scope(a);
+    x = zeros({2});
+  }
+  {
+    TapeScope scope(b);
+    y = zeros({2});
+  }
+  CHECK_THROWS_WITH(add(x, y), Catch::Contains("another tape"));
+}
+
+TEST_CASE("tape: name scopes and names describe nodes", "[tape]") {
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor y;
+  {
+    NameScope attention("attention");
+    NameScope head("head 0");
+    y = add(zeros({2}), zeros({2}));
+    y.set_name("scores");
+  }
+  CHECK(tape.describe_node(y.id()) == "add #2 \"scores\" in attention/head 0");
+}
+
+TEST_CASE("tape: anomaly mode names the op that produced a NaN", "[tape][anomaly]") {
+  Tape tape;
+  TapeScope scope(tape);
+  AnomalyMode anomaly;
+  Tensor x = from_values({2}, std::vector<double>{1, 1e308}, DType::Float64, true);
+  Tensor y = add(x, x);
+  y.set_name("doubled");
+  CHECK_THROWS_WITH(sum(y), Catch::Contains("add #1 \"doubled\""));
+}

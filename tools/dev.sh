@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The project's two entry points on a fresh Debian 12 machine: installs what is missing, builds,
+# then runs the main job (`main`) or the whole test suite through ctest (`test`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(cmake make g++ pkg-config ccache libeigen3-dev libboost-graph-dev catch2 graphviz
+          libgraphviz-dev python3 python3-numpy)
+
+install_missing() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "installing: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build() {  # build DIR [cmake args...]
+  local dir=$1; shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  cmake --build "$dir" -j "$(nproc)"
+}
+
+case "${1:-}" in
+  main)
+    install_missing
+    build build
+    ./build/examples/train_attention --dot attention.dot --svg attention.svg
+    ;;
+  test)
+    install_missing
+    build build
+    ctest --test-dir build --output-on-failure -j "$(nproc)"
+    ;;
+  *)
+    echo "usage: bash tools/dev.sh main|test" >&2
+    exit 2
+    ;;
+esac
