@@ -1,0 +1,155 @@
+// gemm: Eigen's blocked GEMM kernel driven directly, so that packing buffers come from a
+// per-thread scratch (Eigen would malloc them on every large product) and work splits over the
+// tapegrad thread pool.
+#include "ops/gemm.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "graph/threads.h"
+
+namespace tapegrad {
+
+namespace {
+
+using Eigen::Index;
+
+// Below this many multiply-adds a product is not worth a second thread.
+constexpr double kParallelFlops = 2e5;
+
+// A per-thread buffer that only grows: after the first steps, products allocate nothing.
+template <class T>
+T* thread_scratch(size_t elements) {
+  struct Buffer {
+    std::unique_ptr<T[], void (*)(T*)> data{nullptr,
+                                            [](T* p) { Eigen::internal::aligned_free(p); }};
+    size_t size = 0;
+  };
+  thread_local Buffer buffer;
+  if (buffer.size < elements) {
+    buffer.data.reset(static_cast<T*>(Eigen::internal::aligned_malloc(elements * sizeof(T))));
+    buffer.size = elements;
+  }
+  return buffer.data.get();
+}
+
+// Eigen's blocking sizes for a product, with the packed panels pointed at our scratch.
+template <class T>
+class ScratchBlocking : public Eigen::internal::level3_blocking<T, T> {
+ public:
+  // rows/cols/depth of the column-major product Eigen actually runs (a row-major C is run
+  // as Cᵀ = op(B)ᵀ·op(A)ᵀ, so rows = n and cols = m).
+  ScratchBlocking(Index rows, Index cols, Index depth) {
+    this->m_mc = rows;
+    this->m_nc = cols;
+    this->m_kc = depth;
+    Eigen::internal::computeProductBlockingSizes<T, T, 1, Index>(this->m_kc, this->m_mc, this->m_nc,
+                                                                 Index(1));
+    const size_t size_a = static_cast<size_t>(this->m_mc * this->m_kc);
+    const size_t size_b = static_cast<size_t>(this->m_kc * this->m_nc);
+    // Each panel 64-byte aligned inside the one buffer.
+    const size_t padded_a = (size_a + 15) / 16 * 16;
+    T* scratch = thread_scratch<T>(padded_a + size_b);
+    this->m_blockA = scratch;
+    this->m_blockB = scratch + padded_a;
+  }
+};
+
+// C block (+)= alpha·op(A)·op(B) on this thread.
+template <class T>
+void gemm_serial(Index m, Index n, Index k, const T* a, Index lda, bool trans_a, const T* b,
+                 Index ldb, bool trans_b, T* c, Index ldc, bool accumulate, T alpha) {
+  if (!accumulate) {
+    for (Index i = 0; i < m; ++i) std::memset(c + i * ldc, 0, static_cast<size_t>(n) * sizeof(T));
+  }
+  if (k == 0) return;
+  using Stride = Eigen::OuterStride<>;
+  using RowM = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  if (m + n + k < 20 || m == 1 || n == 1) {
+    // Tiny products (Eigen's own cut-off) and matrix-vector ones: Eigen's expression paths,
+    // which allocate nothing here (no temporaries for noalias products of mapped operands).
+    Eigen::Map<RowM, 0, Stride> C(c, m, n, Stride(ldc));
+    auto run = [&](const auto& A, const auto& B) {
+      if (m + n + k < 20) {
+        if (alpha == T(1)) {
+          C.noalias() += A.lazyProduct(B);
+        } else {
+          C.noalias() += alpha * A.lazyProduct(B);
+        }
+      } else {
+        C.noalias() += alpha * (A * B);
+      }
+    };
+    Eigen::Map<const RowM, 0, Stride> Am(a, trans_a ? k : m, trans_a ? m : k, Stride(lda));
+    Eigen::Map<const RowM, 0, Stride> Bm(b, trans_b ? n : k, trans_b ? k : n, Stride(ldb));
+    if (trans_a && trans_b) {
+      run(Am.transpose(), Bm.transpose());
+    } else if (trans_a) {
+      run(Am.transpose(), Bm);
+    } else if (trans_b) {
+      run(Am, Bm.transpose());
+    } else {
+      run(Am, Bm);
+    }
+    return;
+  }
+  ScratchBlocking<T> blocking(n, m, k);
+  using Eigen::ColMajor;
+  using Eigen::RowMajor;
+  // Row-major A [m, k] is what Eigen calls RowMajor storage of the lhs; its transpose stored as
+  // row-major [k, m] is the same memory read ColMajor.
+  auto call = [&]<int LhsOrder, int RhsOrder>() {
+    Eigen::internal::general_matrix_matrix_product<Index, T, LhsOrder, false, T, RhsOrder, false,
+                                                   RowMajor, 1>::run(m, n, k, a, lda, b, ldb, c, 1,
+                                                                     ldc, alpha, blocking);
+  };
+  if (!trans_a && !trans_b) {
+    call.template operator()<RowMajor, RowMajor>();
+  } else if (!trans_a && trans_b) {
+    call.template operator()<RowMajor, ColMajor>();
+  } else if (trans_a && !trans_b) {
+    call.template operator()<ColMajor, RowMajor>();
+  } else {
+    call.template operator()<ColMajor, ColMajor>();
+  }
+}
+
+}  // namespace
+
+template <class T>
+void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, bool trans_a, const T* b,
+          int64_t ldb, bool trans_b, T* c, int64_t ldc, bool accumulate, T alpha, bool parallel) {
+  if (m <= 0 || n <= 0) return;
+  const double flops =
+      2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  if (!parallel || num_threads() == 1 || flops < kParallelFlops) {
+    gemm_serial<T>(m, n, k, a, lda, trans_a, b, ldb, trans_b, c, ldc, accumulate, alpha);
+    return;
+  }
+  // Split C into row blocks (or column blocks when it is wide), in multiples of 16 so every
+  // part keeps whole register tiles.
+  const bool by_rows = m >= n;
+  const int64_t extent = by_rows ? m : n;
+  const int64_t tiles = (extent + 15) / 16;
+  parallel_for(tiles, flops / static_cast<double>(tiles), [&](int, int64_t t0, int64_t t1) {
+    const int64_t begin = t0 * 16, end = std::min(extent, t1 * 16);
+    if (by_rows) {
+      const T* a_part = trans_a ? a + begin : a + begin * lda;
+      gemm_serial<T>(end - begin, n, k, a_part, lda, trans_a, b, ldb, trans_b, c + begin * ldc, ldc,
+                     accumulate, alpha);
+    } else {
+      const T* b_part = trans_b ? b + begin * ldb : b + begin;
+      gemm_serial<T>(m, end - begin, k, a, lda, trans_a, b_part, ldb, trans_b, c + begin, ldc,
+                     accumulate, alpha);
+    }
+  });
+}
+
+template void gemm<float>(int64_t, int64_t, int64_t, const float*, int64_t, bool, const float*,
+                          int64_t, bool, float*, int64_t, bool, float, bool);
+template void gemm<double>(int64_t, int64_t, int64_t, const double*, int64_t, bool, const double*,
+                           int64_t, bool, double*, int64_t, bool, double, bool);
+
+}  // namespace tapegrad
