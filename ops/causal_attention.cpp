@@ -85,13 +85,20 @@ void forward_head(const Heads& g, const T* q, const T* k, const T* v, T* o, T* l
           row.setZero();
           continue;
         }
+        // The whole row goes through one vectorised exp (masked keys as -inf); the masked ones
+        // are then set to exactly 0, whatever the packet exp makes of -inf.
         row.head(n) /= c;
+        row.tail(jb - n).setConstant(-std::numeric_limits<T>::infinity());
         const T m_new = std::max(m[r], row.head(n).template maxCoeff<Eigen::PropagateNaN>());
-        row.head(n) = (row.head(n) - m_new).exp();
+        row = (row - m_new).exp();
         row.tail(jb - n).setZero();
-        const T alpha = std::exp(m[r] - m_new);  // 0 on the first block (m = -inf)
-        l[r] = l[r] * alpha + row.head(n).sum();
-        if (alpha != T(1)) ArrayMap<T>(acc + r * d, d) *= alpha;
+        if (j0 == 0) {
+          l[r] = row.head(n).sum();  // the first block: nothing to rescale
+        } else {
+          const T alpha = std::exp(m[r] - m_new);
+          l[r] = l[r] * alpha + row.head(n).sum();
+          if (alpha != T(1)) ArrayMap<T>(acc + r * d, d) *= alpha;
+        }
         m[r] = m_new;
       }
       gemm<T>(ib, d, jb, s, jb, false, v + j0 * ld, ld, false, acc, d, true, T(1), false);
@@ -125,8 +132,9 @@ void backward_head(const Heads& g, const T* q, const T* k, const T* v, const T* 
       for (int64_t r = 0; r < ib; ++r) {
         const int64_t n = visible(i0 + r, j0, jb);
         ArrayMap<T> row(p + r * jb, jb);
-        row.head(n) = (row.head(n) / c - lse[i0 + r]).exp();
-        row.tail(jb - n).setZero();
+        row.tail(jb - n).setConstant(-std::numeric_limits<T>::infinity());
+        row = (row / c - lse[i0 + r]).exp();
+        row.tail(jb - n).setZero();  // exactly 0, as in the forward
       }
       if (dv)
         gemm<T>(jb, d, ib, p, jb, true, dout + i0 * ld, ld, false, dv + j0 * ld, ld, true, T(1),

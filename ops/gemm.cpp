@@ -58,30 +58,42 @@ class ScratchBlocking : public Eigen::internal::level3_blocking<T, T> {
 };
 
 // C block (+)= alpha·op(A)·op(B) on this thread.
+// Products this small (Eigen's own cut-off for its coefficient-based path) are a few dozen
+// multiply-adds: a plain loop over the strided operands beats any setup.
+template <class T>
+void gemm_tiny(Index m, Index n, Index k, const T* a, Index lda, bool trans_a, const T* b,
+               Index ldb, bool trans_b, T* c, Index ldc, bool accumulate, T alpha) {
+  const Index a_row = trans_a ? 1 : lda, a_col = trans_a ? lda : 1;
+  const Index b_row = trans_b ? 1 : ldb, b_col = trans_b ? ldb : 1;
+  for (Index i = 0; i < m; ++i) {
+    for (Index j = 0; j < n; ++j) {
+      T s(0);
+      for (Index p = 0; p < k; ++p) s += a[i * a_row + p * a_col] * b[p * b_row + j * b_col];
+      T& out = c[i * ldc + j];
+      out = accumulate ? out + alpha * s : alpha * s;
+    }
+  }
+}
+
+// C block (+)= alpha·op(A)·op(B) on this thread.
 template <class T>
 void gemm_serial(Index m, Index n, Index k, const T* a, Index lda, bool trans_a, const T* b,
                  Index ldb, bool trans_b, T* c, Index ldc, bool accumulate, T alpha) {
+  if (m + n + k < 20) {
+    gemm_tiny(m, n, k, a, lda, trans_a, b, ldb, trans_b, c, ldc, accumulate, alpha);
+    return;
+  }
   if (!accumulate) {
     for (Index i = 0; i < m; ++i) std::memset(c + i * ldc, 0, static_cast<size_t>(n) * sizeof(T));
   }
   if (k == 0) return;
   using Stride = Eigen::OuterStride<>;
   using RowM = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  if (m + n + k < 20 || m == 1 || n == 1) {
-    // Tiny products (Eigen's own cut-off) and matrix-vector ones: Eigen's expression paths,
-    // which allocate nothing here (no temporaries for noalias products of mapped operands).
+  if (m == 1 || n == 1) {
+    // Matrix-vector products: Eigen's GEMV, which allocates nothing here (no temporaries for
+    // noalias products of mapped operands).
     Eigen::Map<RowM, 0, Stride> C(c, m, n, Stride(ldc));
-    auto run = [&](const auto& A, const auto& B) {
-      if (m + n + k < 20) {
-        if (alpha == T(1)) {
-          C.noalias() += A.lazyProduct(B);
-        } else {
-          C.noalias() += alpha * A.lazyProduct(B);
-        }
-      } else {
-        C.noalias() += alpha * (A * B);
-      }
-    };
+    auto run = [&](const auto& A, const auto& B) { C.noalias() += alpha * (A * B); };
     Eigen::Map<const RowM, 0, Stride> Am(a, trans_a ? k : m, trans_a ? m : k, Stride(lda));
     Eigen::Map<const RowM, 0, Stride> Bm(b, trans_b ? n : k, trans_b ? k : n, Stride(ldb));
     if (trans_a && trans_b) {

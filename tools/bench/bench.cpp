@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -98,6 +99,13 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// CPU time of the whole process (all its threads), in seconds.
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 // The process's peak resident set (VmHWM), in KiB.
@@ -193,15 +201,17 @@ int run_step_worker(const StepFns& fns, int steps) {
     }
     const uint64_t allocations_before = g_allocations.load(std::memory_order_relaxed);
     double first = 0, last = 0;
+    const double cpu0 = cpu_seconds();
     const double t0 = now_seconds();
     for (int i = 0; i < steps; ++i) {
       last = fns.step();
       if (i == 0) first = last;
     }
     const double elapsed = now_seconds() - t0;
+    const double cpu = cpu_seconds() - cpu0;
     const uint64_t allocations = g_allocations.load(std::memory_order_relaxed) - allocations_before;
-    std::printf("%.9g %.9g %.9g %llu\n", elapsed, first, last,
-                static_cast<unsigned long long>(allocations));
+    std::printf("%.9g %.9g %.9g %llu %.9g\n", elapsed, first, last,
+                static_cast<unsigned long long>(allocations), cpu);
     std::fflush(stdout);
   }
   return 0;
@@ -291,7 +301,12 @@ int worker_main(const std::vector<std::string>& args) {
 
 class Worker {
  public:
-  explicit Worker(const std::vector<std::string>& args) {
+  // Runs this program (or `exe`, another build of it, when args[0] is "--exe=PATH").
+  explicit Worker(std::vector<std::string> args) {
+    if (!args.empty() && args[0].rfind("--exe=", 0) == 0) {
+      exe_ = args[0].substr(6);
+      args.erase(args.begin());
+    }
     int to_child[2], from_child[2];
     if (pipe(to_child) != 0 || pipe(from_child) != 0) die("pipe failed");
     pid_ = fork();
@@ -308,7 +323,7 @@ class Worker {
       argv.push_back(self);
       for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
       argv.push_back(nullptr);
-      execv("/proc/self/exe", argv.data());
+      execv(exe_.c_str(), argv.data());
       _exit(127);
     }
     close(to_child[0]);
@@ -338,6 +353,7 @@ class Worker {
   }
 
  private:
+  std::string exe_ = "/proc/self/exe";
   pid_t pid_ = -1;
   FILE* in_ = nullptr;
   FILE* out_ = nullptr;
@@ -351,8 +367,8 @@ struct Plan {
 
 Plan plan_for(const tgb::Workload& w, double sample_factor) {
   Plan p{1, 2, 9};
-  if (std::string(w.name) == "book") p = {200, 3, 15};
-  if (std::string(w.name) == "small") p = {10, 3, 15};
+  if (std::string(w.name) == "book") p = {1000, 2, 15};
+  if (std::string(w.name) == "small") p = {20, 2, 15};
   p.samples = std::max(3, static_cast<int>(std::lround(p.samples * sample_factor)));
   return p;
 }
@@ -360,14 +376,15 @@ Plan plan_for(const tgb::Workload& w, double sample_factor) {
 struct EngineResult {
   std::string info;
   double checksum = 0;
-  std::vector<double> us_per_step;  // one per sample
+  std::vector<double> us_per_step;      // wall time, one per sample
+  std::vector<double> cpu_us_per_step;  // CPU time of all the engine's threads, one per sample
   double loss_first = 0, loss_last = 0;
   double allocations_per_step = 0;  // over the timed samples
   long peak_rss_kib = 0;
   bool ran = false;
 
-  double median() const {
-    std::vector<double> v = us_per_step;
+  double median() const { return median_of(us_per_step); }
+  static double median_of(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     const size_t m = v.size() / 2;
     return v.size() % 2 == 1 ? v[m] : 0.5 * (v[m - 1] + v[m]);
@@ -420,11 +437,13 @@ std::vector<EngineResult> run_workload(const Plan& plan,
       std::istringstream ss(workers[e]->receive());
       double seconds = 0, first = 0, last = 0;
       unsigned long long allocs = 0;
-      ss >> seconds >> first >> last >> allocs;
+      double cpu = 0;
+      ss >> seconds >> first >> last >> allocs >> cpu;
       if (s == 0) results[e].loss_first = first;
       results[e].loss_last = last;
       if (s >= plan.warmup) {
         results[e].us_per_step.push_back(seconds * 1e6 / plan.steps_per_sample);
+        results[e].cpu_us_per_step.push_back(cpu * 1e6 / plan.steps_per_sample);
         allocations[e] += allocs;
       }
       // Let the other engine's pool threads stop spinning before the next sample.
@@ -456,10 +475,12 @@ double run_gemm_worker(const char* engine, int threads, int64_t n, std::string* 
 void usage() {
   std::printf(
       "usage: tapegrad-bench [--threads N[,N...]] [--workloads book,small,gpt2] [--path P[,P...]]\n"
-      "                      [--samples-factor F] [--no-torch]\n"
+      "                      [--samples-factor F] [--no-torch] [--baseline EXE]\n"
       "  Times one causal multi-head self-attention training step (forward, backward, SGD) per\n"
       "  workload in tapegrad and, when built with LibTorch, in LibTorch, interleaved.\n"
-      "  --path: tapegrad's attention path(s), first one compared with LibTorch (default: all).\n");
+      "  --path: tapegrad's attention path(s), first one compared with LibTorch (default: all).\n"
+      "  --baseline: another build of tapegrad-bench (e.g. of an older commit) whose composed\n"
+      "    path runs interleaved with the others, labelled baseline/composed.\n");
 }
 
 }  // namespace
@@ -473,6 +494,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> paths;
   double sample_factor = 1.0;
   bool torch = plugin_path() != nullptr;
+  std::string baseline;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&]() -> std::string {
@@ -488,6 +510,8 @@ int main(int argc, char** argv) {
       paths = split(value(), ',');
     } else if (a == "--samples-factor") {
       sample_factor = std::stod(value());
+    } else if (a == "--baseline") {
+      baseline = value();
     } else if (a == "--no-torch") {
       torch = false;
     } else if (a == "--help" || a == "-h") {
@@ -535,9 +559,9 @@ int main(int argc, char** argv) {
     if (torch) std::printf(", LibTorch mm %.1f GFLOP/s", torch_peak);
     std::printf(" -> peak %.1f GFLOP/s\n", peak);
     if (torch) std::printf("comparator: %s\n", torch_info.c_str());
-    std::printf("%-6s %-22s %6s %10s %10s %10s %8s %6s %9s %9s %14s\n", "work", "engine", "steps",
-                "median us", "min us", "max us", "GFLOP/s", "%peak", "RSS MiB", "allocs/st",
-                "loss@1");
+    std::printf("%-6s %-22s %6s %10s %10s %10s %10s %8s %6s %8s %9s %14s\n", "work", "engine",
+                "steps", "median us", "min us", "max us", "cpu us", "GFLOP/s", "%peak", "RSS MiB",
+                "allocs/st", "loss@1");
     for (const std::string& name : workload_names) {
       const tgb::Workload* w = nullptr;
       for (const tgb::Workload& c : tgb::kWorkloads) {
@@ -549,19 +573,28 @@ int main(int argc, char** argv) {
       for (const std::string& p : paths) {
         engines.push_back(step_worker_args("tapegrad", *w, threads, plan.steps_per_sample, p));
       }
+      std::vector<std::string> labels;
+      for (const std::string& p : paths) labels.push_back("tapegrad/" + p);
+      if (!baseline.empty()) {
+        engines.push_back(
+            step_worker_args("tapegrad", *w, threads, plan.steps_per_sample, "composed"));
+        engines.back().insert(engines.back().begin(), "--exe=" + baseline);
+        labels.push_back("baseline/composed");
+      }
       if (torch) {
+        labels.push_back("libtorch");
         engines.push_back(step_worker_args("torch", *w, threads, plan.steps_per_sample, "-"));
       }
       const std::vector<EngineResult> r = run_workload(plan, engines);
       const double flops = tgb::step_flops(*w);
       for (size_t e = 0; e < r.size(); ++e) {
-        const bool is_torch = torch && e + 1 == r.size();
-        const std::string label = is_torch ? "libtorch" : "tapegrad/" + paths[e];
+        const std::string& label = labels[e];
         const double gflops = flops / (r[e].median() * 1e-6) / 1e9;
-        std::printf("%-6s %-22s %6d %10.2f %10.2f %10.2f %8.2f %6.1f %9.1f %9.1f %14.8g\n", w->name,
-                    label.c_str(), plan.steps_per_sample, r[e].median(), r[e].min(), r[e].max(),
-                    gflops, 100.0 * gflops / peak, r[e].peak_rss_kib / 1024.0,
-                    r[e].allocations_per_step, r[e].loss_first);
+        std::printf("%-6s %-22s %6d %10.2f %10.2f %10.2f %10.2f %8.2f %6.1f %8.1f %9.1f %14.8g\n",
+                    w->name, label.c_str(), plan.steps_per_sample, r[e].median(), r[e].min(),
+                    r[e].max(), EngineResult::median_of(r[e].cpu_us_per_step), gflops,
+                    100.0 * gflops / peak, r[e].peak_rss_kib / 1024.0, r[e].allocations_per_step,
+                    r[e].loss_first);
       }
       if (torch) {
         const EngineResult& t = r.back();

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "graph/random.h"
@@ -86,6 +87,13 @@ double TapegradEngine::step() {
   const Tensor q = matmul(x, st.wq), k = matmul(x, st.wk), v = matmul(x, st.wv);
   const double divisor = std::sqrt(static_cast<double>(s.d_out / s.heads));
   Tensor ctx;
+#ifdef TAPEGRAD_BENCH_COMPOSED_ONLY  // building against an older tapegrad, for --baseline
+  if (path_ != Path::Composed) throw std::runtime_error("this build has the composed path only");
+  const Tensor qh = split_heads(q, s.heads), kh = split_heads(k, s.heads),
+               vh = split_heads(v, s.heads);
+  ctx = merge_heads(
+      matmul(softmax(div_scalar(causal_mask(matmul(qh, transpose(kh, 2, 3))), divisor), -1), vh));
+#else
   if (path_ == Path::Attention) {
     ctx = causal_attention(q, k, v, s.heads);
   } else {
@@ -97,6 +105,7 @@ double TapegradEngine::step() {
                          : softmax(div_scalar(causal_mask(scores), divisor), -1);
     ctx = merge_heads(matmul(w, vh));
   }
+#endif
   const Tensor out = add(matmul(ctx, st.wo), st.bo);
   const Tensor loss = div_scalar(sum(mul(out, out)), static_cast<double>(out.numel()));
   tape.backward(loss);
