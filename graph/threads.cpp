@@ -1,9 +1,12 @@
-// The thread pool behind parallel_for: n - 1 workers that spin briefly, then sleep on a futex.
+// The thread pool behind parallel_for: n - 1 workers that spin briefly, then sleep on a futex,
+// and claim the parts of each loop alongside the calling thread.
 #include "graph/threads.h"
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,10 +28,12 @@ thread_local bool inside_part = false;
 
 // Spin this long before sleeping: longer than the gap between the parallel loops of one step,
 // so a step's loops do not pay a futex wake-up each, short enough not to burn a shared core.
-constexpr auto kSpin = std::chrono::microseconds(200);
+constexpr auto kSpin = std::chrono::microseconds(100);
 
+// Spins briefly on `done`, then sleeps on the pool's condition variable. (Not
+// std::atomic::wait: GCC 12's notify can miss a waiter that is just going to sleep.)
 template <class Pred>
-void spin_then_wait(std::atomic<uint32_t>& word, Pred done) {
+void spin_then_wait(std::mutex& mutex, std::condition_variable& cv, Pred done) {
   const auto start = std::chrono::steady_clock::now();
   int round = 0;
   while (true) {
@@ -38,62 +43,90 @@ void spin_then_wait(std::atomic<uint32_t>& word, Pred done) {
     }
     if (++round % 16 == 0 && std::chrono::steady_clock::now() - start > kSpin) break;
   }
-  while (true) {
-    const uint32_t seen = word.load(std::memory_order_acquire);
-    if (done()) return;
-    word.wait(seen, std::memory_order_acquire);
-  }
+  std::unique_lock<std::mutex> lock(mutex);
+  cv.wait(lock, done);
 }
 
+// Parts are claimed, not assigned: whoever is free (the caller first) takes the next unclaimed
+// part, so a worker the OS has not scheduled yet never holds up the caller. A part's range
+// depends only on its index, so results do not depend on which thread ran it.
 class Pool {
  public:
   explicit Pool(int threads) {
-    for (int w = 1; w < threads; ++w) workers_.emplace_back([this, w] { work(w); });
+    for (int w = 1; w < threads; ++w) workers_.emplace_back([this] { work(); });
   }
   ~Pool() {
     stop_.store(true, std::memory_order_release);
-    generation_.fetch_add(1, std::memory_order_acq_rel);
-    generation_.notify_all();
+    wake_.fetch_add(1, std::memory_order_acq_rel);
+    notify();
     for (std::thread& t : workers_) t.join();
   }
-  int threads() const { return static_cast<int>(workers_.size()) + 1; }
 
   void run(int parts, void (*call)(void*, int), void* context) {
     call_ = call;
     context_ = context;
-    parts_ = parts;
-    pending_.store(static_cast<uint32_t>(parts - 1), std::memory_order_relaxed);
-    generation_.fetch_add(1, std::memory_order_acq_rel);
-    generation_.notify_all();
+    pending_.store(static_cast<uint32_t>(parts), std::memory_order_relaxed);
+    ++run_;
+    // The claim word: run number (high bits), part count, next part.
+    claim_.store((run_ << 16) | (static_cast<uint64_t>(parts) << 8), std::memory_order_release);
+    wake_.fetch_add(1, std::memory_order_acq_rel);
+    notify();
     inside_part = true;
-    call(context, 0);
+    claim_and_run();
     inside_part = false;
-    spin_then_wait(pending_, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+    spin_then_wait(mutex_, cv_, [this] { return pending_.load(std::memory_order_acquire) == 0; });
   }
 
  private:
-  void work(int index) {
-    inside_part = true;
-    uint32_t seen = 0;
+  // Runs parts of the current run until none is left unclaimed.
+  void claim_and_run() {
+    uint64_t word = claim_.load(std::memory_order_acquire);
     while (true) {
-      spin_then_wait(generation_,
-                     [&] { return generation_.load(std::memory_order_acquire) != seen; });
-      seen = generation_.load(std::memory_order_acquire);
-      if (stop_.load(std::memory_order_acquire)) return;
-      if (index < parts_) {
-        call_(context_, index);
-        if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_all();
+      const uint64_t parts = (word >> 8) & 0xFF, next = word & 0xFF;
+      if (next >= parts) return;
+      if (!claim_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel,
+                                        std::memory_order_acquire)) {
+        continue;  // someone else claimed (word was reloaded)
       }
+      call_(context_, static_cast<int>(next));
+      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) notify();
+      word = claim_.load(std::memory_order_acquire);
     }
   }
 
+  void work() {
+    inside_part = true;
+    // From 0, not from a load: a worker the OS starts late must still see every wake-up,
+    // including the destructor's.
+    uint32_t seen = 0;
+    while (true) {
+      spin_then_wait(mutex_, cv_, [&] {
+        return wake_.load(std::memory_order_acquire) != seen ||
+               stop_.load(std::memory_order_acquire);
+      });
+      seen = wake_.load(std::memory_order_acquire);
+      if (stop_.load(std::memory_order_acquire)) return;
+      claim_and_run();
+    }
+  }
+
+  // Wakes every sleeper; the empty critical section orders the state change before any sleeper's
+  // check of it (a sleeper holds the mutex from its check until it waits).
+  void notify() {
+    { std::lock_guard<std::mutex> lock(mutex_); }
+    cv_.notify_all();
+  }
+
   std::vector<std::thread> workers_;
-  std::atomic<uint32_t> generation_{0};
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::atomic<uint32_t> wake_{0};
+  std::atomic<uint64_t> claim_{0};
   std::atomic<uint32_t> pending_{0};
   std::atomic<bool> stop_{false};
+  uint64_t run_ = 0;
   void (*call_)(void*, int) = nullptr;
   void* context_ = nullptr;
-  int parts_ = 0;
 };
 
 int thread_count = 1;
@@ -105,7 +138,9 @@ std::unique_ptr<Pool>& pool() {
 }  // namespace
 
 void set_num_threads(int n) {
-  if (n < 1) throw Error("set_num_threads: n must be at least 1 (got " + std::to_string(n) + ")");
+  if (n < 1 || n > 255) {
+    throw Error("set_num_threads: n must be in 1..255 (got " + std::to_string(n) + ")");
+  }
   if (inside_part) throw Error("set_num_threads: called from inside a parallel loop");
   if (n == thread_count) return;
   pool().reset();

@@ -16,8 +16,8 @@
 
 namespace tapegrad {
 
-// Sets the number of threads (n >= 1; throws Error otherwise). Call it between steps, from the
-// thread that runs the steps, not while a step is running.
+// Sets the number of threads (1 <= n <= 255; throws Error otherwise). Call it between steps, from
+// the thread that runs the steps, not while a step is running.
 void set_num_threads(int n);
 int num_threads();
 
@@ -25,14 +25,16 @@ namespace detail {
 void run_parts(int parts, void (*call)(void* context, int part), void* context);
 }
 
-// Calls fn(part, begin, end) for `parts` contiguous, nearly equal ranges of [0, n), at most
-// num_threads() of them (fewer when n is smaller, or when n * cost_per_item is too little work
-// to be worth waking a thread: cost is in rough floating-point operations). Part p always gets
-// the same range for the same n and thread count. Runs serially when called from inside a part.
-// Returns after every part has finished.
+// Calls fn(part, begin, end) for `parts` contiguous, nearly equal ranges of [0, n): at most
+// num_threads() of them, fewer when n is smaller or when n * cost_per_item (rough floating-point
+// operations) is too little work to be worth waking a thread. Part p always gets the same range
+// for the same n and thread count, whichever thread claims it (the caller takes parts too, so a
+// worker the OS has not scheduled yet never holds the loop up). Runs serially when called from
+// inside a part. Returns after every part has finished.
 template <class F>
 void parallel_for(int64_t n, double cost_per_item, F&& fn) {
-  constexpr double kMinWorkPerPart = 1e5;  // ~ tens of microseconds: the cost of a wake-up
+  // ~ 10-20 microseconds of work: more than waking a thread costs.
+  constexpr double kMinWorkPerPart = 2e6;
   int parts = num_threads();
   if (static_cast<double>(n) * cost_per_item < kMinWorkPerPart * 2) parts = 1;
   if (parts > n) parts = static_cast<int>(n);

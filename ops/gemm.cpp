@@ -17,7 +17,7 @@ namespace {
 using Eigen::Index;
 
 // Below this many multiply-adds a product is not worth a second thread.
-constexpr double kParallelFlops = 2e5;
+constexpr double kParallelFlops = 4e6;
 
 // A per-thread buffer that only grows: after the first steps, products allocate nothing.
 template <class T>
