@@ -22,7 +22,7 @@ namespace tapegrad {
 
 namespace {
 
-constexpr int64_t kBr = 64;   // query rows per block
+constexpr int64_t kBr = 32;   // query rows per block
 constexpr int64_t kBc = 256;  // keys per block
 
 // Where head (b, h) of q, k, v and the output lives: [B, H, T, D] or [B, T, H·D] read in place.
@@ -56,6 +56,13 @@ Heads heads_of(const Shape& s, int64_t num_heads) {
   return g;
 }
 
+// Whether x · (1/c) == x / c for every x: c is a power of two (and 1/c is normal).
+template <class T>
+bool exact_reciprocal(T c) {
+  int exponent = 0;
+  return std::frexp(c, &exponent) == T(0.5) && std::isnormal(T(1) / c);
+}
+
 // Keys j0.. of a block that row i (global) may see: j <= i.
 inline int64_t visible(int64_t i, int64_t j0, int64_t jb) {
   return std::clamp<int64_t>(i - j0 + 1, 0, jb);
@@ -65,6 +72,9 @@ template <class T>
 void forward_head(const Heads& g, const T* q, const T* k, const T* v, T* o, T* lse, T* scratch) {
   const int64_t t = g.t, d = g.d, ld = g.row_stride;
   const T c = static_cast<T>(std::sqrt(static_cast<double>(d)));
+  // When √D is a power of two (D = 1, 4, 16, 64, ...), multiplying by 1/√D is exactly the
+  // division: then the GEMM applies it, saving a pass over the scores.
+  const bool exact = exact_reciprocal(c);
   T* s = scratch;          // [kBr, kBc] scores, then probabilities
   T* acc = s + kBr * kBc;  // [kBr, d] unnormalised output
   T* m = acc + kBr * d;    // [kBr] running max
@@ -77,7 +87,8 @@ void forward_head(const Heads& g, const T* q, const T* k, const T* v, T* o, T* l
     std::fill(acc, acc + ib * d, T(0));
     for (int64_t j0 = 0; j0 < kend; j0 += kBc) {
       const int64_t jb = std::min(kBc, kend - j0);
-      gemm<T>(ib, jb, d, q + i0 * ld, ld, false, k + j0 * ld, ld, true, s, jb, false, T(1), false);
+      gemm<T>(ib, jb, d, q + i0 * ld, ld, false, k + j0 * ld, ld, true, s, jb, false,
+              exact ? T(1) / c : T(1), false);
       for (int64_t r = 0; r < ib; ++r) {
         const int64_t n = visible(i0 + r, j0, jb);
         ArrayMap<T> row(s + r * jb, jb);
@@ -87,7 +98,7 @@ void forward_head(const Heads& g, const T* q, const T* k, const T* v, T* o, T* l
         }
         // The whole row goes through one vectorised exp (masked keys as -inf); the masked ones
         // are then set to exactly 0, whatever the packet exp makes of -inf.
-        row.head(n) /= c;
+        if (!exact) row.head(n) /= c;
         row.tail(jb - n).setConstant(-std::numeric_limits<T>::infinity());
         const T m_new = std::max(m[r], row.head(n).template maxCoeff<Eigen::PropagateNaN>());
         row = (row - m_new).exp();
@@ -116,6 +127,8 @@ void backward_head(const Heads& g, const T* q, const T* k, const T* v, const T* 
                    const T* lse, T* dq, T* dk, T* dv, T* scratch) {
   const int64_t t = g.t, d = g.d, ld = g.row_stride;
   const T c = static_cast<T>(std::sqrt(static_cast<double>(d)));
+  const bool exact = exact_reciprocal(c);
+  const T inv_c = T(1) / c;
   T* p = scratch;             // [kBr, kBc] probabilities
   T* dp = p + kBr * kBc;      // [kBr, kBc] dP, then dS
   T* delta = dp + kBr * kBc;  // [t] rowsum(dO ⊙ O)
@@ -128,12 +141,17 @@ void backward_head(const Heads& g, const T* q, const T* k, const T* v, const T* 
       const int64_t ib = std::min(kBr, t - i0);
       const int64_t jb = std::min(jfull, i0 + ib - j0);  // keys past the block's last row: masked
       if (jb <= 0) continue;
-      gemm<T>(ib, jb, d, q + i0 * ld, ld, false, k + j0 * ld, ld, true, p, jb, false, T(1), false);
+      gemm<T>(ib, jb, d, q + i0 * ld, ld, false, k + j0 * ld, ld, true, p, jb, false,
+              exact ? inv_c : T(1), false);
       for (int64_t r = 0; r < ib; ++r) {
         const int64_t n = visible(i0 + r, j0, jb);
         ArrayMap<T> row(p + r * jb, jb);
         row.tail(jb - n).setConstant(-std::numeric_limits<T>::infinity());
-        row = (row / c - lse[i0 + r]).exp();
+        if (exact) {
+          row = (row - lse[i0 + r]).exp();
+        } else {
+          row = (row / c - lse[i0 + r]).exp();
+        }
         row.tail(jb - n).setZero();  // exactly 0, as in the forward
       }
       if (dv)
@@ -144,7 +162,11 @@ void backward_head(const Heads& g, const T* q, const T* k, const T* v, const T* 
               false);
       for (int64_t r = 0; r < ib; ++r) {
         ArrayMap<T> ds(dp + r * jb, jb);
-        ds = ConstArrayMap<T>(p + r * jb, jb) * (ds - delta[i0 + r]) / c;
+        if (exact) {
+          ds = ConstArrayMap<T>(p + r * jb, jb) * (ds - delta[i0 + r]) * inv_c;
+        } else {
+          ds = ConstArrayMap<T>(p + r * jb, jb) * (ds - delta[i0 + r]) / c;
+        }
       }
       if (dq)
         gemm<T>(ib, d, jb, dp, jb, false, k + j0 * ld, ld, false, dq + i0 * ld, ld, true, T(1),

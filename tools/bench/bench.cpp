@@ -475,12 +475,12 @@ double run_gemm_worker(const char* engine, int threads, int64_t n, std::string* 
 void usage() {
   std::printf(
       "usage: tapegrad-bench [--threads N[,N...]] [--workloads book,small,gpt2] [--path P[,P...]]\n"
-      "                      [--samples-factor F] [--no-torch] [--baseline EXE]\n"
+      "                      [--samples-factor F] [--no-torch] [--baseline EXE[:PATH]]\n"
       "  Times one causal multi-head self-attention training step (forward, backward, SGD) per\n"
       "  workload in tapegrad and, when built with LibTorch, in LibTorch, interleaved.\n"
       "  --path: tapegrad's attention path(s), first one compared with LibTorch (default: all).\n"
-      "  --baseline: another build of tapegrad-bench (e.g. of an older commit) whose composed\n"
-      "    path runs interleaved with the others, labelled baseline/composed.\n");
+      "  --baseline EXE[:PATH]: another build of tapegrad-bench (e.g. of an older commit) whose\n"
+      "    PATH (default composed) runs interleaved with the others, labelled baseline/PATH.\n");
 }
 
 }  // namespace
@@ -576,10 +576,14 @@ int main(int argc, char** argv) {
       std::vector<std::string> labels;
       for (const std::string& p : paths) labels.push_back("tapegrad/" + p);
       if (!baseline.empty()) {
-        engines.push_back(
-            step_worker_args("tapegrad", *w, threads, plan.steps_per_sample, "composed"));
-        engines.back().insert(engines.back().begin(), "--exe=" + baseline);
-        labels.push_back("baseline/composed");
+        // EXE or EXE:PATH (the path the other build runs; composed unless given).
+        const size_t colon = baseline.rfind(':');
+        const std::string exe = colon == std::string::npos ? baseline : baseline.substr(0, colon);
+        const std::string path =
+            colon == std::string::npos ? "composed" : baseline.substr(colon + 1);
+        engines.push_back(step_worker_args("tapegrad", *w, threads, plan.steps_per_sample, path));
+        engines.back().insert(engines.back().begin(), "--exe=" + exe);
+        labels.push_back("baseline/" + path);
       }
       if (torch) {
         labels.push_back("libtorch");

@@ -23,7 +23,8 @@ Parameter random_parameter(const Shape& shape, const char* name, double factor) 
   default_generator().uniform(p.data<float>(), p.numel());
   if (factor != 1.0) {
     const float f = static_cast<float>(factor);  // as the LibTorch engine scales
-    for (int64_t i = 0; i < p.numel(); ++i) p.data<float>()[i] *= f;
+    float* v = p.data<float>();
+    for (int64_t i = 0; i < p.numel(); ++i) v[i] *= f;
   }
   return p;
 }
@@ -39,7 +40,8 @@ double sum_of(const Parameter& p) {
 void sgd_update(const Parameter& p, float lr) {
   float* v = p.data<float>();
   float* g = p.grad<float>();
-  for (int64_t i = 0; i < p.numel(); ++i) {
+  const int64_t n = p.numel();
+  for (int64_t i = 0; i < n; ++i) {
     v[i] = std::fma(g[i], -lr, v[i]);
     g[i] = 0.0f;
   }
