@@ -307,6 +307,11 @@ class Worker {
       exe_ = args[0].substr(6);
       args.erase(args.begin());
     }
+    std::string env;  // "--env=NAME=VALUE": set in the worker's environment only
+    if (!args.empty() && args[0].rfind("--env=", 0) == 0) {
+      env = args[0].substr(6);
+      args.erase(args.begin());
+    }
     int to_child[2], from_child[2];
     if (pipe(to_child) != 0 || pipe(from_child) != 0) die("pipe failed");
     pid_ = fork();
@@ -318,6 +323,9 @@ class Worker {
       close(to_child[1]);
       close(from_child[0]);
       close(from_child[1]);
+      if (const size_t eq = env.find('='); eq != std::string::npos) {
+        setenv(env.substr(0, eq).c_str(), env.substr(eq + 1).c_str(), 1);
+      }
       std::vector<char*> argv;
       static char self[] = "tapegrad-bench";
       argv.push_back(self);
@@ -459,9 +467,12 @@ std::vector<EngineResult> run_workload(const Plan& plan,
   return results;
 }
 
-double run_gemm_worker(const char* engine, int threads, int64_t n, std::string* info) {
-  Worker worker(
-      {"--worker", engine, "--threads", std::to_string(threads), "--n", std::to_string(n)});
+double run_gemm_worker(const char* engine, int threads, int64_t n, std::string* info,
+                       const std::string& env = "") {
+  std::vector<std::string> args{"--worker", engine,           "--threads", std::to_string(threads),
+                                "--n",      std::to_string(n)};
+  if (!env.empty()) args.insert(args.begin(), "--env=" + env);
+  Worker worker(args);
   std::istringstream ss(worker.receive());
   double gflops = 0;
   ss >> gflops;
@@ -470,6 +481,38 @@ double run_gemm_worker(const char* engine, int threads, int64_t n, std::string* 
     if (!info->empty() && (*info)[0] == ' ') info->erase(0, 1);
   }
   return gflops;
+}
+
+// The float32 GEMM rates measured on this machine: tapegrad's kernel (Eigen), LibTorch's mm as
+// the comparator runs it, and, on CPUs with AVX-512 that OpenBLAS 0.3.21 does not recognise (it
+// then picks its AVX2 "Haswell" kernels), OpenBLAS forced to its AVX-512 kernels: the machine's
+// peak is the best of all of them, not just of the engines compared.
+struct Peaks {
+  double eigen = 0, torch = 0, openblas_avx512 = 0;
+  double best() const { return std::max({eigen, torch, openblas_avx512}); }
+};
+
+bool cpu_has_avx512() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("flags", 0) == 0) return line.find(" avx512f") != std::string::npos;
+  }
+  return false;
+}
+
+Peaks measure_peaks(int threads, int64_t n, bool torch, std::string* torch_info) {
+  Peaks p;
+  p.eigen = run_gemm_worker("gemm-eigen", threads, n, nullptr);
+  if (torch) {
+    p.torch = run_gemm_worker("gemm-torch", threads, n, torch_info);
+    const char* forced = std::getenv("OPENBLAS_CORETYPE");
+    if (cpu_has_avx512() && forced == nullptr) {
+      p.openblas_avx512 =
+          run_gemm_worker("gemm-torch", threads, n, nullptr, "OPENBLAS_CORETYPE=SkylakeX");
+    }
+  }
+  return p;
 }
 
 void usage() {
@@ -547,21 +590,16 @@ int main(int argc, char** argv) {
   for (int threads : thread_counts) {
     std::string torch_info;
     const int64_t n = 1024;
-    const double eigen_peak = run_gemm_worker("gemm-eigen", threads, n, nullptr);
-    const double torch_peak = torch ? run_gemm_worker("gemm-torch", threads, n, &torch_info) : 0.0;
-    const double peak = std::max(eigen_peak, torch_peak);
-    std::printf("\n== %d thread%s ==\n", threads, threads == 1 ? "" : "s");
-    std::printf(
-        "float32 GEMM peak (%lldx%lldx%lld, best of 5): Eigen (tapegrad's kernel) %.1f "
-        "GFLOP/s",
-        static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(n),
-        eigen_peak);
-    if (torch) std::printf(", LibTorch mm %.1f GFLOP/s", torch_peak);
-    std::printf(" -> peak %.1f GFLOP/s\n", peak);
-    if (torch) std::printf("comparator: %s\n", torch_info.c_str());
-    std::printf("%-6s %-22s %6s %10s %10s %10s %10s %8s %6s %8s %9s %14s\n", "work", "engine",
-                "steps", "median us", "min us", "max us", "cpu us", "GFLOP/s", "%peak", "RSS MiB",
-                "allocs/st", "loss@1");
+    std::fprintf(stderr, "[%d thread%s] measuring the GEMM peak, then the workloads...\n", threads,
+                 threads == 1 ? "" : "s");
+    const Peaks before = measure_peaks(threads, n, torch, &torch_info);
+    struct Done {
+      const tgb::Workload* w;
+      Plan plan;
+      std::vector<std::string> labels;
+      std::vector<EngineResult> r;
+    };
+    std::vector<Done> done;
     for (const std::string& name : workload_names) {
       const tgb::Workload* w = nullptr;
       for (const tgb::Workload& c : tgb::kWorkloads) {
@@ -570,11 +608,11 @@ int main(int argc, char** argv) {
       if (w == nullptr) die("unknown workload " + name);
       const Plan plan = plan_for(*w, sample_factor);
       std::vector<std::vector<std::string>> engines;
+      std::vector<std::string> labels;
       for (const std::string& p : paths) {
         engines.push_back(step_worker_args("tapegrad", *w, threads, plan.steps_per_sample, p));
+        labels.push_back("tapegrad/" + p);
       }
-      std::vector<std::string> labels;
-      for (const std::string& p : paths) labels.push_back("tapegrad/" + p);
       if (!baseline.empty()) {
         // EXE or EXE:PATH (the path the other build runs; composed unless given).
         const size_t colon = baseline.rfind(':');
@@ -589,13 +627,41 @@ int main(int argc, char** argv) {
         labels.push_back("libtorch");
         engines.push_back(step_worker_args("torch", *w, threads, plan.steps_per_sample, "-"));
       }
-      const std::vector<EngineResult> r = run_workload(plan, engines);
+      std::fprintf(stderr, "  %s...\n", w->name);
+      done.push_back({w, plan, labels, run_workload(plan, engines)});
+    }
+    const Peaks after = measure_peaks(threads, n, torch, nullptr);
+    const double peak = std::max(before.best(), after.best());
+
+    std::printf("\n== %d thread%s ==\n", threads, threads == 1 ? "" : "s");
+    std::printf("float32 GEMM %lldx%lldx%lld, best of 5, measured before / after the workloads:\n",
+                static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(n));
+    std::printf("  Eigen (tapegrad's kernel)        %6.1f / %6.1f GFLOP/s\n", before.eigen,
+                after.eigen);
+    if (torch) {
+      std::printf("  LibTorch mm (the comparator)     %6.1f / %6.1f GFLOP/s\n", before.torch,
+                  after.torch);
+      if (before.openblas_avx512 > 0) {
+        std::printf(
+            "  OpenBLAS forced to AVX-512       %6.1f / %6.1f GFLOP/s "
+            "(OPENBLAS_CORETYPE=SkylakeX; not what the comparator runs)\n",
+            before.openblas_avx512, after.openblas_avx512);
+      }
+    }
+    std::printf("  -> the machine's measured peak: %.1f GFLOP/s\n", peak);
+    if (torch) std::printf("comparator: %s\n", torch_info.c_str());
+    std::printf("%-6s %-22s %6s %10s %10s %10s %10s %8s %6s %8s %9s %14s\n", "work", "engine",
+                "steps", "median us", "min us", "max us", "cpu us", "GFLOP/s", "%peak", "RSS MiB",
+                "allocs/st", "loss@1");
+    for (const Done& d : done) {
+      const tgb::Workload* w = d.w;
+      const Plan& plan = d.plan;
+      const std::vector<EngineResult>& r = d.r;
       const double flops = tgb::step_flops(*w);
       for (size_t e = 0; e < r.size(); ++e) {
-        const std::string& label = labels[e];
         const double gflops = flops / (r[e].median() * 1e-6) / 1e9;
         std::printf("%-6s %-22s %6d %10.2f %10.2f %10.2f %10.2f %8.2f %6.1f %8.1f %9.1f %14.8g\n",
-                    w->name, label.c_str(), plan.steps_per_sample, r[e].median(), r[e].min(),
+                    w->name, d.labels[e].c_str(), plan.steps_per_sample, r[e].median(), r[e].min(),
                     r[e].max(), EngineResult::median_of(r[e].cpu_us_per_step), gflops,
                     100.0 * gflops / peak, r[e].peak_rss_kib / 1024.0, r[e].allocations_per_step,
                     r[e].loss_first);
@@ -612,15 +678,15 @@ int main(int argc, char** argv) {
             w->name, same_init ? "identical" : "DIFFERS", g.checksum, rel,
             rel < 1e-5 ? "OK" : "MISMATCH", (plan.warmup + plan.samples) * plan.steps_per_sample,
             g.loss_last, t.loss_last, rel_last);
-        std::printf("%-6s ratio tapegrad/LibTorch: time %.4f (%.2fx faster), peak RSS %.3f\n",
-                    w->name, g.median() / t.median(), t.median() / g.median(),
+        std::printf("%-6s ratio %s/LibTorch: time %.4f (%.2fx faster), peak RSS %.3f\n", w->name,
+                    d.labels.front().c_str(), g.median() / t.median(), t.median() / g.median(),
                     static_cast<double>(g.peak_rss_kib) / static_cast<double>(t.peak_rss_kib));
         rows.push_back({w->name, threads, g.median(), t.median(), g.peak_rss_kib, t.peak_rss_kib});
       } else {
         rows.push_back({w->name, threads, r.front().median(), 0, r.front().peak_rss_kib, 0});
       }
-      std::fflush(stdout);
     }
+    std::fflush(stdout);
   }
   // Thread scaling of tapegrad's first path, where several thread counts ran.
   if (thread_counts.size() > 1) {
