@@ -26,6 +26,9 @@ Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);
 Tensor scale(const Tensor& x, double factor);   // x * factor
+// x / divisor, divided as torch divides (not x * (1/divisor), which rounds differently); it is
+// recorded as op "scale" with the divide flag set.
+Tensor div_scalar(const Tensor& x, double divisor);
 Tensor add_scalar(const Tensor& x, double c);   // x + c
 Tensor neg(const Tensor& x);
 Tensor exp(const Tensor& x);
@@ -40,7 +43,7 @@ inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
 inline Tensor operator-(const Tensor& x) { return neg(x); }
 inline Tensor operator*(const Tensor& x, double c) { return scale(x, c); }
 inline Tensor operator*(double c, const Tensor& x) { return scale(x, c); }
-inline Tensor operator/(const Tensor& x, double c) { return scale(x, 1.0 / c); }
+inline Tensor operator/(const Tensor& x, double c) { return div_scalar(x, c); }
 inline Tensor operator+(const Tensor& x, double c) { return add_scalar(x, c); }
 inline Tensor operator-(const Tensor& x, double c) { return add_scalar(x, -c); }
 
