@@ -125,7 +125,7 @@ std::vector<double> train(const std::string& kind, const Options& options, Tape&
             << std::setprecision(4) << losses.front() / losses.back()
             << "x lower)\ntrained parameters:\n";
   for (const Parameter& p : student.parameters) {
-    std::cout << p.name() << " = " << tape.parameter(p).str() << "\n";
+    std::cout << p.name() << ":\n" << tape.parameter(p).str() << "\n";
   }
   std::cout << "\n";
   return losses;

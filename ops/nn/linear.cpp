@@ -14,10 +14,14 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool bias, DType dtype
                 " and out_features " + std::to_string(out_features) + " must be positive");
   }
   weight = Parameter(Shape{out_features, in_features}, dtype, name_ + ".weight");  // [out, in]
-  linear_init_weight(weight, generator);
-  if (bias) {
-    this->bias = Parameter(Shape{out_features}, dtype, name_ + ".bias");  // [out]
-    linear_init_bias(this->bias, in_features, generator);
+  if (bias) this->bias = Parameter(Shape{out_features}, dtype, name_ + ".bias");   // [out]
+  // reset_parameters: the whole weight, then the bias.
+  if (dtype == DType::Float32) {
+    linear_init_weight(weight.data<float>(), out_features, in_features, generator);
+    if (bias) linear_init_bias(this->bias.data<float>(), out_features, in_features, generator);
+  } else {
+    linear_init_weight(weight.data<double>(), out_features, in_features, generator);
+    if (bias) linear_init_bias(this->bias.data<double>(), out_features, in_features, generator);
   }
 }
 
