@@ -15,8 +15,8 @@ void mean_dim_backward(Tape& tape, const Node& node) {
     if (dx == nullptr) return;
     const T* dy = node.grad_as<T>();
     const DimView v{node.iattr[0], node.iattr[1], node.iattr[2]};
-    const T inv_n = T(1) / static_cast<T>(v.size);
-    for_each_reduced(v, [&](int64_t out, int64_t in, int64_t) { dx[in] += dy[out] * inv_n; });
+    const T n = static_cast<T>(v.size);  // divided, not times 1/n: torch's rounding
+    for_each_reduced(v, [&](int64_t out, int64_t in, int64_t) { dx[in] += dy[out] / n; });
   });
 }
 
