@@ -1,4 +1,5 @@
 // Reads the PyTorch goldens of tests/goldens/chapter3/ and compares tapegrad's values with them.
+// (Its own namespace: the other golden readers of the suite define GoldenFile etc. too.)
 // The file format is described in tests/goldens/chapter3/make_chapter3_goldens.py.
 #pragma once
 
@@ -16,7 +17,7 @@
 #include "graph/parameter.h"
 #include "graph/tape.h"
 
-namespace tapegrad::testing {
+namespace tapegrad::testing::chapter3 {
 
 struct GoldenRecord {
   std::string name;
@@ -203,4 +204,4 @@ inline std::string example_binary(const std::string& name) {
   return std::string(TAPEGRAD_BINARY_DIR) + "/examples/" + name;
 }
 
-}  // namespace tapegrad::testing
+}  // namespace tapegrad::testing::chapter3

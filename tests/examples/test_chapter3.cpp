@@ -17,9 +17,10 @@
 #include "tests/examples/chapter3_goldens.h"
 
 using namespace tapegrad;
-using tapegrad::testing::check_close;
-using tapegrad::testing::check_exact;
-using tapegrad::testing::goldens;
+namespace golden = tapegrad::testing::chapter3;
+using golden::check_close;
+using golden::check_exact;
+using golden::goldens;
 
 namespace {
 
@@ -474,8 +475,8 @@ void check_program_prints_goldens(const std::string& program, const std::string&
                                   bool include_known_differences = false) {
   int status = -1;
   const std::string output =
-      testing::run_program(testing::example_binary(program) + " 2>&1", &status);
-  INFO("program: " << testing::example_binary(program)
+      golden::run_program(golden::example_binary(program) + " 2>&1", &status);
+  INFO("program: " << golden::example_binary(program)
                    << " (build the examples: cmake --build build)\noutput:\n"
                    << output);
   REQUIRE(status == 0);

@@ -14,9 +14,10 @@
 #include "tests/examples/chapter3_goldens.h"
 
 using namespace tapegrad;
-using tapegrad::testing::check_close;
-using tapegrad::testing::check_exact;
-using tapegrad::testing::goldens;
+namespace golden = tapegrad::testing::chapter3;
+using golden::check_close;
+using golden::check_exact;
+using golden::goldens;
 
 namespace {
 
@@ -162,8 +163,8 @@ std::map<std::string, std::vector<double>> printed_losses(const std::string& out
 
 void check_program(const std::string& args, DType dtype, double rtol) {
   int status = -1;
-  const std::string command = testing::example_binary("train_attention") + " " + args + " 2>&1";
-  const std::string output = testing::run_program(command, &status);
+  const std::string command = golden::example_binary("train_attention") + " " + args + " 2>&1";
+  const std::string output = golden::run_program(command, &status);
   INFO("command: " << command << " (build the examples: cmake --build build)\noutput:\n"
                    << output.substr(0, 2000));
   REQUIRE(status == 0);
@@ -175,9 +176,9 @@ void check_program(const std::string& args, DType dtype, double rtol) {
     INFO(title);
     REQUIRE(losses.count(title) == 1);
     const auto& expected = goldens(kFile)[kind + suffix];
-    const auto c = testing::compare_values(title + " printed losses",
-                                           {static_cast<int64_t>(losses.at(title).size())}, dtype,
-                                           losses.at(title), expected, 0.0, rtol);
+    const auto c = golden::compare_values(title + " printed losses",
+                                          {static_cast<int64_t>(losses.at(title).size())}, dtype,
+                                          losses.at(title), expected, 0.0, rtol);
     INFO(c.message);
     CHECK(c.ok);
   }
@@ -198,8 +199,8 @@ TEST_CASE("example train_attention --dtype float64 prints PyTorch's float64 loss
 
 TEST_CASE("example train_attention rejects bad options", "[chapter3][examples][train]") {
   int status = -1;
-  const std::string output = testing::run_program(
-      testing::example_binary("train_attention") + " --model gpt 2>&1", &status);
+  const std::string output =
+      golden::run_program(golden::example_binary("train_attention") + " --model gpt 2>&1", &status);
   CHECK(status != 0);
   CHECK(output.find("--model must be mha, sa_v1 or both") != std::string::npos);
 }
