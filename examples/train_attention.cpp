@@ -20,14 +20,16 @@
 //
 // Usage: train_attention [--model mha|sa_v1|both] [--dtype float32|float64] [--steps N]
 //                        [--lr LR] [--dot FILE] [--svg FILE]
-//   --dot FILE / --svg FILE write the graph of MultiHeadAttention's last training step.
+//   --dot FILE / --svg FILE write the graph of the last training step (MultiHeadAttention's
+//   when it trains): Graphviz DOT text, or the SVG Graphviz renders from it. They need the DOT
+//   export (graph/dot.h); a build without it says "not available yet" and writes nothing.
 //
 // Dimension names: B = 2 sequences, T = 6 tokens, C_in = d_in = 3, D = d_out = 2, H = 2 heads.
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -114,8 +116,8 @@ std::vector<double> train(const std::string& kind, const Options& options, Tape&
   const int digits = options.dtype == DType::Float32 ? 9 : 17;
   for (int step = 1; step <= options.steps; ++step) {
     tape.reset();  // a fresh graph each step; the parameters keep their values
-    Tensor x = make_input(student.batched, options.dtype);
-    Tensor target = from_values(target_shape, target_values, options.dtype);
+    Tensor x = make_input(student.batched, options.dtype).set_name("x");
+    Tensor target = from_values(target_shape, target_values, options.dtype).set_name("target");
     sgd.zero_grad();
     Tensor loss = mse_loss(student.forward(x), target);  // []
     loss.set_name("loss");
@@ -138,10 +140,10 @@ std::vector<double> train(const std::string& kind, const Options& options, Tape&
 }
 
 // --dot FILE: the tape as Graphviz DOT text; --svg FILE: rendered by Graphviz (libgvc).
-void write_drawing(const Tape& tape, const Options& options) {
+void write_drawing(const Tape& tape, const std::string& title, const Options& options) {
 #ifdef TAPEGRAD_HAVE_DOT
   DotOptions dot_options;
-  dot_options.title = "one training step (forward), " + std::string(dtype_name(options.dtype));
+  dot_options.title = title + ": the last SGD step's forward, " + dtype_name(options.dtype);
   const std::string dot = to_dot(tape, dot_options);
   if (!options.dot_file.empty()) {
     std::ofstream out(options.dot_file);
@@ -155,6 +157,7 @@ void write_drawing(const Tape& tape, const Options& options) {
   }
 #else
   (void)tape;
+  (void)title;
   if (!options.dot_file.empty()) {
     std::cout << "--dot " << options.dot_file << ": not available yet (no DOT export)\n";
   }
@@ -211,8 +214,11 @@ int main(int argc, char** argv) {
     if (options.model == "sa_v1" || options.model == "both") train("sa_v1", options, sa_tape);
     // The graph of the last training step: the MultiHeadAttention's when it was trained.
     if (!options.dot_file.empty() || !options.svg_file.empty()) {
-      const Tape& drawn = mha_tape.size() > 0 ? mha_tape : sa_tape;
-      write_drawing(drawn, options);
+      if (mha_tape.size() > 0) {
+        write_drawing(mha_tape, "MultiHeadAttention", options);
+      } else {
+        write_drawing(sa_tape, "SelfAttention_v1", options);
+      }
     }
   } catch (const Error& e) {
     std::cerr << e.what() << "\n";
