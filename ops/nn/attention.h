@@ -37,12 +37,17 @@ class SelfAttentionV1 {
   Tensor forward(const Tensor& x) const;  // [T, d_in] -> [T, d_out]
   Tensor operator()(const Tensor& x) const { return forward(x); }
   std::vector<Parameter> parameters() const { return {W_query, W_key, W_value}; }
+  // No dropout here: the mode is kept only so that every module answers train()/eval().
+  void train(bool on = true) { training_ = on; }
+  void eval() { training_ = false; }
+  bool training() const { return training_; }
 
   Parameter W_query;  // [d_in, d_out]
   Parameter W_key;    // [d_in, d_out]
   Parameter W_value;  // [d_in, d_out]
 
  private:
+  bool training_ = true;
   std::string name_;
 };
 
@@ -56,12 +61,17 @@ class SelfAttentionV2 {
   Tensor forward(const Tensor& x) const;  // [T, d_in] -> [T, d_out]
   Tensor operator()(const Tensor& x) const { return forward(x); }
   std::vector<Parameter> parameters() const;
+  // No dropout here: the mode is kept only so that every module answers train()/eval().
+  void train(bool on = true) { training_ = on; }
+  void eval() { training_ = false; }
+  bool training() const { return training_; }
 
   Linear W_query;
   Linear W_key;
   Linear W_value;
 
  private:
+  bool training_ = true;
   std::string name_;
 };
 
@@ -106,8 +116,9 @@ class MultiHeadAttentionWrapper {
   Tensor operator()(const Tensor& x) const { return forward(x); }
   std::vector<Parameter> parameters() const;
 
-  void train(bool on = true);
+  void train(bool on = true);  // every head
   void eval() { train(false); }
+  bool training() const { return heads.empty() || heads.front().training(); }
 
   std::vector<CausalAttention> heads;
 

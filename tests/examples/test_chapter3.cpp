@@ -39,6 +39,14 @@ Tensor book_batch() {
   return cat({one, one}, 0);
 }
 
+// The dropout keep-mask a copy of `generator` draws next for a tensor of `shape` (1 keeps).
+Tensor keep_mask_from(const Generator& generator, const Shape& shape, double p) {
+  Generator copy = generator;
+  std::vector<uint8_t> keep(static_cast<size_t>(shape.numel()));
+  copy.dropout_keep_mask(keep.data(), shape.numel(), p);
+  return from_values(shape, std::vector<double>(keep.begin(), keep.end()));
+}
+
 // Each parameter bit-exact against "<prefix>.<its name>", and exactly the golden's set.
 void check_parameters_exact(const std::vector<Parameter>& params, const std::string& file,
                             const std::string& prefix) {
@@ -286,6 +294,8 @@ TEST_CASE("chapter 3: CausalAttention with dropout 0.5 draws torch's mask after 
   Tensor batch = book_batch();
   manual_seed(123);
   nn::CausalAttention ca(3, 2, 6, 0.5);
+  // The mask the layer's dropout draws next, from a copy of the generator: torch's, bit for bit.
+  check_exact(keep_mask_from(default_generator(), {2, 6, 6}, 0.5), g["ca_dropout(batch).mask"]);
   CHECK(ca.training());  // modules start in training mode, as torch's
   check_close(ca(batch), g["ca_dropout(batch)"]);
   ca.eval();
@@ -351,6 +361,7 @@ TEST_CASE("chapter 3: MultiHeadAttention with qkv_bias and with dropout 0.5 in t
   nn::MultiHeadAttention with_dropout(3, 4, 6, 0.5, 2);
   check_parameters_exact(with_dropout.parameters(), "ch03_05_multihead_attention.txt",
                          "mha_dropout");
+  check_exact(keep_mask_from(default_generator(), {2, 2, 6, 6}, 0.5), g["mha_dropout(batch).mask"]);
   check_close(with_dropout(batch), g["mha_dropout(batch)"]);
 }
 
