@@ -13,8 +13,9 @@ namespace tapegrad::nn {
 
 // A fully connected layer in torch's layout: weight [out_features, in_features] and an optional
 // bias [out_features]. The constructor draws the weight, then the bias, as nn.Linear's
-// reset_parameters does (kaiming_uniform_(a=√5), i.e. U(-1/√in, 1/√in) for both), so after the
-// same manual_seed the same layers built in the same order hold torch's values bit for bit.
+// reset_parameters does (kaiming_uniform_(a=√5) for the weight, U(-1/√in, 1/√in) for the bias:
+// both bounds are 1/√in up to torch's rounding), so after the same manual_seed the same layers
+// built in the same order hold torch's values bit for bit (graph/random.h has the arithmetic).
 //
 // The parameters are named "<name>.weight" and "<name>.bias" (the name the owning module gives
 // the layer, e.g. "W_query"), and forward records inside NameScope(name), so a drawing of the
