@@ -300,15 +300,17 @@ struct LabelParts {
   std::string grads;   // an HTML table, already escaped
 };
 
+// Two lines, so a whole model fits a screen: "<b>op</b> <i>name</i>", then "shape · arguments";
+// then what was asked for (saved bytes, values, gradients).
 std::string html_label(const LabelParts& p) {
   std::string s = "<<table border=\"0\" cellborder=\"0\" cellspacing=\"0\" cellpadding=\"1\">";
-  s += "<tr><td><b>" + html(p.title) + "</b></td></tr>";
-  if (!p.subtitle.empty()) s += "<tr><td><i>" + html(p.subtitle) + "</i></td></tr>";
-  s += "<tr><td><font point-size=\"9\" color=\"#444444\">" + html(p.shape) + "</font></td></tr>";
+  s += "<tr><td><b>" + html(p.title) + "</b>";
+  if (!p.subtitle.empty()) s += " <i>" + html(p.subtitle) + "</i>";
+  s += "</td></tr><tr><td><font point-size=\"9\" color=\"#444444\">" + html(p.shape) + "</font>";
   if (!p.arguments.empty()) {
-    s += "<tr><td><font point-size=\"9\" color=\"#1f4e9c\">" + html(p.arguments) +
-         "</font></td></tr>";
+    s += "<font point-size=\"9\" color=\"#1f4e9c\"> · " + html(p.arguments) + "</font>";
   }
+  s += "</td></tr>";
   if (!p.saved.empty()) {
     s += "<tr><td><font point-size=\"8\" color=\"#7a5c00\">" + html(p.saved) + "</font></td></tr>";
   }
@@ -398,18 +400,20 @@ class DotWriter {
       }
       if (options.root >= 0 && options.root < tape.size()) root_ = options.root;
     }
+    place_beside();
   }
 
   void write(std::ostream& out) {
     out << "// tapegrad graph: " << tape_.size() << " tape nodes";
-    if (!options_.title.empty()) out << ", " << options_.title;
+    if (!options_.title.empty()) out << ", " << options_.title.substr(0, options_.title.find('\n'));
     out << "\ndigraph tapegrad {\n";
     out << "  graph [rankdir=" << options_.rankdir << ", newrank=true, fontname=\"" << kFont
-        << "\", fontsize=11, nodesep=0.3, ranksep=0.32, labelloc=t, labeljust=c";
+        << "\", fontsize=11, nodesep=0.3, ranksep=0.18, labelloc=t, labeljust=c";
     const std::string heading = heading_label();
     if (!heading.empty()) out << ", label=" << heading;
     out << "];\n";
-    out << "  node [fontname=\"" << kFont << "\", fontsize=10, margin=\"0.08,0.03\"];\n";
+    out << "  node [fontname=\"" << kFont
+        << "\", fontsize=10, margin=\"0.08,0.03\", height=0.3];\n";
     out << "  edge [fontname=\"" << kFont
         << "\", fontsize=8, color=\"#5b6b80\", fontcolor=\"#5b6b80\", arrowsize=0.6];\n";
 
@@ -421,7 +425,6 @@ class DotWriter {
       write_cluster(out, -1, true, 2);
       out << "  }\n";
     }
-    if (options_.legend) write_legend(out);
     write_edges(out);
     out << "}\n";
   }
@@ -441,16 +444,29 @@ class DotWriter {
     return (view_.is_gradient(static_cast<Vertex>(v)) ? "g" : "n") + std::to_string(p.node);
   }
 
+  // The heading: the title (first line bold), the saved-bytes total, and the legend in one row,
+  // so the legend costs the drawing one line of height instead of a tall box on its first rank.
   std::string heading_label() const {
-    std::string lines;
-    if (!options_.title.empty()) lines += "<b>" + html(options_.title) + "</b>";
-    if (options_.saved_bytes) {
-      if (!lines.empty()) lines += "<br/>";
-      lines += "<font point-size=\"10\" color=\"#7a5c00\">saved for backward: " +
-               html(bytes_text(total_saved_bytes())) + " (distinct tensors and buffers)</font>";
+    std::vector<std::string> rows;
+    if (!options_.title.empty()) {
+      const size_t newline = options_.title.find('\n');
+      rows.push_back("<font point-size=\"15\"><b>" + html(options_.title.substr(0, newline)) +
+                     "</b></font>");
+      if (newline != std::string::npos) {
+        rows.push_back("<font point-size=\"11\">" + html(options_.title.substr(newline + 1)) +
+                       "</font>");
+      }
     }
-    if (lines.empty()) return "";
-    return "<<font point-size=\"15\">" + lines + "</font>>";
+    if (options_.saved_bytes) {
+      rows.push_back("<font point-size=\"10\" color=\"#7a5c00\">saved for backward: " +
+                     html(bytes_text(total_saved_bytes())) +
+                     " (distinct tensors and buffers)</font>");
+    }
+    if (options_.legend) rows.push_back(legend_row());
+    if (rows.empty()) return "";
+    std::string s = "<<table border=\"0\" cellborder=\"0\" cellspacing=\"0\" cellpadding=\"2\">";
+    for (const std::string& row : rows) s += "<tr><td>" + row + "</td></tr>";
+    return s + "</table>>";
   }
 
   int64_t total_saved_bytes() const {
@@ -489,8 +505,7 @@ class DotWriter {
       case VertexKind::Constant:
       case VertexKind::Input:
       case VertexKind::Parameter:
-        l.title = p.name.empty() ? p.op : p.name;
-        if (!p.name.empty()) l.subtitle = p.op;
+        l.title = p.name.empty() ? p.op : p.name;  // the kind shows in the colour (legend)
         break;
       case VertexKind::Backward:
         l.title = p.op + " backward";
@@ -537,7 +552,8 @@ class DotWriter {
       if (!drawn(v) || view_.is_gradient(static_cast<Vertex>(v)) != gradient) continue;
       const int32_t s = view_.graph[static_cast<Vertex>(v)].scope;
       if (s == scope) {
-        items.push_back({v, v, -1});
+        // Vertices drawn beside an op are written with it.
+        if (beside_[static_cast<size_t>(v)] < 0) items.push_back({v, v, -1});
         continue;
       }
       // The child of `scope` on the path from s up to it, if s lies below `scope`.
@@ -557,7 +573,7 @@ class DotWriter {
     const std::string pad(static_cast<size_t>(indent) * 2, ' ');
     for (const Item& item : items) {
       if (item.vertex >= 0) {
-        write_vertex(out, item.vertex, indent);
+        write_with_beside(out, item.vertex, items.size() > 1, indent);
         continue;
       }
       const ScopeInfo& info = view_.scopes[static_cast<size_t>(item.child)];
@@ -584,6 +600,68 @@ class DotWriter {
       write_cluster(out, item.child, gradient, indent + 1);
       out << pad << "}\n";
     }
+  }
+
+  // A weight drawn beside the op that uses it (on its rank) rather than above it keeps the data
+  // flowing straight down: the input enters every projection from the top, its weight from the
+  // side. The same for a leaf's gradient beside the backward that produces it. Flat edges point
+  // left to right, so every second one is written reversed (dir=back) to put it on the right.
+  void place_beside() {
+    const int32_t nv = view_.num_vertices();
+    beside_.assign(static_cast<size_t>(nv), -1);
+    flipped_.assign(static_cast<size_t>(nv), 0);
+    std::map<int32_t, int> placed;  // anchor -> vertices beside it so far
+    for (int32_t v = 0; v < nv; ++v) {
+      if (!drawn(v)) continue;
+      const Vertex vx = static_cast<Vertex>(v);
+      const VertexKind kind = view_.graph[vx].kind;
+      int32_t anchor = -1;
+      if (kind == VertexKind::Parameter && boost::out_degree(vx, view_.graph) == 1) {
+        anchor = static_cast<int32_t>(
+            boost::target(*boost::out_edges(vx, view_.graph).first, view_.graph));
+      } else if (kind == VertexKind::Gradient && boost::in_degree(vx, view_.graph) == 1) {
+        anchor = static_cast<int32_t>(
+            boost::source(*boost::in_edges(vx, view_.graph).first, view_.graph));
+      }
+      // Only within one scope: the pair is then written, with its rank constraint, inside that
+      // cluster (Graphviz 2.43 corrupts memory on flat labelled edges whose rank=same group
+      // lies outside the cluster holding the nodes).
+      if (anchor < 0 || !drawn(anchor) ||
+          view_.graph[static_cast<Vertex>(anchor)].scope != view_.graph[vx].scope) {
+        continue;
+      }
+      beside_[static_cast<size_t>(v)] = anchor;
+      flipped_[static_cast<size_t>(v)] = placed[anchor]++ % 2 == 1;
+    }
+  }
+
+  // An op with the weights (or gradients) drawn beside it: the weights to its left, every second
+  // one to its right, all on one rank, in an invisible cluster of their own when the scope holds
+  // more (so dot keeps them together).
+  void write_with_beside(std::ostream& out, int32_t anchor, bool wrap, int indent) const {
+    std::vector<int32_t> left, right;
+    for (int32_t v = 0; v < view_.num_vertices(); ++v) {
+      if (beside_[static_cast<size_t>(v)] != anchor) continue;
+      (flipped_[static_cast<size_t>(v)] ? right : left).push_back(v);
+    }
+    if (left.empty() && right.empty()) {
+      write_vertex(out, anchor, indent);
+      return;
+    }
+    const std::string pad(static_cast<size_t>(indent) * 2, ' ');
+    if (wrap) {
+      out << pad << "subgraph cluster_" << vertex_id(anchor) << " {\n";
+      out << pad << "  style=invis; margin=4;\n";
+      ++indent;
+    }
+    std::vector<int32_t> row = left;
+    row.push_back(anchor);
+    row.insert(row.end(), right.begin(), right.end());
+    for (int32_t v : row) write_vertex(out, v, indent);
+    out << std::string(static_cast<size_t>(indent) * 2, ' ') << "{rank=same;";
+    for (int32_t v : row) out << " " << vertex_id(v) << ";";
+    out << "}\n";
+    if (wrap) out << pad << "}\n";
   }
 
   void write_edges(std::ostream& out) const {
@@ -614,7 +692,15 @@ class DotWriter {
       for (const Out& o : edges) {
         const EdgeProps& p = view_.graph[o.edge];
         const bool seed = p.gradient && !view_.is_gradient(static_cast<Vertex>(o.from));
-        out << "  " << vertex_id(o.from) << " -> " << vertex_id(v);
+        const int32_t side = beside_[static_cast<size_t>(o.from)] == v   ? o.from
+                             : beside_[static_cast<size_t>(v)] == o.from ? v
+                                                                         : -1;
+        const bool flip = side >= 0 && flipped_[static_cast<size_t>(side)];
+        if (flip) {
+          out << "  " << vertex_id(v) << " -> " << vertex_id(o.from);
+        } else {
+          out << "  " << vertex_id(o.from) << " -> " << vertex_id(v);
+        }
         std::vector<std::string> attrs;
         if (options_.edge_labels) {
           std::string label = seed ? "∂L/∂L = 1" : p.shape.str();
@@ -624,6 +710,13 @@ class DotWriter {
         if (p.gradient) attrs.push_back("color=\"#6a4c93\", fontcolor=\"#6a4c93\"");
         if (seed) attrs.push_back("style=dashed");
         if (o.count > 1) attrs.push_back("penwidth=2");
+        if (flip) attrs.push_back("dir=back");
+        // Short edges from the data: every op that reads an input sits right under it (the
+        // projections of all heads on one rank), instead of wherever its result is needed.
+        const VertexKind from_kind = view_.graph[static_cast<Vertex>(o.from)].kind;
+        if (from_kind == VertexKind::Constant || from_kind == VertexKind::Input) {
+          attrs.push_back("weight=4");
+        }
         if (!attrs.empty()) {
           out << " [";
           for (size_t i = 0; i < attrs.size(); ++i) out << (i ? ", " : "") << attrs[i];
@@ -634,7 +727,8 @@ class DotWriter {
     }
   }
 
-  void write_legend(std::ostream& out) const {
+  // One row: a swatch per kind drawn, then how edges and collapsed heads read.
+  std::string legend_row() const {
     bool present[6] = {};
     bool loss = false;
     for (int32_t v = 0; v < view_.num_vertices(); ++v) {
@@ -652,33 +746,34 @@ class DotWriter {
       const char* text;
     };
     const Entry entries[] = {
-        {present[static_cast<int>(VertexKind::Parameter)], kParameterStyle, "parameter (trained)"},
+        {present[static_cast<int>(VertexKind::Parameter)], kParameterStyle, "parameter"},
         {present[static_cast<int>(VertexKind::Input)], kInputStyle, "input (requires grad)"},
         {present[static_cast<int>(VertexKind::Constant)], kConstantStyle, "constant"},
-        {present[static_cast<int>(VertexKind::Op)], kOpStyle, "op: name, output shape, arguments"},
-        {loss, kLossStyle, "loss (backward root)"},
+        {present[static_cast<int>(VertexKind::Op)], kOpStyle, "op: output shape · arguments"},
+        {loss, kLossStyle, "loss"},
         {present[static_cast<int>(VertexKind::Backward)], kBackwardStyle, "an op's backward"},
-        {present[static_cast<int>(VertexKind::Gradient)], kGradientStyle, "gradient of a leaf"},
+        {present[static_cast<int>(VertexKind::Gradient)], kGradientStyle, "a leaf's gradient"},
     };
-    out << "  legend [shape=plaintext, margin=0, label=<<table border=\"0\" cellborder=\"1\" "
-           "cellspacing=\"2\" cellpadding=\"3\" color=\"#999999\">";
-    out << "<tr><td colspan=\"2\" border=\"0\"><b>legend</b></td></tr>";
+    std::string s =
+        "<table border=\"0\" cellborder=\"0\" cellspacing=\"3\" cellpadding=\"1\"><tr>"
+        "<td><font point-size=\"9\"><b>legend</b></font></td>";
     for (const Entry& e : entries) {
       if (!e.shown) continue;
-      out << "<tr><td bgcolor=\"" << e.style.fill << "\" color=\"" << e.style.border
-          << "\" width=\"18\"></td><td border=\"0\" align=\"left\"><font point-size=\"9\">"
-          << html(e.text) << "</font></td></tr>";
+      s += std::string("<td border=\"1\" bgcolor=\"") + e.style.fill + "\" color=\"" +
+           e.style.border + "\" width=\"16\"></td><td align=\"left\"><font point-size=\"9\">" +
+           html(e.text) + "</font></td>";
     }
-    out << "<tr><td border=\"0\"><font point-size=\"9\">[B, T, C]</font></td><td border=\"0\" "
-           "align=\"left\"><font point-size=\"9\">edge: the shape it carries</font></td></tr>";
+    if (options_.edge_labels) {
+      s += "<td><font point-size=\"9\" color=\"#5b6b80\">→ [shape]</font></td><td "
+           "align=\"left\"><font point-size=\"9\">the tensor an edge carries</font></td>";
+    }
     bool collapsed = false;
     for (int32_t h : collapse_.head_count) collapsed = collapsed || h > 0;
     if (collapsed) {
-      out << "<tr><td border=\"0\"><font point-size=\"9\" color=\"#b23b2a\">×H</font></td><td "
-             "border=\"0\" align=\"left\"><font point-size=\"9\">one head drawn for H identical "
-             "ones</font></td></tr>";
+      s += "<td><font point-size=\"9\" color=\"#b23b2a\">×H</font></td><td "
+           "align=\"left\"><font point-size=\"9\">one head drawn for H identical ones</font></td>";
     }
-    out << "</table>>];\n";
+    return s + "</tr></table>";
   }
 
   const Tape& tape_;
@@ -686,6 +781,8 @@ class DotWriter {
   GraphView view_;
   Collapse collapse_;
   int32_t root_ = -1;
+  std::vector<int32_t> beside_;  // per vertex: the vertex it is drawn beside, or -1
+  std::vector<char> flipped_;    // per vertex: its edge is written reversed (it goes right)
 };
 
 // --- rendering ---------------------------------------------------------------------------------
