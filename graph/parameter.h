@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
@@ -53,6 +54,11 @@ class Parameter {
   // A parameter holding a copy of `values` (row-major, converted to `dtype`).
   static Parameter from_values(const Shape& shape, std::span<const double> values,
                                DType dtype = DType::Float32, std::string name = "");
+  static Parameter from_values(const Shape& shape, std::initializer_list<double> values,
+                               DType dtype = DType::Float32, std::string name = "") {
+    return from_values(shape, std::span<const double>(values.begin(), values.size()), dtype,
+                       std::move(name));
+  }
 
   bool defined() const { return impl_ != nullptr; }
   const Shape& shape() const { return impl().shape; }
