@@ -80,6 +80,7 @@ enum Saves : uint8_t {
   kSavesInput1 = 2,
   kSavesInput2 = 4,
   kSavesOutput = 8,
+  kSavesWeight = 16,  // layer_norm: input 1 when it is the weight (iattr[0] says there is one)
 };
 
 using ArgumentsFn = std::string (*)(const Tape& tape, const Node& node);
@@ -92,11 +93,20 @@ struct OpDrawing {
   ExtraBytesFn extra_bytes;  // the size of node.saved; null: none
 };
 
-std::string dim_text(int64_t dim) {
-  return "dim " + std::to_string(dim);
+// A dim as the book writes it: the last one as -1 (softmax(x, dim=-1)), others from the front.
+// Ops store their dims normalised to 0..rank-1.
+std::string dim_text(int64_t dim, int rank) {
+  return "dim " + std::to_string(dim == rank - 1 ? int64_t{-1} : dim);
 }
 
-// x·c or x/c as "× 1/√k" when c is 1/√k (the attention scale), else "× c" / "÷ c".
+// A reduction's dim (iattr[3]) and whether it kept it (the output's rank tells).
+std::string reduction_text(const Tape& t, const Node& n) {
+  const int rank = t.input(n, 0).shape.rank();
+  return dim_text(n.iattr[3], rank) + (n.shape.rank() == rank ? ", keepdim" : "");
+}
+
+// x·c or x/c as "× 1/√k" when the factor is 1/√k for an integer k ≥ 2 (the attention scale),
+// else "× c" / "÷ c".
 std::string scale_text(double c, bool divide) {
   const double divisor = divide ? c : 1.0 / c;
   const double k = std::round(divisor * divisor);
@@ -111,13 +121,15 @@ int64_t element_bytes(const Node& node) {
   return dtype_size(node.dtype);
 }
 
-// ONE table: every op's arguments and saved tensors, read from the node as each op stores them
-// (see ops/<name>.cpp). An op missing here is drawn with its name and shape only.
+// ONE table: every op's arguments and what its backward keeps, read from the node as the op
+// stores them (ops/<name>.cpp: the attr/iattr assignments after `record`, and the tensors the
+// first-line math of its backward reads). An op missing here is drawn with its name and shape.
 const OpDrawing kOpDrawings[] = {
     {"add", nullptr, kSavesNothing, nullptr},
     {"sub", nullptr, kSavesNothing, nullptr},
     {"mul", nullptr, kSavesInput0 | kSavesInput1, nullptr},
     {"div", nullptr, kSavesInput1 | kSavesOutput, nullptr},
+    // attr[0] the constant, iattr[0] 1 when it divides (x / c).
     {"scale", [](const Tape&, const Node& n) { return scale_text(n.attr[0], n.iattr[0] == 1); },
      kSavesNothing, nullptr},
     {"add_scalar", [](const Tape&, const Node& n) { return "+ " + number(n.attr[0]); },
@@ -130,25 +142,30 @@ const OpDrawing kOpDrawings[] = {
      nullptr},
     {"matmul", nullptr, kSavesInput0 | kSavesInput1, nullptr},
     {"linear", nullptr, kSavesInput0 | kSavesInput1, nullptr},
+    // iattr[0], iattr[1]: the two dims swapped.
     {"transpose",
      [](const Tape&, const Node& n) {
        return "dims " + std::to_string(n.iattr[0]) + ", " + std::to_string(n.iattr[1]);
      },
      kSavesNothing, nullptr},
     {"reshape", nullptr, kSavesNothing, nullptr},
+    // iattr[0] dim, iattr[1] index.
     {"select",
-     [](const Tape&, const Node& n) {
-       return dim_text(n.iattr[0]) + ", index " + std::to_string(n.iattr[1]);
+     [](const Tape& t, const Node& n) {
+       return dim_text(n.iattr[0], t.input(n, 0).shape.rank()) + ", index " +
+              std::to_string(n.iattr[1]);
      },
      kSavesNothing, nullptr},
+    // iattr[0] dim, iattr[1] start; the length is the output's size along dim.
     {"narrow",
-     [](const Tape&, const Node& n) {
-       return dim_text(n.iattr[0]) + ", start " + std::to_string(n.iattr[1]) + ", length " +
-              std::to_string(n.iattr[2]);
+     [](const Tape& t, const Node& n) {
+       return dim_text(n.iattr[0], t.input(n, 0).shape.rank()) + ", start " +
+              std::to_string(n.iattr[1]) + ", length " +
+              std::to_string(n.shape[static_cast<int>(n.iattr[0])]);
      },
      kSavesNothing, nullptr},
-    {"cat", [](const Tape&, const Node& n) { return dim_text(n.iattr[0]); }, kSavesNothing,
-     nullptr},
+    {"cat", [](const Tape&, const Node& n) { return dim_text(n.iattr[0], n.shape.rank()); },
+     kSavesNothing, nullptr},
     // The head count is the split's second output dim ([B, H, T, D_h]) and the merge's second
     // input dim: read from the shapes, which cannot disagree with the op.
     {"split_heads", [](const Tape&, const Node& n) { return "H = " + std::to_string(n.shape[1]); },
@@ -156,53 +173,40 @@ const OpDrawing kOpDrawings[] = {
     {"merge_heads",
      [](const Tape& t, const Node& n) { return "H = " + std::to_string(t.input(n, 0).shape[1]); },
      kSavesNothing, nullptr},
-    {"softmax", [](const Tape&, const Node& n) { return dim_text(n.iattr[0]); }, kSavesOutput,
-     nullptr},
+    {"softmax", [](const Tape&, const Node& n) { return dim_text(n.iattr[0], n.shape.rank()); },
+     kSavesOutput, nullptr},
+    // attr[0] the fill value; the mask is input 1.
     {"masked_fill", [](const Tape&, const Node& n) { return "value " + number(n.attr[0]); },
      kSavesInput1, nullptr},
-    {"causal_mask", [](const Tape&, const Node&) { return std::string("triu(1) → -inf"); },
+    // attr[0] the value above the diagonal (the mask is recomputed, not saved).
+    {"causal_mask", [](const Tape&, const Node& n) { return "triu(1) → " + number(n.attr[0]); },
      kSavesNothing, nullptr},
     {"tril", [](const Tape&, const Node& n) { return "diagonal " + std::to_string(n.iattr[0]); },
      kSavesNothing, nullptr},
     {"triu", [](const Tape&, const Node& n) { return "diagonal " + std::to_string(n.iattr[0]); },
      kSavesNothing, nullptr},
+    // attr[0] p; node.saved the keep mask, one byte per element.
     {"dropout", [](const Tape&, const Node& n) { return "p = " + number(n.attr[0]); },
-     kSavesNothing, [](const Tape&, const Node& n) { return n.shape.numel(); }},  // uint8 mask
+     kSavesNothing, [](const Tape&, const Node& n) { return n.shape.numel(); }},
     {"sum", nullptr, kSavesNothing, nullptr},
-    {"sum_dim",
-     [](const Tape&, const Node& n) {
-       return dim_text(n.iattr[0]) + (n.iattr[1] != 0 ? ", keepdim" : "");
-     },
-     kSavesNothing, nullptr},
+    // Reductions over a dim: iattr = {outer, size, inner, dim}.
+    {"sum_dim", reduction_text, kSavesNothing, nullptr},
     {"mean", nullptr, kSavesNothing, nullptr},
-    {"mean_dim",
-     [](const Tape&, const Node& n) {
-       return dim_text(n.iattr[0]) + (n.iattr[1] != 0 ? ", keepdim" : "");
-     },
-     kSavesNothing, nullptr},
-    {"max_dim",
-     [](const Tape&, const Node& n) {
-       return dim_text(n.iattr[0]) + (n.iattr[1] != 0 ? ", keepdim" : "");
-     },
-     kSavesNothing,
-     [](const Tape&, const Node& n) { return n.shape.numel() * int64_t{8}; }},  // int64 argmax
+    {"mean_dim", reduction_text, kSavesNothing, nullptr},
+    {"max_dim", reduction_text, kSavesNothing,  // node.saved: the int64 arg max per output
+     [](const Tape&, const Node& n) { return n.shape.numel() * int64_t{8}; }},
     {"mse_loss", nullptr, kSavesInput0 | kSavesInput1, nullptr},
-    {"cross_entropy", nullptr, kSavesNothing,
-     [](const Tape& t, const Node& n) {  // the softmax probabilities and the targets
-       const Node& logits = t.input(n, 0);
-       return logits.shape.numel() * element_bytes(n) +
-              logits.shape.numel() / logits.shape.size(-1) * int64_t{8};
-     }},
+    // iattr[0] rows; node.saved: the int64 targets and the row log-sum-exps.
+    {"cross_entropy", nullptr, kSavesInput0,
+     [](const Tape&, const Node& n) { return n.iattr[0] * (8 + element_bytes(n)); }},
+    // attr[0] eps; iattr = {has weight, has bias, rows, cols}; node.saved: mean and 1/std per row.
     {"layer_norm", [](const Tape&, const Node& n) { return "eps " + number(n.attr[0]); },
-     kSavesInput0 | kSavesInput1,
-     [](const Tape&, const Node& n) {  // mean and 1/std per row
-       return 2 * (n.shape.numel() / n.shape.size(-1)) * element_bytes(n);
-     }},
+     kSavesInput0 | kSavesWeight,
+     [](const Tape&, const Node& n) { return 2 * n.iattr[2] * element_bytes(n); }},
     {"gelu", nullptr, kSavesInput0, nullptr},
+    // iattr[0] the number of ids; node.saved: the int64 ids.
     {"embedding", nullptr, kSavesNothing,
-     [](const Tape&, const Node& n) {  // the int64 ids
-       return n.shape.numel() / n.shape.size(-1) * int64_t{8};
-     }},
+     [](const Tape&, const Node& n) { return n.iattr[0] * int64_t{8}; }},
 };
 
 const OpDrawing* find_drawing(std::string_view op) {
@@ -222,6 +226,7 @@ std::vector<int32_t> saved_tensors(const Node& node, int32_t id, const OpDrawing
   for (int k = 0; k < std::min(node.num_inputs, 3); ++k) {
     if (d.saves & (1u << k)) out.push_back(node.inputs[k]);
   }
+  if ((d.saves & kSavesWeight) && node.iattr[0] == 1) out.push_back(node.inputs[1]);
   if (d.saves & kSavesOutput) out.push_back(id);
   return out;
 }
@@ -270,20 +275,29 @@ std::string shape_text(const Shape& shape, DType dtype) {
   return s;
 }
 
-// Rows of a small tensor as an HTML table, one line per row of the last dim.
+// A small tensor's values as an HTML table in row-major order, one row of the last dim after
+// another; narrow rows share a line (up to 8 values, set apart by a bar) so that a [2, 2, 6, 1]
+// tensor takes 3 lines, not 24.
 std::string values_table(const void* data, DType dtype, const Shape& shape, const char* color) {
   const int64_t n = shape.numel();
   const int64_t cols = shape.rank() == 0 ? 1 : std::max<int64_t>(shape.size(-1), 1);
+  const int64_t rows_per_line = std::max<int64_t>(1, 8 / cols);
+  const std::string cell =
+      std::string("<td align=\"right\"><font face=\"Courier\" point-size=\"8\" color=\"") + color +
+      "\">";
   std::string s = "<table border=\"0\" cellborder=\"0\" cellspacing=\"0\" cellpadding=\"0\">";
-  for (int64_t r = 0; r * cols < n; ++r) {
+  for (int64_t line = 0; line * rows_per_line * cols < n; ++line) {
     s += "<tr>";
-    for (int64_t c = 0; c < cols; ++c) {
-      const int64_t i = r * cols + c;
-      const double v = dtype == DType::Float32 ? static_cast<const float*>(data)[i]
-                                               : static_cast<const double*>(data)[i];
-      s += "<td align=\"right\"><font face=\"Courier\" point-size=\"8\" color=\"";
-      s += color;
-      s += "\">" + html(value_text(v)) + " </font></td>";
+    for (int64_t r = line * rows_per_line; r < (line + 1) * rows_per_line && r * cols < n; ++r) {
+      if (r > line * rows_per_line) {
+        s += "<td><font face=\"Courier\" point-size=\"8\" color=\"#aaaaaa\">│ </font></td>";
+      }
+      for (int64_t c = 0; c < cols; ++c) {
+        const int64_t i = r * cols + c;
+        const double v = dtype == DType::Float32 ? static_cast<const float*>(data)[i]
+                                                 : static_cast<const double*>(data)[i];
+        s += cell + html(value_text(v)) + " </font></td>";
+      }
     }
     s += "</tr>";
   }

@@ -9,6 +9,7 @@
 
 #include "graph/error.h"
 #include "graph/factory.h"
+#include "graph/random.h"
 #include "ops/ops.h"
 #include "tests/graph/dot_testing.h"
 
@@ -61,15 +62,8 @@ std::string small_model_dot(const DotOptions& options, bool run_backward = false
   return to_dot(tape, options);
 }
 
-// Nodes recorded under an op's registry name, with its arguments set as that op stores them,
-// so the argument table can be checked for ops that need no computing.
+// A node of an op the drawing's table does not know.
 void no_backward(Tape&, const Node&) {}
-const OpDef kFakeScale{"scale", no_backward};
-const OpDef kFakeDropout{"dropout", no_backward};
-const OpDef kFakeSplitHeads{"split_heads", no_backward};
-const OpDef kFakeMergeHeads{"merge_heads", no_backward};
-const OpDef kFakeSoftmax{"softmax", no_backward};
-const OpDef kFakeCausalMask{"causal_mask", no_backward};
 const OpDef kFakeUnknown{"not_in_the_table", no_backward};
 
 Tensor fake(const OpDef& op, const Tensor& x, Shape shape, std::array<double, 4> attr = {},
@@ -195,18 +189,26 @@ TEST_CASE("dot: one cluster per name scope, nested as the scopes are", "[dot]") 
 }
 
 TEST_CASE("dot: ops show their arguments, read per op from the node", "[dot]") {
+  // The real ops, so the table is checked against how each op stores its arguments.
   Tape tape;
   TapeScope scope(tape);
-  Tensor x = zeros({2, 6, 4});
-  Tensor s1 = fake(kFakeScale, x, x.shape(), {std::sqrt(2.0)}, {1});   // x / √2
-  Tensor s2 = fake(kFakeScale, x, x.shape(), {1.0 / std::sqrt(8.0)});  // x · (1/√8)
-  Tensor s3 = fake(kFakeScale, x, x.shape(), {0.5});
-  Tensor s4 = fake(kFakeScale, x, x.shape(), {2.0}, {1});
-  Tensor d = fake(kFakeDropout, x, x.shape(), {0.1});
-  Tensor sh = fake(kFakeSplitHeads, x, Shape{2, 2, 6, 2}, {}, {2});
-  Tensor mh = fake(kFakeMergeHeads, sh, Shape{2, 6, 4});
-  Tensor sm = fake(kFakeSoftmax, x, x.shape(), {}, {-1});
-  Tensor cm = fake(kFakeCausalMask, x, x.shape());
+  Generator generator(123);
+  Tensor x = ones({2, 6, 4});
+  Tensor s1 = x / std::sqrt(2.0);          // the attention scale 1/√d_k, divided as the book
+  Tensor s2 = x * (1.0 / std::sqrt(8.0));  // the same, multiplied
+  Tensor s3 = x * 0.5;
+  Tensor s4 = x / 2.0;
+  Tensor d = dropout(x, 0.1, true, generator);
+  Tensor sh = split_heads(x, 2);  // [2, 2, 6, 2]
+  Tensor mh = merge_heads(sh);
+  Tensor sm = softmax(x, -1);
+  Tensor sm1 = softmax(x, 1);
+  Tensor cm = causal_mask(x);
+  Tensor tr = transpose(sh, 2, 3);
+  Tensor ct = cat({x, x}, -1);
+  Tensor nr = narrow(x, 1, 2, 3);
+  Tensor sd = sum(x, 1, true);
+  Tensor md = mean(x, -1);
   Tensor u = fake(kFakeUnknown, x, x.shape(), {7.0}, {7});
   CHECK(op_arguments(tape, s1.id()) == "× 1/√2");
   CHECK(op_arguments(tape, s2.id()) == "× 1/√8");
@@ -216,12 +218,38 @@ TEST_CASE("dot: ops show their arguments, read per op from the node", "[dot]") {
   CHECK(op_arguments(tape, sh.id()) == "H = 2");
   CHECK(op_arguments(tape, mh.id()) == "H = 2");
   CHECK(op_arguments(tape, sm.id()) == "dim -1");
+  CHECK(op_arguments(tape, sm1.id()) == "dim 1");
   CHECK(op_arguments(tape, cm.id()) == "triu(1) → -inf");
-  CHECK(op_arguments(tape, u.id()).empty());
+  CHECK(op_arguments(tape, tr.id()) == "dims 2, 3");
+  CHECK(op_arguments(tape, ct.id()) == "dim -1");
+  CHECK(op_arguments(tape, nr.id()) == "dim 1, start 2, length 3");
+  CHECK(op_arguments(tape, sd.id()) == "dim 1, keepdim");
+  CHECK(op_arguments(tape, md.id()) == "dim -1");
+  CHECK(op_arguments(tape, u.id()).empty());  // not in the table: name and shape only
   CHECK(op_arguments(tape, x.id()).empty());  // leaves have none
   const std::string dot = to_dot(tape);
   CHECK_THAT(node_line(dot, "n" + std::to_string(s1.id())), Catch::Contains("× 1/√2"));
   CHECK_THAT(node_line(dot, "n" + std::to_string(d.id())), Catch::Contains("p = 0.1"));
+}
+
+TEST_CASE("dot: what each op keeps for its backward, in bytes", "[dot]") {
+  Tape tape;
+  TapeScope scope(tape);
+  Generator generator(123);
+  Tensor x = requires_grad(ones({2, 6, 4}));    // 48 float32: 192 bytes
+  Tensor sm = softmax(x, -1);                   // keeps its output
+  Tensor d = dropout(x, 0.5, true, generator);  // keeps a one-byte mask per element
+  Tensor e = exp(x);                            // keeps its output
+  Tensor a = add(x, x);                         // keeps nothing
+  Tensor m = mul(x, x);                         // keeps both inputs
+  CHECK(saved_bytes(tape, sm.id()) == 192);
+  CHECK(saved_bytes(tape, d.id()) == 48);
+  CHECK(saved_bytes(tape, e.id()) == 192);
+  CHECK(saved_bytes(tape, a.id()) == 0);
+  CHECK(saved_bytes(tape, m.id()) == 384);
+  // The total counts each tensor once: x (kept by mul), softmax's and exp's outputs, the mask.
+  CHECK_THAT(to_dot(tape, {.saved_bytes = true}),
+             Catch::Contains("saved for backward: 624 B (distinct tensors and buffers)"));
 }
 
 TEST_CASE("dot: names are escaped for Graphviz's HTML labels", "[dot]") {

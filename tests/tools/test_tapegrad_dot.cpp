@@ -76,7 +76,7 @@ TEST_CASE("tapegrad-dot: golden DOT of every chapter-3 model", "[tapegrad-dot][g
   }
 }
 
-TEST_CASE("tapegrad-dot: golden DOT with backward, collapsed heads, saved bytes",
+TEST_CASE("tapegrad-dot: golden DOT with backward, collapsed heads, saved bytes, values, dropout",
           "[tapegrad-dot][golden]") {
   check_golden(tool_dot("--model multihead --backward --saved-bytes", "multihead_backward"),
                golden("multihead_backward"));
@@ -84,6 +84,8 @@ TEST_CASE("tapegrad-dot: golden DOT with backward, collapsed heads, saved bytes"
                golden("multihead-wrapper_collapsed"));
   check_golden(tool_dot("--model simplified --backward --values", "simplified_values"),
                golden("simplified_backward_values"));
+  check_golden(tool_dot("--model causal --dropout 0.5", "causal_dropout"),
+               golden("causal_dropout"));
 }
 
 TEST_CASE("tapegrad-dot: the same flags give byte-identical DOT", "[tapegrad-dot]") {
@@ -167,12 +169,12 @@ TEST_CASE("models: the multi-head attention graph, op by op", "[tapegrad-dot][gr
   CHECK(counts.at("causal_mask") == 1);
   CHECK(counts.at("scale") == 1);
   CHECK(counts.at("softmax") == 1);
-  CHECK(counts.at("dropout") == 1);
+  CHECK(counts.count("dropout") == 0);  // p = 0 (the book's): dropout returns its input, as torch
   CHECK(counts.at("merge_heads") == 1);
   CHECK(counts.at("sum") == 1);
   CHECK(counts.at("parameter") == 5);  // W_query, W_key, W_value, out_proj weight and bias
   CHECK(counts.at("constant") == 1);   // the batch
-  CHECK(counts.size() == 12);
+  CHECK(counts.size() == 11);
   // The parameters (and the batch) are the sources, the loss the only sink.
   std::set<std::string> source_names;
   for (Vertex v : sources(view)) source_names.insert(view[v].name);
@@ -191,11 +193,26 @@ TEST_CASE("models: the multi-head attention graph, op by op", "[tapegrad-dot][gr
   CHECK(m.parameters.size() == 5);
 }
 
+TEST_CASE("models: dropout appears with its p when p > 0", "[tapegrad-dot][graph_view]") {
+  Tape tape;
+  tools::build_model(tape, "multihead", {.dropout = 0.1});
+  const GraphView view = make_graph_view(tape);
+  CHECK(op_counts(view).at("dropout") == 1);
+  int32_t dropout_node = -1;
+  for (int32_t v = 0; v < view.num_forward; ++v) {
+    if (view[static_cast<Vertex>(v)].op == "dropout") dropout_node = v;
+  }
+  REQUIRE(dropout_node >= 0);
+  CHECK(op_arguments(tape, dropout_node) == "p = 0.1");
+  CHECK(view[static_cast<Vertex>(dropout_node)].shape == Shape{2, 2, 6, 6});
+}
+
 TEST_CASE("models: the wrapper has one cluster per head, each a full causal attention",
           "[tapegrad-dot][graph_view]") {
   for (int64_t heads : {2, 3}) {
     Tape tape;
-    const tools::BuiltModel m = tools::build_model(tape, "multihead-wrapper", {.heads = heads});
+    const tools::BuiltModel m =
+        tools::build_model(tape, "multihead-wrapper", {.heads = heads, .dropout = 0.5});
     const GraphView view = make_graph_view(tape);
     const std::vector<int32_t> wrapper = scopes_named(view, "MultiHeadAttentionWrapper");
     REQUIRE(wrapper.size() == 1);

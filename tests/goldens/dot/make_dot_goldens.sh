@@ -15,6 +15,7 @@ done
 "$tool" --model multihead --backward --saved-bytes -o "$out/multihead_backward.dot"
 "$tool" --model multihead-wrapper --collapse-heads -o "$out/multihead-wrapper_collapsed.dot"
 "$tool" --model simplified --backward --values -o "$out/simplified_backward_values.dot"
+"$tool" --model causal --dropout 0.5 -o "$out/causal_dropout.dot"
 
 # tests/graph/test_dot.cpp: small hand-built tapes, written by the test itself.
 TAPEGRAD_UPDATE_GOLDENS=1 "$build/tests/tapegrad_tests" "[dot][golden]" >/dev/null
