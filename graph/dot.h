@@ -49,7 +49,8 @@ int64_t saved_bytes(const Tape& tape, int32_t node);
 // Lays out `dot` with Graphviz's dot engine (libgvc, in-process) and writes it in `format`
 // ("svg", "png", "pdf", any format the installed Graphviz renders) to `path`, or returns the
 // rendered bytes. Throws Error with Graphviz's message when the text does not parse, the
-// format is unknown or the file cannot be written.
+// format is unknown or the file cannot be written. Not for concurrent use from several threads:
+// Graphviz reports errors through one process-wide hook.
 void render(std::string_view dot, std::string_view format, const std::string& path);
 std::string render(std::string_view dot, std::string_view format);
 

@@ -362,6 +362,15 @@ TEST_CASE("dot: graph attributes: rankdir, title", "[dot]") {
   CHECK(lr.rfind("// tapegrad graph: 6 tape nodes, My model\ndigraph tapegrad {\n", 0) == 0);
 }
 
+TEST_CASE("dot: an empty tape is an empty, valid drawing", "[dot][graphviz]") {
+  Tape tape;
+  const std::string dot = to_dot(tape, {.backward = true, .values = true, .saved_bytes = true});
+  CHECK(dot.find(" -> ") == std::string::npos);
+  CHECK(dot.find("subgraph") == std::string::npos);
+  CHECK(run_dot_program(dot, "empty") == 0);
+  CHECK(run_dot_program(to_dot(tape, {.legend = false}), "empty_bare") == 0);
+}
+
 TEST_CASE("dot: Graphviz's dot program accepts every variant", "[dot][graphviz]") {
   int i = 0;
   for (bool backward : {false, true}) {

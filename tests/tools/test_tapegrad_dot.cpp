@@ -4,6 +4,7 @@
 // use). Regenerating the goldens: see tests/goldens/dot/README.md.
 #ifdef TAPEGRAD_HAVE_DOT_TOOL
 
+#include <sys/wait.h>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
