@@ -1,0 +1,26 @@
+// Internal helpers shared by the optim/ sources (not installed API): number formatting, dtype
+// dispatch.
+#pragma once
+
+#include <charconv>
+#include <string>
+
+#include "graph/shape.h"
+
+namespace tapegrad::optim_detail {
+
+// The shortest text that reads back as `v` ("0.1", "-3", "1e-08"), for error messages.
+inline std::string format_number(double v) {
+  char buf[64];
+  const auto result = std::to_chars(buf, buf + sizeof(buf), v);
+  return std::string(buf, result.ptr);
+}
+
+// Calls f.template operator()<float>() or <double>() for the dtype.
+template <class F>
+decltype(auto) dispatch_dtype(DType dtype, F&& f) {
+  if (dtype == DType::Float32) return f.template operator()<float>();
+  return f.template operator()<double>();
+}
+
+}  // namespace tapegrad::optim_detail
