@@ -1,4 +1,5 @@
-// add: elementwise a + b (same shape; broadcasting comes with the elementwise family).
+// add: elementwise a + b with broadcasting.
+#include "ops/broadcast.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -7,11 +8,13 @@ namespace tapegrad {
 namespace {
 
 void add_backward(Tape& tape, const Node& node) {
-  // Y = A + B  =>  dA += dY, dB += dY
+  // Y = A + B  =>  dA += reduce(dY), dB += reduce(dY)
   dispatch(node.dtype, [&]<class T>() {
-    const auto dy = grad_array_of<T>(node);
     for (int k = 0; k < 2; ++k) {
-      if (T* d = tape.grad_for<T>(node, k, node.shape)) ArrayMap<T>(d, dy.size()) += dy;
+      const Shape& shape = tape.input(node, k).shape;
+      if (T* d = tape.grad_for<T>(node, k, shape)) {
+        reduce_broadcast(node.grad_as<const T>(), node.shape, d, shape);
+      }
     }
   });
 }
@@ -22,10 +25,11 @@ const OpDef kAdd{"add", add_backward};
 
 Tensor add(const Tensor& a, const Tensor& b) {
   check_same_dtype("add", a, b);
-  if (a.shape() != b.shape()) throw_binary_error("add", a, "+", b, "shapes differ");
-  Tensor y = a.tape().record(kAdd, a.shape(), a.dtype(), {a, b});
+  const Shape out = broadcast_shape("add", a, "+", b);
+  Tensor y = a.tape().record(kAdd, out, a.dtype(), {a, b});
   dispatch(y.dtype(), [&]<class T>() {
-    array_of<T>(y.node()) = array_of<T>(a.node()) + array_of<T>(b.node());
+    broadcast_apply<false>(value_of<T>(y), out, value_of<T>(a), a.shape(), value_of<T>(b),
+                           b.shape(), [](const auto& x, const auto& z) { return x + z; });
   });
   return y;
 }

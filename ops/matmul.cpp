@@ -1,4 +1,6 @@
-// matmul: the matrix product of 2-D operands (batched and 1-D forms come with the op set).
+// matmul: torch.matmul (1-D operands promoted, batch dims broadcast), and dot as its 1-D form.
+#include <algorithm>
+
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -6,19 +8,108 @@ namespace tapegrad {
 
 namespace {
 
+// How the operands split into matrices: Y[p, q] = A[p, q] · B[p, q] over an output batch of
+// [P, Q] (rank-3 batches have P = 1), where A[p, q] starts at matrix (p*a_step[0] + q*a_step[1])
+// of a: a step is 0 along a dim that operand is broadcast in.
+struct Geometry {
+  int64_t m = 1, k = 1, n = 1;
+  int64_t kb = 1;  // b's inner dim, to check against k
+  std::array<int64_t, 2> batch{1, 1};
+  std::array<int64_t, 2> a_step{0, 0}, b_step{0, 0};
+  int batch_rank = 0;
+  bool broadcasts = true;
+};
+
+// The batch dims of an operand (all but its last two), right-aligned into two slots.
+std::array<int64_t, 2> batch_dims(const Shape& s) {
+  std::array<int64_t, 2> out{1, 1};
+  const int r = std::max(s.rank() - 2, 0);
+  for (int i = 0; i < r; ++i) out[static_cast<size_t>(2 - r + i)] = s[i];
+  return out;
+}
+
+Geometry geometry(const Shape& a, const Shape& b) {
+  Geometry g;
+  const bool a_vec = a.rank() == 1, b_vec = b.rank() == 1;
+  g.m = a_vec ? 1 : a[a.rank() - 2];
+  g.k = a[a.rank() - 1];
+  g.kb = b_vec ? b[0] : b[b.rank() - 2];
+  g.n = b_vec ? 1 : b[b.rank() - 1];
+  g.batch_rank = std::max({a.rank() - 2, b.rank() - 2, 0});
+  const std::array<int64_t, 2> ab = batch_dims(a), bb = batch_dims(b);
+  for (size_t d = 0; d < 2; ++d) {
+    if (ab[d] != bb[d] && ab[d] != 1 && bb[d] != 1) g.broadcasts = false;
+    g.batch[d] = ab[d] == 1 ? bb[d] : ab[d];
+  }
+  g.a_step = {ab[0] == 1 ? 0 : ab[1], ab[1] == 1 ? 0 : 1};
+  g.b_step = {bb[0] == 1 ? 0 : bb[1], bb[1] == 1 ? 0 : 1};
+  return g;
+}
+
+template <class T>
+using ColMap = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>;
+template <class T>
+using ConstColMap = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>;
+
+// The three products over row-major storage (A m×k, B k×n, Y m×n). When n == 1 the column is
+// mapped as a vector: Eigen's matrix-vector kernel then reads it in place, where a one-column
+// matrix view would first be copied into a contiguous temporary.
+template <class T>
+void product(T* y, const T* a, const T* b, int64_t m, int64_t k, int64_t n) {
+  if (n == 1) {
+    ColMap<T>(y, m).noalias() = ConstMatrixMap<T>(a, m, k) * ConstColMap<T>(b, k);
+  } else {
+    MatrixMap<T>(y, m, n).noalias() = ConstMatrixMap<T>(a, m, k) * ConstMatrixMap<T>(b, k, n);
+  }
+}
+// dA += dY·Bᵀ
+template <class T>
+void add_grad_a(T* da, const T* dy, const T* b, int64_t m, int64_t k, int64_t n) {
+  MatrixMap<T>(da, m, k).noalias() +=
+      ConstMatrixMap<T>(dy, m, n) * ConstMatrixMap<T>(b, k, n).transpose();
+}
+// dB += Aᵀ·dY
+template <class T>
+void add_grad_b(T* db, const T* a, const T* dy, int64_t m, int64_t k, int64_t n) {
+  if (n == 1) {
+    ColMap<T>(db, k).noalias() += ConstMatrixMap<T>(a, m, k).transpose() * ConstColMap<T>(dy, m);
+  } else {
+    MatrixMap<T>(db, k, n).noalias() +=
+        ConstMatrixMap<T>(a, m, k).transpose() * ConstMatrixMap<T>(dy, m, n);
+  }
+}
+
+// When b has no batch dims, a's batch is the output's and A reads as one [batch·M, K] matrix.
+bool folds(const Shape& b) {
+  return b.rank() <= 2;
+}
+
 void matmul_backward(Tape& tape, const Node& node) {
-  // Y = A·B  =>  dA += dY·Bᵀ, dB += Aᵀ·dY
+  // Y = A·B  =>  dA += dY·Bᵀ, dB += Aᵀ·dY  (per batch slice; summed where an operand broadcast)
   dispatch(node.dtype, [&]<class T>() {
     const Node& a = tape.input(node, 0);
     const Node& b = tape.input(node, 1);
-    const int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
-    ConstMatrixMap<T> A(a.value_as<T>(), m, k), B(b.value_as<T>(), k, n);
-    ConstMatrixMap<T> dY(node.grad_as<T>(), m, n);
-    if (T* d = tape.grad_for<T>(node, 0, Shape{m, k})) {
-      MatrixMap<T>(d, m, k).noalias() += dY * B.transpose();
+    const Geometry g = geometry(a.shape, b.shape);
+    const int64_t m = g.m, k = g.k, n = g.n;
+    const T* av = a.value_as<T>();
+    const T* bv = b.value_as<T>();
+    const T* dy = node.grad_as<T>();
+    T* da = tape.grad_for<T>(node, 0, a.shape);
+    T* db = tape.grad_for<T>(node, 1, b.shape);
+    if (folds(b.shape)) {
+      const int64_t rows = g.batch[0] * g.batch[1] * m;
+      if (da) add_grad_a(da, dy, bv, rows, k, n);
+      if (db) add_grad_b(db, av, dy, rows, k, n);
+      return;
     }
-    if (T* d = tape.grad_for<T>(node, 1, Shape{k, n})) {
-      MatrixMap<T>(d, k, n).noalias() += A.transpose() * dY;
+    for (int64_t p = 0; p < g.batch[0]; ++p) {
+      for (int64_t q = 0; q < g.batch[1]; ++q) {
+        const int64_t ao = (p * g.a_step[0] + q * g.a_step[1]) * m * k;
+        const int64_t bo = (p * g.b_step[0] + q * g.b_step[1]) * k * n;
+        const T* dys = dy + (p * g.batch[1] + q) * m * n;
+        if (da) add_grad_a(da + ao, dys, bv + bo, m, k, n);
+        if (db) add_grad_b(db + bo, av + ao, dys, m, k, n);
+      }
     }
   });
 }
@@ -29,19 +120,58 @@ const OpDef kMatmul{"matmul", matmul_backward};
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   check_same_dtype("matmul", a, b);
-  if (a.rank() != 2 || b.rank() != 2) throw_binary_error("matmul", a, "x", b, "expected 2-D operands");
-  if (a.shape()[1] != b.shape()[0]) {
-    throw_binary_error("matmul", a, "x", b,
-                       "inner dims " + std::to_string(a.shape()[1]) +
-                           " != " + std::to_string(b.shape()[0]));
+  if (a.rank() == 0 || b.rank() == 0) {
+    throw_binary_error("matmul", a, "x", b, "both operands need at least 1 dim");
   }
-  const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-  Tensor y = a.tape().record(kMatmul, Shape{m, n}, a.dtype(), {a, b});
+  const Geometry g = geometry(a.shape(), b.shape());
+  if (g.k != g.kb) {
+    throw_binary_error("matmul", a, "x", b,
+                       "inner dims " + std::to_string(g.k) + " != " + std::to_string(g.kb));
+  }
+  if (!g.broadcasts) {
+    const Shape a_batch(a.shape().dims().first(static_cast<size_t>(std::max(a.rank() - 2, 0))));
+    const Shape b_batch(b.shape().dims().first(static_cast<size_t>(std::max(b.rank() - 2, 0))));
+    throw_binary_error(
+        "matmul", a, "x", b,
+        "batch dims " + a_batch.str() + " and " + b_batch.str() + " do not broadcast");
+  }
+  std::array<int64_t, kMaxRank> dims{};
+  size_t r = 0;
+  for (int d = 2 - g.batch_rank; d < 2; ++d) dims[r++] = g.batch[static_cast<size_t>(d)];
+  if (a.rank() > 1) dims[r++] = g.m;
+  if (b.rank() > 1) dims[r++] = g.n;
+  const Shape out(std::span<const int64_t>(dims.data(), r));
+
+  Tensor y = a.tape().record(kMatmul, out, a.dtype(), {a, b});
   dispatch(y.dtype(), [&]<class T>() {
-    MatrixMap<T>(value_of<T>(y), m, n).noalias() =
-        ConstMatrixMap<T>(value_of<T>(a), m, k) * ConstMatrixMap<T>(value_of<T>(b), k, n);
+    const int64_t m = g.m, k = g.k, n = g.n;
+    const T* av = value_of<T>(a);
+    const T* bv = value_of<T>(b);
+    T* yv = value_of<T>(y);
+    if (folds(b.shape())) {
+      product(yv, av, bv, g.batch[0] * g.batch[1] * m, k, n);
+      return;
+    }
+    for (int64_t p = 0; p < g.batch[0]; ++p) {
+      for (int64_t q = 0; q < g.batch[1]; ++q) {
+        const int64_t ao = (p * g.a_step[0] + q * g.a_step[1]) * m * k;
+        const int64_t bo = (p * g.b_step[0] + q * g.b_step[1]) * k * n;
+        product(yv + (p * g.batch[1] + q) * m * n, av + ao, bv + bo, m, k, n);
+      }
+    }
   });
   return y;
+}
+
+Tensor dot(const Tensor& a, const Tensor& b) {
+  check_same_dtype("dot", a, b);
+  if (a.rank() != 1 || b.rank() != 1) throw_binary_error("dot", a, "x", b, "expected 1-D operands");
+  if (a.shape()[0] != b.shape()[0]) {
+    throw_binary_error(
+        "dot", a, "x", b,
+        "lengths " + std::to_string(a.shape()[0]) + " != " + std::to_string(b.shape()[0]));
+  }
+  return matmul(a, b);
 }
 
 }  // namespace tapegrad

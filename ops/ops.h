@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -25,6 +26,9 @@ Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);
 Tensor scale(const Tensor& x, double factor);   // x * factor
+// x / divisor, divided as torch divides (not x * (1/divisor), which rounds differently); it is
+// recorded as op "scale" with the divide flag set.
+Tensor div_scalar(const Tensor& x, double divisor);
 Tensor add_scalar(const Tensor& x, double c);   // x + c
 Tensor neg(const Tensor& x);
 Tensor exp(const Tensor& x);
@@ -39,7 +43,7 @@ inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
 inline Tensor operator-(const Tensor& x) { return neg(x); }
 inline Tensor operator*(const Tensor& x, double c) { return scale(x, c); }
 inline Tensor operator*(double c, const Tensor& x) { return scale(x, c); }
-inline Tensor operator/(const Tensor& x, double c) { return scale(x, 1.0 / c); }
+inline Tensor operator/(const Tensor& x, double c) { return div_scalar(x, c); }
 inline Tensor operator+(const Tensor& x, double c) { return add_scalar(x, c); }
 inline Tensor operator-(const Tensor& x, double c) { return add_scalar(x, -c); }
 
@@ -69,15 +73,19 @@ Tensor split_heads(const Tensor& x, int64_t num_heads);
 Tensor merge_heads(const Tensor& x);
 
 // --- attention pieces -------------------------------------------------------------------------
+// Stable (max subtracted): -inf entries give 0; a row that is all -inf gives NaN, as in torch.
 Tensor softmax(const Tensor& x, int dim);
-// Where mask (broadcast to x) is nonzero, the output is `value`; the gradient there is zero.
+// Where mask (broadcast to x, never enlarging it; float32 or float64) is nonzero, the output is
+// `value`; the gradient there is zero. The mask itself never gets a gradient.
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
-// masked_fill with the book's triu(ones(T, T), diagonal=1) over the last two dims, value -inf.
-Tensor causal_mask(const Tensor& x);
+// masked_fill with the book's triu(ones(Tq, Tk), diagonal=1) over the last two dims: (i, j) is
+// filled when j > i. `value` is -inf unless given (a finite one is for gradient checks).
+Tensor causal_mask(const Tensor& x, double value = -std::numeric_limits<double>::infinity());
 Tensor tril(const Tensor& x, int64_t diagonal = 0);
 Tensor triu(const Tensor& x, int64_t diagonal = 0);
 // In training, zeroes each element with probability p (torch's CPU mask stream) and scales the
-// rest by 1/(1-p); the mask is kept on the tape for backward. In eval, returns x unchanged.
+// rest by 1/(1-p) as torch does; the mask is kept on the tape for backward. p must be in [0, 1).
+// In eval mode, or with p == 0, returns x itself (no new node, nothing drawn), like torch.
 Tensor dropout(const Tensor& x, double p, bool training, Generator& generator = default_generator());
 
 // --- reductions and losses --------------------------------------------------------------------

@@ -1,0 +1,126 @@
+// PyTorch-compatible random numbers: MT19937 streams bit-exact to torch's CPU generator.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace tapegrad {
+
+// Reproduces torch 1.13's CPU generator (at::CPUGeneratorImpl) and the CPU kernels that draw from
+// it, value for value, so a model initialised and trained here matches the same script in torch
+// (checked against Debian's python3-torch 1.13.1, x86-64, AVX2 kernels; see
+// tests/goldens/random/make_random_goldens.py).
+//
+// Exact arithmetic, as torch does it (all confirmed by experiment against torch):
+//  - Engine: MT19937 seeded with the low 32 bits of the seed (identical to std::mt19937), while
+//    the full 64-bit seed is kept for initial_seed().
+//  - float32 uniform [0,1): (random() & 0xFFFFFF) * 2^-24; float64: (random64() & (2^53-1)) *
+//  2^-53.
+//  - uniform(from, to): from/to are first cast to the element type; r = to - from in that type;
+//    value = fma(u, r, from) (torch's AVX2 kernels are compiled with FMA contraction).
+//  - Bernoulli / dropout: one float64 uniform per element, success when u < prob.
+//  - Draws fill the output in row-major order.
+// Not thread-safe: a Generator must not be used from two threads at once (torch locks a mutex).
+class Generator {
+ public:
+  static constexpr uint64_t kDefaultSeed = 67280421310721ULL;  // torch.Generator()'s seed
+  static constexpr int kStateWords = 624;                      // MT19937's state size
+  // Length of state(): tag, seed, left, next, 624 words, normal-cache flag, normal-cache bits.
+  static constexpr size_t kStateSize = 4 + kStateWords + 2;
+
+  explicit Generator(uint64_t seed = kDefaultSeed);
+  // Like torch.manual_seed / Generator.manual_seed: restarts the stream and drops any cached
+  // normal.
+  void manual_seed(uint64_t seed);
+  uint64_t initial_seed() const { return seed_; }
+
+  uint32_t random();    // one 32-bit draw
+  uint64_t random64();  // two draws: the first is the high word (torch's make64BitsFrom32Bits)
+
+  // torch.rand / Tensor.uniform_(from, to) on n contiguous elements. Throws Error when from or to
+  // is outside the dtype's range, from > to, or to - from overflows, as torch's uniform_ does.
+  void uniform(float* out, int64_t n, double from = 0.0, double to = 1.0);
+  void uniform(double* out, int64_t n, double from = 0.0, double to = 1.0);
+
+  // The mask of torch.nn.functional.dropout(x, p, training=True) on CPU: keep[i] = 1 when a
+  // float64 uniform is < 1 - p (torch's bernoulli_(1 - p)). p == 0 and p == 1 draw nothing: torch
+  // returns the input itself, or multiplies by a zero scalar, without touching the generator.
+  // Throws Error unless 0 <= p <= 1. See dropout_scale() for how kept values are scaled.
+  void dropout_keep_mask(uint8_t* keep, int64_t n, double p);
+
+  // torch.randn / Tensor.normal_(mean, std) on n contiguous elements (std >= 0, else Error).
+  //  - n >= 16: torch's block Box-Muller (normal_fill): n uniforms of the element type, then
+  //    blocks of 16 (u1 = 1 - data[j], u2 = data[j + 8]); when n % 16 != 0, 16 fresh uniforms
+  //    overwrite the last 16 outputs and are transformed again. float32 reproduces the AVX2
+  //    kernel (cephes polynomials of avx_mathfun.h, with the FMAs the compiler fused);
+  //    float64 uses libm log/sin/cos, like torch.
+  //  - n < 16: per element, a float64 Box-Muller pair from two float64 uniforms (u1, u2):
+  //    r = sqrt(-2 log(1 - u2)), theta = 2 pi u1; returns r cos(theta) and caches r sin(theta)
+  //    for the next scalar-path draw (the cache survives between calls, as in torch).
+  // Values depend on libm (the float64 paths call log/sin/cos), and on the AVX2 kernel for
+  // float32 n >= 16: a torch whose CPU kernels run at another capability (no AVX2, or AVX-512
+  // builds) produces different float32 randn values.
+  void normal(float* out, int64_t n, double mean = 0.0, double std = 1.0);
+  void normal(double* out, int64_t n, double mean = 0.0, double std = 1.0);
+
+  // Complete state for checkpoints, kStateSize words:
+  //   [0] kStateTag, [1] seed, [2] left (draws before the next twist, 1..624), [3] next (index of
+  //   the next word, 0..624), [4..627] the MT19937 words, [628] 1 when a normal sample is cached,
+  //   [629] that cached float64's bit pattern (0 when none).
+  // seed/left/next/words are the fields of torch.get_rng_state()'s legacy_pod.
+  std::vector<uint64_t> state() const;
+  // Restores a state() exactly; throws Error (leaving this generator unchanged) on a wrong size or
+  // tag, an out-of-range field, or left/next that the engine could never reach.
+  void set_state(std::span<const uint64_t> state);
+
+  static constexpr uint64_t kStateTag = 0x54474D5431393901ULL;  // "TGMT199" + format version 1
+
+ private:
+  double uniform_double();  // float64 uniform in [0, 1)
+  float uniform_float();    // float32 uniform in [0, 1)
+  double scalar_normal();   // one standard normal from the scalar path (uses and fills the cache)
+  void twist();
+
+  uint64_t seed_ = kDefaultSeed;
+  int32_t left_ = 1;
+  uint32_t next_ = 0;
+  std::array<uint32_t, kStateWords> words_{};
+  std::optional<double> next_normal_;  // torch's next_double_normal_sample_
+};
+
+// The process's default generator, what torch.manual_seed seeds. It is thread_local: each thread
+// has its own, starting at Generator::kDefaultSeed (torch's default generator is process-wide and
+// starts from a nondeterministic seed), and manual_seed() below seeds only the calling thread's.
+Generator& default_generator();
+void manual_seed(uint64_t seed);  // default_generator().manual_seed(seed)
+
+// Dropout's factor for kept values, as torch computes it on CPU: noise = mask.div_(1 - p) in the
+// tensor's dtype, i.e. T(1) / T(1 - p) with 1 - p rounded in double first, then cast to T.
+// The output is then x * noise elementwise, where noise is this scale for kept elements and 0 for
+// dropped ones (so a dropped negative x gives -0, a dropped inf or NaN gives NaN). For float32
+// this differs from float(1 / (1 - p)) for some p. p == 1 is special: torch returns x * 0.
+template <class T>
+inline T dropout_scale(double p) {
+  return T(1) / static_cast<T>(1.0 - p);
+}
+
+// nn.Linear's default initialisation (reset_parameters), draws in torch's order: the weight
+// [out_features, in_features] row-major with kaiming_uniform_(a = sqrt(5)), then the bias.
+// Weight bound: sqrt(3) * sqrt(2 / (1 + a^2)) / sqrt(fan_in), in torch's Python double arithmetic;
+// it differs from 1 / sqrt(fan_in) in the last bit for many fan_in. Throws Error for fan_in < 1.
+double kaiming_uniform_bound(int64_t fan_in, double a);
+double linear_init_weight_bound(int64_t fan_in);  // kaiming_uniform_bound(fan_in, sqrt(5))
+// The bias bound 1 / sqrt(fan_in) (0 when fan_in == 0, as in torch). Throws Error for fan_in < 0.
+double linear_init_bound(int64_t fan_in);
+// A weight with no elements draws nothing (torch's kaiming_uniform_ returns early).
+void linear_init_weight(float* w, int64_t out_features, int64_t in_features, Generator& g);
+void linear_init_weight(double* w, int64_t out_features, int64_t in_features, Generator& g);
+// uniform(-bound, bound) over out_features elements; fan_in is the weight's in_features. With
+// fan_in == 0 torch still draws out_features values, all 0.
+void linear_init_bias(float* b, int64_t out_features, int64_t fan_in, Generator& g);
+void linear_init_bias(double* b, int64_t out_features, int64_t fan_in, Generator& g);
+
+}  // namespace tapegrad

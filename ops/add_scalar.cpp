@@ -1,0 +1,33 @@
+// add_scalar: x plus a constant (also x - c, as x + (-c), which is the same in IEEE arithmetic).
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+void add_scalar_backward(Tape& tape, const Node& node) {
+  // Y = X + c  =>  dX += dY
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& x = tape.input(node, 0);
+    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+      ArrayMap<T>(d, x.shape.numel()) += grad_array_of<T>(node);
+    }
+  });
+}
+
+const OpDef kAddScalar{"add_scalar", add_scalar_backward};
+
+}  // namespace
+
+Tensor add_scalar(const Tensor& x, double c) {
+  Tensor y = x.tape().record(kAddScalar, x.shape(), x.dtype(), {x});
+  y.tape().node(y.id()).attr[0] = c;
+  dispatch(y.dtype(), [&]<class T>() {
+    // The constant is rounded to the tensor's dtype first, as torch does with a Python number.
+    array_of<T>(y.node()) = array_of<T>(x.node()) + static_cast<T>(c);
+  });
+  return y;
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,57 @@
+// causal_mask: the book's masked_fill(triu(ones(T, T), diagonal=1).bool(), -inf), with no mask.
+//
+// Over the last two dims [.., Tq, Tk] (square in the book; any Tq, Tk allowed, as torch's triu of
+// a non-square ones matrix): element (i, j) is filled when j > i and kept otherwise. The fill
+// value is -inf unless given (a finite one lets finite differences check the backward).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ops/op_util.h"
+#include "ops/ops.h"
+#include "ops/triangle.h"
+
+namespace tapegrad {
+
+namespace {
+
+void causal_mask_backward(Tape& tape, const Node& node) {
+  // Y = where(j > i, value, X)  =>  dX += dY ⊙ [j ≤ i]
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& x = tape.input(node, 0);
+    T* dx = tape.grad_for<T>(node, 0, x.shape);
+    if (dx == nullptr) return;
+    const T* dy = node.grad_as<const T>();
+    for_each_triangle_row(node.shape, 1, [&](int64_t row, int64_t split, int64_t) {
+      ArrayMap<T>(dx + row, split) += ConstArrayMap<T>(dy + row, split);
+    });
+  });
+}
+
+const OpDef kCausalMask{"causal_mask", causal_mask_backward};
+
+}  // namespace
+
+Tensor causal_mask(const Tensor& x, double value) {
+  if (x.rank() < 2) {
+    throw_unary_error("causal_mask", x, "expected at least 2 dims [.., Tq, Tk]");
+  }
+  if (x.dtype() == DType::Float32 && std::isfinite(value) &&
+      std::abs(value) > static_cast<double>(std::numeric_limits<float>::max())) {
+    throw_unary_error("causal_mask", x, "value " + std::to_string(value) + " overflows float32");
+  }
+  Tensor y = x.tape().record(kCausalMask, x.shape(), x.dtype(), {x});
+  y.tape().node(y.id()).attr[0] = value;
+  dispatch(y.dtype(), [&]<class T>() {
+    const T* xv = value_of<T>(x);
+    T* yv = value_of<T>(y);
+    const T fill = static_cast<T>(value);
+    for_each_triangle_row(x.shape(), 1, [&](int64_t row, int64_t split, int64_t cols) {
+      std::copy(xv + row, xv + row + split, yv + row);
+      std::fill(yv + row + split, yv + row + cols, fill);
+    });
+  });
+  return y;
+}
+
+}  // namespace tapegrad

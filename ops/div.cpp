@@ -1,0 +1,55 @@
+// div: elementwise a / b with broadcasting; IEEE division, so b = 0 gives ±inf or nan as in torch.
+#include "ops/broadcast.h"
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+void div_backward(Tape& tape, const Node& node) {
+  // Y = A / B  =>  dA += reduce(dY / B), dB += reduce(-dY ⊙ (Y / B))   (Y / B = A/B², as torch)
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& a = tape.input(node, 0);
+    const Node& b = tape.input(node, 1);
+    const Shape& out = node.shape;
+    const int64_t n = out.numel();
+    const T* dy = node.grad_as<const T>();
+    const T* bv = b.value_as<const T>();
+    if (T* d = tape.grad_for<T>(node, 0, a.shape)) {
+      accumulate_reduced(tape.arena(), d, a.shape, out, dy, bv, b.shape,
+                         [](const auto& g, const auto& z) { return g / z; });
+    }
+    if (T* d = tape.grad_for<T>(node, 1, b.shape)) {
+      // Y (the output, = A/B elementwise) covers out, so the term needs B alone broadcast.
+      const T* y = node.value_as<const T>();
+      if (b.shape.numel() == n) {
+        ArrayMap<T>(d, n) -=
+            ConstArrayMap<T>(dy, n) * (ConstArrayMap<T>(y, n) / ConstArrayMap<T>(bv, n));
+      } else {
+        T* term = tape.arena().allocate_array<T>(n);
+        broadcast_apply<false>(term, out, y, out, bv, b.shape,
+                               [](const auto& x, const auto& z) { return x / z; });
+        ArrayMap<T>(term, n) *= ConstArrayMap<T>(dy, n);
+        reduce_broadcast(static_cast<const T*>(term), out, d, b.shape, /*subtract=*/true);
+      }
+    }
+  });
+}
+
+const OpDef kDiv{"div", div_backward};
+
+}  // namespace
+
+Tensor div(const Tensor& a, const Tensor& b) {
+  check_same_dtype("div", a, b);
+  const Shape out = broadcast_shape("div", a, "/", b);
+  Tensor y = a.tape().record(kDiv, out, a.dtype(), {a, b});
+  dispatch(y.dtype(), [&]<class T>() {
+    broadcast_apply<false>(value_of<T>(y), out, value_of<T>(a), a.shape(), value_of<T>(b),
+                           b.shape(), [](const auto& x, const auto& z) { return x / z; });
+  });
+  return y;
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,59 @@
+// dropout: torch's CPU dropout, bit for bit: the same keep mask and the same float arithmetic.
+//
+// torch (aten/src/ATen/native/Dropout.cpp, CPU path) computes
+//   noise = empty_like(x).bernoulli_(1 - p); noise.div_(1 - p); return x * noise;
+// so a kept element is x * (T(1) / T(1 - p)) in x's dtype (dropout_scale<T>, graph/random.h)
+// and a dropped one is x * 0 (-0 for negative x, NaN for inf/NaN x). The keep mask (one byte
+// per element, from the tape's arena) stays on the node; backward multiplies dY by the same
+// noise, so it draws nothing. In eval mode, and for p == 0, x itself is returned (no node, no
+// draw), like torch returning its input.
+#include <cmath>
+
+#include "graph/random.h"
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+void dropout_backward(Tape& tape, const Node& node) {
+  // Y = X ⊙ keep / (1 − p)  =>  dX += dY ⊙ keep / (1 − p)   (the forward's saved keep mask)
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& x = tape.input(node, 0);
+    T* dx = tape.grad_for<T>(node, 0, x.shape);
+    if (dx == nullptr) return;
+    const T* dy = node.grad_as<const T>();
+    const auto* keep = static_cast<const uint8_t*>(node.saved);
+    const T scale = dropout_scale<T>(node.attr[0]);
+    const int64_t n = node.shape.numel();
+    for (int64_t i = 0; i < n; ++i) dx[i] += dy[i] * (keep[i] != 0 ? scale : T(0));
+  });
+}
+
+const OpDef kDropout{"dropout", dropout_backward};
+
+}  // namespace
+
+Tensor dropout(const Tensor& x, double p, bool training, Generator& generator) {
+  if (!(p >= 0.0 && p < 1.0)) {
+    throw_unary_error("dropout", x, "p must be in [0, 1), got " + std::to_string(p));
+  }
+  if (!training || p == 0.0) return x;
+  const int64_t n = x.numel();
+  Tensor y = x.tape().record(kDropout, x.shape(), x.dtype(), {x});
+  Node& node = y.tape().node(y.id());
+  node.attr[0] = p;
+  auto* keep = y.tape().arena().allocate_array<uint8_t>(n);
+  node.saved = keep;
+  generator.dropout_keep_mask(keep, n, p);
+  dispatch(y.dtype(), [&]<class T>() {
+    const T* xv = value_of<T>(x);
+    T* yv = value_of<T>(y);
+    const T scale = dropout_scale<T>(p);
+    for (int64_t i = 0; i < n; ++i) yv[i] = xv[i] * (keep[i] != 0 ? scale : T(0));
+  });
+  return y;
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,29 @@
+// exp: elementwise eˣ.
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+void exp_backward(Tape& tape, const Node& node) {
+  // Y = eˣ  =>  dX += dY ⊙ Y   (reads the output, nothing saved)
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& x = tape.input(node, 0);
+    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+      ArrayMap<T>(d, x.shape.numel()) += grad_array_of<T>(node) * array_of<T>(node);
+    }
+  });
+}
+
+const OpDef kExp{"exp", exp_backward};
+
+}  // namespace
+
+Tensor exp(const Tensor& x) {
+  Tensor y = x.tape().record(kExp, x.shape(), x.dtype(), {x});
+  dispatch(y.dtype(), [&]<class T>() { array_of<T>(y.node()) = array_of<T>(x.node()).exp(); });
+  return y;
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,108 @@
+// The copy loops the layout ops share: a dim swap of a contiguous tensor, and block copies.
+// Each copies (forward) or adds (backward, Accumulate = true) and allocates nothing.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "ops/op_util.h"
+
+namespace tapegrad::layout {
+
+// dst = src (or dst += src) for n contiguous elements.
+template <bool Accumulate, class T>
+inline void copy_run(const T* src, T* dst, int64_t n) {
+  if constexpr (Accumulate) {
+    for (int64_t i = 0; i < n; ++i) dst[i] += src[i];  // vectorised by the compiler
+  } else {
+    if (n > 0) std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
+  }
+}
+
+// Writes the contiguous tensor of shape `dims` (row-major, rank `rank` <= 4) with dims p and q
+// swapped, reading the contiguous `src` of shape `dims`. Runs along the last output dim are
+// contiguous in src unless the last dim is one of the swapped ones; those are copied whole.
+template <bool Accumulate, class T>
+void swap_dims(const T* src, std::span<const int64_t> dims, int p, int q, T* dst) {
+  const int rank = static_cast<int>(dims.size());
+  if (p == q) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    copy_run<Accumulate>(src, dst, n);
+    return;
+  }
+  const int pad = kMaxRank - rank;
+  std::array<int64_t, kMaxRank> in{1, 1, 1, 1};
+  for (int d = 0; d < rank; ++d) in[static_cast<size_t>(pad + d)] = dims[static_cast<size_t>(d)];
+  std::array<int64_t, kMaxRank> in_stride{};
+  int64_t s = 1;
+  for (int d = kMaxRank - 1; d >= 0; --d) {
+    in_stride[static_cast<size_t>(d)] = s;
+    s *= in[static_cast<size_t>(d)];
+  }
+  // Output dim d reads input dim perm[d].
+  std::array<size_t, kMaxRank> perm{0, 1, 2, 3};
+  std::swap(perm[static_cast<size_t>(pad + p)], perm[static_cast<size_t>(pad + q)]);
+  std::array<int64_t, kMaxRank> out{}, rs{};
+  for (size_t d = 0; d < kMaxRank; ++d) {
+    out[d] = in[perm[d]];
+    rs[d] = in_stride[perm[d]];
+  }
+  int64_t o = 0;
+  for (int64_t i0 = 0; i0 < out[0]; ++i0) {
+    for (int64_t i1 = 0; i1 < out[1]; ++i1) {
+      for (int64_t i2 = 0; i2 < out[2]; ++i2) {
+        const T* base = src + i0 * rs[0] + i1 * rs[1] + i2 * rs[2];
+        if (rs[3] == 1) {
+          copy_run<Accumulate>(base, dst + o, out[3]);
+          o += out[3];
+        } else if constexpr (Accumulate) {
+          for (int64_t i3 = 0; i3 < out[3]; ++i3) dst[o++] += base[i3 * rs[3]];
+        } else {
+          for (int64_t i3 = 0; i3 < out[3]; ++i3) dst[o++] = base[i3 * rs[3]];
+        }
+      }
+    }
+  }
+}
+
+// For `outer` blocks: copies a run of `n` elements from src (blocks `src_step` apart) to dst
+// (blocks `dst_step` apart). Select, narrow and cat are all this, with different steps.
+template <bool Accumulate, class T>
+void copy_blocks(const T* src, int64_t src_step, T* dst, int64_t dst_step, int64_t outer,
+                 int64_t n) {
+  for (int64_t i = 0; i < outer; ++i)
+    copy_run<Accumulate>(src + i * src_step, dst + i * dst_step, n);
+}
+
+// The number of elements before dim `dim` (outer) and after it (inner) in `shape`.
+inline int64_t outer_size(const Shape& shape, int dim) {
+  int64_t n = 1;
+  for (int d = 0; d < dim; ++d) n *= shape[d];
+  return n;
+}
+inline int64_t inner_size(const Shape& shape, int dim) {
+  int64_t n = 1;
+  for (int d = dim + 1; d < shape.rank(); ++d) n *= shape[d];
+  return n;
+}
+
+// `dim` of x (negative counts from the end; a rank-0 x takes -1 and 0, like PyTorch) as
+// 0..rank-1, or an Error naming the op, the tensor and its shape.
+inline int checked_dim(const char* op, const char* role, const Tensor& x, int dim) {
+  const int rank = x.rank();
+  const int lo = rank == 0 ? -1 : -rank;
+  const int hi = rank == 0 ? 0 : rank - 1;
+  if (dim < lo || dim > hi) {
+    throw Error(std::string(op) + ": " + describe(role, x) + ": dim " + std::to_string(dim) +
+                " is out of range (expected " + std::to_string(lo) + ".." + std::to_string(hi) +
+                ")");
+  }
+  return dim < 0 ? dim + (rank == 0 ? 1 : rank) : dim;
+}
+
+}  // namespace tapegrad::layout

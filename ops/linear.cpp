@@ -1,0 +1,93 @@
+// linear: nn.Linear's y = x·Wᵀ + b, one GEMM over all of x's leading dims.
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+// The number of rows x reads as: the product of all dims but the last.
+int64_t leading_rows(const Shape& x) {
+  int64_t rows = 1;
+  for (int d = 0; d + 1 < x.rank(); ++d) rows *= x[d];
+  return rows;
+}
+
+void linear_backward(Tape& tape, const Node& node) {
+  // Y = X·Wᵀ + b  =>  dX += dY·W, dW += dYᵀ·X, db += Σ_rows dY
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& x = tape.input(node, 0);
+    const Node& w = tape.input(node, 1);
+    const int64_t out = w.shape[0], in = w.shape[1];
+    const int64_t rows = leading_rows(x.shape);
+    ConstMatrixMap<T> dY(node.grad_as<T>(), rows, out);
+    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+      MatrixMap<T>(d, rows, in).noalias() += dY * ConstMatrixMap<T>(w.value_as<T>(), out, in);
+    }
+    if (T* d = tape.grad_for<T>(node, 1, w.shape)) {
+      MatrixMap<T>(d, out, in).noalias() +=
+          dY.transpose() * ConstMatrixMap<T>(x.value_as<T>(), rows, in);
+    }
+    if (node.num_inputs == 3) {
+      if (T* d = tape.grad_for<T>(node, 2, tape.input(node, 2).shape)) {
+        ArrayMap<T> db(d, out);
+        for (int64_t r = 0; r < rows; ++r) db += ConstArrayMap<T>(node.grad_as<T>() + r * out, out);
+      }
+    }
+  });
+}
+
+const OpDef kLinear{"linear", linear_backward};
+
+[[noreturn]] void throw_linear_error(const Tensor& x, const Tensor& weight,
+                                     const std::string& what) {
+  throw Error("linear: " + describe("x", x) + " x " + describe("weight", weight) + ": " + what);
+}
+
+}  // namespace
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (x.dtype() != weight.dtype()) {
+    throw_linear_error(x, weight,
+                       std::string("dtypes differ (") + dtype_name(x.dtype()) + " vs " +
+                           dtype_name(weight.dtype()) + ")");
+  }
+  if (weight.rank() != 2) throw_linear_error(x, weight, "weight must be 2-D [out, in]");
+  if (x.rank() == 0) throw_linear_error(x, weight, "x must have at least 1 dim");
+  const int64_t out = weight.shape()[0], in = weight.shape()[1];
+  if (x.shape()[x.rank() - 1] != in) {
+    throw_linear_error(
+        x, weight,
+        "in features " + std::to_string(x.shape()[x.rank() - 1]) + " != " + std::to_string(in));
+  }
+  if (bias.defined()) {
+    if (bias.dtype() != x.dtype()) {
+      throw_linear_error(x, weight,
+                         describe("bias", bias) + " is " + dtype_name(bias.dtype()) + ", not " +
+                             dtype_name(x.dtype()));
+    }
+    if (bias.shape() != Shape{out}) {
+      throw_linear_error(
+          x, weight, describe("bias", bias) + " should have shape [" + std::to_string(out) + "]");
+    }
+  }
+  Shape shape = x.shape();
+  shape[shape.rank() - 1] = out;
+  const int64_t rows = leading_rows(x.shape());
+  Tensor y = bias.defined() ? x.tape().record(kLinear, shape, x.dtype(), {x, weight, bias})
+                            : x.tape().record(kLinear, shape, x.dtype(), {x, weight});
+  dispatch(y.dtype(), [&]<class T>() {
+    MatrixMap<T> Y(value_of<T>(y), rows, out);
+    ConstMatrixMap<T> X(value_of<T>(x), rows, in);
+    ConstMatrixMap<T> W(value_of<T>(weight), out, in);
+    if (bias.defined()) {
+      Y.rowwise() = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(value_of<T>(bias), out);
+      Y.noalias() += X * W.transpose();
+    } else {
+      Y.noalias() = X * W.transpose();
+    }
+  });
+  return y;
+}
+
+}  // namespace tapegrad

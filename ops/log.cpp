@@ -1,0 +1,29 @@
+// log: elementwise natural logarithm; log(0) = -inf and log(x < 0) = nan, as in torch.
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+void log_backward(Tape& tape, const Node& node) {
+  // Y = ln X  =>  dX += dY / X
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& x = tape.input(node, 0);
+    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+      ArrayMap<T>(d, x.shape.numel()) += grad_array_of<T>(node) / array_of<T>(x);
+    }
+  });
+}
+
+const OpDef kLog{"log", log_backward};
+
+}  // namespace
+
+Tensor log(const Tensor& x) {
+  Tensor y = x.tape().record(kLog, x.shape(), x.dtype(), {x});
+  dispatch(y.dtype(), [&]<class T>() { array_of<T>(y.node()) = array_of<T>(x.node()).log(); });
+  return y;
+}
+
+}  // namespace tapegrad

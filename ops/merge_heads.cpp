@@ -1,0 +1,34 @@
+// merge_heads: [B, H, T, D] -> [B, T, H·D], the book's transpose(1, 2).contiguous().view(b, T, C).
+#include "ops/layout_copy.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+void merge_heads_backward(Tape& tape, const Node& node) {
+  // Y[b, t, h·D + d] = X[b, h, t, d]  =>  dX[b, h, t, d] += dY[b, t, h·D + d]
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& x = tape.input(node, 0);
+    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+      const std::array<int64_t, 4> dy_4d{x.shape[0], x.shape[2], x.shape[1], x.shape[3]};
+      layout::swap_dims<true>(node.grad_as<const T>(), dy_4d, 1, 2, d);
+    }
+  });
+}
+
+const OpDef kMergeHeads{"merge_heads", merge_heads_backward};
+
+}  // namespace
+
+Tensor merge_heads(const Tensor& x) {
+  if (x.rank() != 4) throw_unary_error("merge_heads", x, "expected a 4-D [B, H, T, D] tensor");
+  const int64_t b = x.shape()[0], h = x.shape()[1], t = x.shape()[2], dh = x.shape()[3];
+  Tensor y = x.tape().record(kMergeHeads, Shape{b, t, h * dh}, x.dtype(), {x});
+  dispatch(y.dtype(), [&]<class T>() {
+    layout::swap_dims<false>(value_of<T>(x), x.shape().dims(), 1, 2, value_of<T>(y));
+  });
+  return y;
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,41 @@
+// mul: elementwise a * b with broadcasting.
+#include "ops/broadcast.h"
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+void mul_backward(Tape& tape, const Node& node) {
+  // Y = A ⊙ B  =>  dA += reduce(dY ⊙ B), dB += reduce(dY ⊙ A)
+  dispatch(node.dtype, [&]<class T>() {
+    const auto times = [](const auto& x, const auto& z) { return x * z; };
+    const T* dy = node.grad_as<const T>();
+    for (int k = 0; k < 2; ++k) {
+      const Node& self = tape.input(node, k);
+      const Node& other = tape.input(node, 1 - k);
+      if (T* d = tape.grad_for<T>(node, k, self.shape)) {
+        accumulate_reduced(tape.arena(), d, self.shape, node.shape, dy, other.value_as<const T>(),
+                           other.shape, times);
+      }
+    }
+  });
+}
+
+const OpDef kMul{"mul", mul_backward};
+
+}  // namespace
+
+Tensor mul(const Tensor& a, const Tensor& b) {
+  check_same_dtype("mul", a, b);
+  const Shape out = broadcast_shape("mul", a, "*", b);
+  Tensor y = a.tape().record(kMul, out, a.dtype(), {a, b});
+  dispatch(y.dtype(), [&]<class T>() {
+    broadcast_apply<false>(value_of<T>(y), out, value_of<T>(a), a.shape(), value_of<T>(b),
+                           b.shape(), [](const auto& x, const auto& z) { return x * z; });
+  });
+  return y;
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,60 @@
+// narrow: the slice start..start+length of one dim (x.narrow in torch), copied.
+#include "ops/layout_copy.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+void narrow_backward(Tape& tape, const Node& node) {
+  // Y = X[.., s:s+l, ..] (along dim)  =>  dX[.., s:s+l, ..] += dY, zero elsewhere
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& x = tape.input(node, 0);
+    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+      const int dim = static_cast<int>(node.iattr[0]);
+      const int64_t start = node.iattr[1];
+      const int64_t inner = layout::inner_size(x.shape, dim);
+      const int64_t run = node.shape[dim] * inner;
+      layout::copy_blocks<true>(node.grad_as<const T>(), run, d + start * inner,
+                                x.shape[dim] * inner, layout::outer_size(x.shape, dim), run);
+    }
+  });
+}
+
+const OpDef kNarrow{"narrow", narrow_backward};
+
+}  // namespace
+
+Tensor narrow(const Tensor& x, int dim, int64_t start, int64_t length) {
+  if (x.rank() == 0) throw_unary_error("narrow", x, "cannot narrow a 0-dim tensor");
+  const int d = layout::checked_dim("narrow", "x", x, dim);
+  const int64_t size = x.shape()[d];
+  if (start < -size || start > size) {
+    throw_unary_error("narrow", x,
+                      "start " + std::to_string(start) + " is out of range for dim " +
+                          std::to_string(dim) + " of size " + std::to_string(size));
+  }
+  if (start < 0) start += size;
+  if (length < 0)
+    throw_unary_error("narrow", x, "length " + std::to_string(length) + " is negative");
+  if (start + length > size) {
+    throw_unary_error("narrow", x,
+                      "start " + std::to_string(start) + " + length " + std::to_string(length) +
+                          " exceeds size " + std::to_string(size) + " of dim " +
+                          std::to_string(dim));
+  }
+  Shape shape = x.shape();
+  shape[d] = length;
+  Tensor y = x.tape().record(kNarrow, shape, x.dtype(), {x});
+  Node& n = y.tape().node(y.id());
+  n.iattr[0] = d;
+  n.iattr[1] = start;
+  dispatch(y.dtype(), [&]<class T>() {
+    const int64_t inner = layout::inner_size(x.shape(), d);
+    layout::copy_blocks<false>(value_of<T>(x) + start * inner, size * inner, value_of<T>(y),
+                               length * inner, layout::outer_size(x.shape(), d), length * inner);
+  });
+  return y;
+}
+
+}  // namespace tapegrad

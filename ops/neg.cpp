@@ -1,0 +1,29 @@
+// neg: elementwise -x.
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+void neg_backward(Tape& tape, const Node& node) {
+  // Y = -X  =>  dX += -dY
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& x = tape.input(node, 0);
+    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+      ArrayMap<T>(d, x.shape.numel()) -= grad_array_of<T>(node);
+    }
+  });
+}
+
+const OpDef kNeg{"neg", neg_backward};
+
+}  // namespace
+
+Tensor neg(const Tensor& x) {
+  Tensor y = x.tape().record(kNeg, x.shape(), x.dtype(), {x});
+  dispatch(y.dtype(), [&]<class T>() { array_of<T>(y.node()) = -array_of<T>(x.node()); });
+  return y;
+}
+
+}  // namespace tapegrad

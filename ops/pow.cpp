@@ -1,0 +1,61 @@
+// pow: elementwise xᵖ for a constant p, with torch's special cases for the common exponents.
+#include <cmath>
+
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+// out = xᵖ as torch's CPU kernel computes it: exact products and roots for p in {2, 3, -2, ½,
+// -½, -1}, else pow in double (a negative x with a non-integer p gives nan).
+template <class T>
+void power(ArrayMap<T> out, const ArrayMap<T>& x, double p) {
+  if (p == 2.0) {
+    out = x * x;
+  } else if (p == 3.0) {
+    out = x * x * x;
+  } else if (p == -2.0) {
+    out = T(1) / (x * x);
+  } else if (p == 0.5 || p == -0.5) {
+    // std::sqrt: Eigen's float32 packet sqrt is inexact under EIGEN_FAST_MATH (see sqrt.cpp).
+    for (int64_t i = 0; i < x.size(); ++i) {
+      out[i] = p > 0 ? std::sqrt(x[i]) : T(1) / std::sqrt(x[i]);
+    }
+  } else if (p == -1.0) {
+    out = T(1) / x;
+  } else {
+    for (int64_t i = 0; i < x.size(); ++i) {
+      out[i] = static_cast<T>(std::pow(static_cast<double>(x[i]), p));
+    }
+  }
+}
+
+void pow_backward(Tape& tape, const Node& node) {
+  // Y = Xᵖ  =>  dX += dY ⊙ (p·Xᵖ⁻¹)   (p = 0: dX += 0)
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& x = tape.input(node, 0);
+    const double p = node.attr[0];
+    T* d = tape.grad_for<T>(node, 0, x.shape);
+    if (d == nullptr || p == 0.0) return;
+    const int64_t n = x.shape.numel();
+    ArrayMap<T> term(tape.arena().allocate_array<T>(n), n);
+    power<T>(term, array_of<T>(x), p - 1.0);
+    ArrayMap<T>(d, n) += grad_array_of<T>(node) * (static_cast<T>(p) * term);
+  });
+}
+
+const OpDef kPow{"pow", pow_backward};
+
+}  // namespace
+
+Tensor pow(const Tensor& x, double exponent) {
+  Tensor y = x.tape().record(kPow, x.shape(), x.dtype(), {x});
+  y.tape().node(y.id()).attr[0] = exponent;
+  dispatch(y.dtype(),
+           [&]<class T>() { power<T>(array_of<T>(y.node()), array_of<T>(x.node()), exponent); });
+  return y;
+}
+
+}  // namespace tapegrad

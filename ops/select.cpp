@@ -1,0 +1,55 @@
+// select: x[index] along one dim, that dim removed (the book's inputs[1], attn_weights_2[i]).
+#include "ops/layout_copy.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+void select_backward(Tape& tape, const Node& node) {
+  // Y = X[.., i, ..] (along dim)  =>  dX[.., i, ..] += dY, zero elsewhere
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& x = tape.input(node, 0);
+    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+      const int dim = static_cast<int>(node.iattr[0]);
+      const int64_t index = node.iattr[1];
+      const int64_t inner = layout::inner_size(x.shape, dim);
+      layout::copy_blocks<true>(node.grad_as<const T>(), inner, d + index * inner,
+                                x.shape[dim] * inner, layout::outer_size(x.shape, dim), inner);
+    }
+  });
+}
+
+const OpDef kSelect{"select", select_backward};
+
+}  // namespace
+
+Tensor select(const Tensor& x, int dim, int64_t index) {
+  if (x.rank() == 0) throw_unary_error("select", x, "cannot select from a 0-dim tensor");
+  const int d = layout::checked_dim("select", "x", x, dim);
+  const int64_t size = x.shape()[d];
+  if (index < -size || index >= size) {
+    throw_unary_error("select", x,
+                      "index " + std::to_string(index) + " is out of range for dim " +
+                          std::to_string(dim) + " of size " + std::to_string(size));
+  }
+  if (index < 0) index += size;
+  std::array<int64_t, kMaxRank> dims{};
+  size_t r = 0;
+  for (int i = 0; i < x.rank(); ++i) {
+    if (i != d) dims[r++] = x.shape()[i];
+  }
+  Tensor y =
+      x.tape().record(kSelect, Shape(std::span<const int64_t>(dims.data(), r)), x.dtype(), {x});
+  Node& n = y.tape().node(y.id());
+  n.iattr[0] = d;
+  n.iattr[1] = index;
+  dispatch(y.dtype(), [&]<class T>() {
+    const int64_t inner = layout::inner_size(x.shape(), d);
+    layout::copy_blocks<false>(value_of<T>(x) + index * inner, size * inner, value_of<T>(y), inner,
+                               layout::outer_size(x.shape(), d), inner);
+  });
+  return y;
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,44 @@
+// split_heads: [B, T, C] -> [B, H, T, C/H], the book's view(b, T, H, D).transpose(1, 2), copied.
+#include "ops/layout_copy.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+void split_heads_backward(Tape& tape, const Node& node) {
+  // Y[b, h, t, d] = X[b, t, h·D + d]  =>  dX[b, t, h·D + d] += dY[b, h, t, d]
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& x = tape.input(node, 0);
+    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+      layout::swap_dims<true>(node.grad_as<const T>(), node.shape.dims(), 1, 2, d);
+    }
+  });
+}
+
+const OpDef kSplitHeads{"split_heads", split_heads_backward};
+
+}  // namespace
+
+Tensor split_heads(const Tensor& x, int64_t num_heads) {
+  if (x.rank() != 3) throw_unary_error("split_heads", x, "expected a 3-D [B, T, C] tensor");
+  if (num_heads <= 0) {
+    throw_unary_error("split_heads", x,
+                      "num_heads must be positive (got " + std::to_string(num_heads) + ")");
+  }
+  const int64_t b = x.shape()[0], t = x.shape()[1], c = x.shape()[2];
+  if (c % num_heads != 0) {
+    throw_unary_error(
+        "split_heads", x,
+        "C " + std::to_string(c) + " is not divisible by num_heads " + std::to_string(num_heads));
+  }
+  const int64_t dh = c / num_heads;
+  Tensor y = x.tape().record(kSplitHeads, Shape{b, num_heads, t, dh}, x.dtype(), {x});
+  dispatch(y.dtype(), [&]<class T>() {
+    const std::array<int64_t, 4> as_4d{b, t, num_heads, dh};
+    layout::swap_dims<false>(value_of<T>(x), as_4d, 1, 2, value_of<T>(y));
+  });
+  return y;
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,37 @@
+// sqrt: elementwise square root; sqrt(x < 0) = nan, and the gradient at 0 is inf, as in torch.
+#include <cmath>
+
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+void sqrt_backward(Tape& tape, const Node& node) {
+  // Y = √X  =>  dX += dY / (2·Y)   (reads the output, nothing saved)
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& x = tape.input(node, 0);
+    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+      ArrayMap<T>(d, x.shape.numel()) += grad_array_of<T>(node) / (T(2) * array_of<T>(node));
+    }
+  });
+}
+
+const OpDef kSqrt{"sqrt", sqrt_backward};
+
+}  // namespace
+
+Tensor sqrt(const Tensor& x) {
+  Tensor y = x.tape().record(kSqrt, x.shape(), x.dtype(), {x});
+  dispatch(y.dtype(), [&]<class T>() {
+    // std::sqrt, not Eigen's .sqrt(): with EIGEN_FAST_MATH (Eigen's default) the float32 packet
+    // sqrt is an rsqrt estimate plus a Newton step, off in the last bits; IEEE sqrt is exact.
+    const T* in = value_of<T>(x);
+    T* out = value_of<T>(y);
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = std::sqrt(in[i]);
+  });
+  return y;
+}
+
+}  // namespace tapegrad

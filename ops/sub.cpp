@@ -1,0 +1,37 @@
+// sub: elementwise a - b with broadcasting.
+#include "ops/broadcast.h"
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+void sub_backward(Tape& tape, const Node& node) {
+  // Y = A - B  =>  dA += reduce(dY), dB += reduce(-dY)
+  dispatch(node.dtype, [&]<class T>() {
+    for (int k = 0; k < 2; ++k) {
+      const Shape& shape = tape.input(node, k).shape;
+      if (T* d = tape.grad_for<T>(node, k, shape)) {
+        reduce_broadcast(node.grad_as<const T>(), node.shape, d, shape, /*subtract=*/k == 1);
+      }
+    }
+  });
+}
+
+const OpDef kSub{"sub", sub_backward};
+
+}  // namespace
+
+Tensor sub(const Tensor& a, const Tensor& b) {
+  check_same_dtype("sub", a, b);
+  const Shape out = broadcast_shape("sub", a, "-", b);
+  Tensor y = a.tape().record(kSub, out, a.dtype(), {a, b});
+  dispatch(y.dtype(), [&]<class T>() {
+    broadcast_apply<false>(value_of<T>(y), out, value_of<T>(a), a.shape(), value_of<T>(b),
+                           b.shape(), [](const auto& x, const auto& z) { return x - z; });
+  });
+  return y;
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,49 @@
+// triu: x with the elements below the k-th diagonal of the last two dims zeroed, torch.triu.
+#include <algorithm>
+
+#include "ops/op_util.h"
+#include "ops/ops.h"
+#include "ops/triangle.h"
+
+namespace tapegrad {
+
+namespace {
+
+void triu_backward(Tape& tape, const Node& node) {
+  // Y = X ⊙ [j − i ≥ k]  =>  dX += dY ⊙ [j − i ≥ k]
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& x = tape.input(node, 0);
+    T* dx = tape.grad_for<T>(node, 0, x.shape);
+    if (dx == nullptr) return;
+    const T* dy = node.grad_as<const T>();
+    for_each_triangle_row(node.shape, node.iattr[0], [&](int64_t row, int64_t split, int64_t cols) {
+      ArrayMap<T>(dx + row + split, cols - split) +=
+          ConstArrayMap<T>(dy + row + split, cols - split);
+    });
+  });
+}
+
+const OpDef kTriu{"triu", triu_backward};
+
+}  // namespace
+
+Tensor triu(const Tensor& x, int64_t diagonal) {
+  if (x.rank() < 2) {
+    throw_unary_error("triu", x, "expected at least 2 dims (the last two form the matrices)");
+  }
+  // Past these bounds every element is kept (or dropped); clamping keeps i + k from overflowing.
+  const int64_t k = std::clamp<int64_t>(diagonal, -x.size(-2), x.size(-1));
+  Tensor y = x.tape().record(kTriu, x.shape(), x.dtype(), {x});
+  y.tape().node(y.id()).iattr[0] = k;
+  dispatch(y.dtype(), [&]<class T>() {
+    const T* xv = value_of<T>(x);
+    T* yv = value_of<T>(y);
+    for_each_triangle_row(x.shape(), k, [&](int64_t row, int64_t split, int64_t cols) {
+      std::fill(yv + row, yv + row + split, T(0));
+      std::copy(xv + row + split, xv + row + cols, yv + row + split);
+    });
+  });
+  return y;
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,471 @@
+// Tests for graph/random.cpp: bit-exact agreement with torch's CPU generator (goldens from torch).
+#include "graph/random.h"
+
+#include <bit>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "graph/error.h"
+
+using namespace tapegrad;
+
+namespace {
+
+struct Golden {
+  std::string dtype;
+  std::vector<uint64_t> bits;  // f32/f64 as bit patterns, u64/u8 as values
+};
+
+// random_goldens.txt: `name dtype n v1 ... vn`, written by make_random_goldens.py.
+const std::map<std::string, Golden>& goldens() {
+  static const std::map<std::string, Golden> table = [] {
+    const std::string path = std::string(TAPEGRAD_GOLDEN_DIR) + "/random/random_goldens.txt";
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot open " + path);
+    std::map<std::string, Golden> result;
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream fields(line);
+      std::string name;
+      Golden g;
+      size_t n = 0;
+      fields >> name >> g.dtype >> n;
+      const int base = g.dtype == "u8" ? 10 : 16;
+      for (size_t i = 0; i < n; ++i) {
+        std::string value;
+        fields >> value;
+        g.bits.push_back(std::stoull(value, nullptr, base));
+      }
+      if (!fields || g.bits.size() != n) throw std::runtime_error("bad golden line: " + name);
+      result.emplace(name, std::move(g));
+    }
+    return result;
+  }();
+  return table;
+}
+
+const Golden& golden(const std::string& name) {
+  const auto it = goldens().find(name);
+  if (it == goldens().end()) throw std::runtime_error("no golden named " + name);
+  return it->second;
+}
+
+std::vector<float> golden_f32(const std::string& name) {
+  const Golden& g = golden(name);
+  REQUIRE(g.dtype == "f32");
+  std::vector<float> v;
+  for (uint64_t b : g.bits) v.push_back(std::bit_cast<float>(static_cast<uint32_t>(b)));
+  return v;
+}
+
+std::vector<double> golden_f64(const std::string& name) {
+  const Golden& g = golden(name);
+  REQUIRE(g.dtype == "f64");
+  std::vector<double> v;
+  for (uint64_t b : g.bits) v.push_back(std::bit_cast<double>(b));
+  return v;
+}
+
+std::vector<uint64_t> golden_ints(const std::string& name) {
+  return golden(name).bits;
+}
+
+// Bit patterns, so that -0 vs +0 and NaN payloads count as differences.
+std::vector<uint32_t> bits_of(const std::vector<float>& v) {
+  std::vector<uint32_t> b;
+  for (float x : v) b.push_back(std::bit_cast<uint32_t>(x));
+  return b;
+}
+std::vector<uint64_t> bits_of(const std::vector<double>& v) {
+  std::vector<uint64_t> b;
+  for (double x : v) b.push_back(std::bit_cast<uint64_t>(x));
+  return b;
+}
+
+template <class T>
+std::vector<T> uniform(Generator& g, int64_t n, double from = 0.0, double to = 1.0) {
+  std::vector<T> v(static_cast<size_t>(n));
+  g.uniform(v.data(), n, from, to);
+  return v;
+}
+
+template <class T>
+std::vector<T> normal(Generator& g, int64_t n, double mean = 0.0, double std = 1.0) {
+  std::vector<T> v(static_cast<size_t>(n));
+  g.normal(v.data(), n, mean, std);
+  return v;
+}
+
+const std::vector<uint64_t> kSeeds = {123, 789, 0, (uint64_t{1} << 40) + 7};
+
+}  // namespace
+
+TEST_CASE("random: the engine is std::mt19937 on the seed's low 32 bits", "[random]") {
+  for (uint64_t seed : {uint64_t{5489}, uint64_t{123}, (uint64_t{1} << 40) + 7}) {
+    Generator g(seed);
+    std::mt19937 reference(static_cast<uint32_t>(seed));
+    for (int i = 0; i < 2000; ++i) REQUIRE(g.random() == reference());
+    CHECK(g.initial_seed() == seed);
+  }
+}
+
+TEST_CASE("random: random64 takes the first draw as the high word", "[random]") {
+  Generator a(99);
+  Generator b(99);
+  const uint64_t hi = a.random();
+  const uint64_t lo = a.random();
+  CHECK(b.random64() == ((hi << 32) | lo));
+}
+
+TEST_CASE("random: rand float32 matches torch for several seeds and sizes", "[random]") {
+  for (uint64_t seed : kSeeds) {
+    for (int64_t n : {1, 5, 16, 17, 40, 700}) {
+      const std::string name = "rand.f32.s" + std::to_string(seed) + ".n" + std::to_string(n);
+      INFO(name);
+      Generator g(seed);
+      CHECK(bits_of(uniform<float>(g, n)) == bits_of(golden_f32(name)));
+    }
+  }
+}
+
+TEST_CASE("random: rand float64 matches torch for several seeds and sizes", "[random]") {
+  for (uint64_t seed : kSeeds) {
+    for (int64_t n : {1, 5, 16, 17, 40, 700}) {
+      const std::string name = "rand.f64.s" + std::to_string(seed) + ".n" + std::to_string(n);
+      INFO(name);
+      Generator g(seed);
+      CHECK(bits_of(uniform<double>(g, n)) == bits_of(golden_f64(name)));
+    }
+  }
+}
+
+TEST_CASE("random: a default Generator is torch.Generator()", "[random]") {
+  Generator g;
+  CHECK(g.initial_seed() == 67280421310721ULL);
+  CHECK(bits_of(uniform<float>(g, 5)) == bits_of(golden_f32("rand.f32.default.n5")));
+}
+
+TEST_CASE("random: consecutive calls continue the stream across dtypes", "[random]") {
+  Generator g(123);
+  CHECK(bits_of(uniform<float>(g, 7)) == bits_of(golden_f32("consec.0.f32")));
+  CHECK(bits_of(uniform<double>(g, 9)) == bits_of(golden_f64("consec.1.f64")));
+  CHECK(bits_of(uniform<float>(g, 20)) == bits_of(golden_f32("consec.2.f32")));
+}
+
+TEST_CASE("random: the book's manual_seed(123) then rand(3, 2) three times", "[random]") {
+  manual_seed(123);
+  for (int k = 0; k < 3; ++k) {
+    INFO(k);
+    CHECK(bits_of(uniform<float>(default_generator(), 6)) ==
+          bits_of(golden_f32("book.rand3x2." + std::to_string(k))));
+  }
+  CHECK(default_generator().initial_seed() == 123);
+}
+
+TEST_CASE("random: uniform_(from, to) matches torch, with its fused multiply-add", "[random]") {
+  for (int k = 0; k < 4; ++k) {
+    const std::string name = "uniform." + std::to_string(k);
+    INFO(name);
+    const std::vector<double> range = golden_f64(name + ".params");
+    Generator g32(123);
+    CHECK(bits_of(uniform<float>(g32, 64, range[0], range[1])) ==
+          bits_of(golden_f32(name + ".f32")));
+    Generator g64(123);
+    CHECK(bits_of(uniform<double>(g64, 64, range[0], range[1])) ==
+          bits_of(golden_f64(name + ".f64")));
+  }
+}
+
+TEST_CASE("random: uniform rejects the ranges torch rejects, without drawing", "[random]") {
+  Generator g(1);
+  const std::vector<uint64_t> before = g.state();
+  float f = 0;
+  double d = 0;
+  CHECK_THROWS_AS(g.uniform(&f, 1, 1.0, 0.0), Error);
+  CHECK_THROWS_AS(g.uniform(&f, 1, -1.0, 1e39), Error);
+  CHECK_THROWS_AS(g.uniform(&f, 1, -3e38, 3e38), Error);
+  CHECK_THROWS_AS(g.uniform(&d, 1, std::nan(""), 1.0), Error);
+  CHECK_THROWS_AS(g.uniform(&d, 1, 0.0, INFINITY), Error);
+  CHECK_THROWS_AS(g.uniform(&d, -1), Error);
+  CHECK(g.state() == before);
+}
+
+TEST_CASE("random: the nn.Linear weight and bias bounds match torch's python", "[random]") {
+  const std::vector<uint64_t> fans = golden_ints("bound.fan_in");
+  const std::vector<double> weight = golden_f64("bound.weight");
+  const std::vector<double> bias = golden_f64("bound.bias");
+  std::vector<double> got_weight, got_bias;
+  for (uint64_t fan : fans) {
+    got_weight.push_back(linear_init_weight_bound(static_cast<int64_t>(fan)));
+    got_bias.push_back(linear_init_bound(static_cast<int64_t>(fan)));
+  }
+  CHECK(bits_of(got_weight) == bits_of(weight));
+  CHECK(bits_of(got_bias) == bits_of(bias));
+  CHECK(linear_init_bound(0) == 0.0);
+  CHECK_THROWS_AS(linear_init_bound(-1), Error);
+  CHECK_THROWS_AS(kaiming_uniform_bound(0, 1.0), Error);
+}
+
+TEST_CASE("random: nn.Linear's default init matches torch, draws included", "[random]") {
+  struct Config {
+    int64_t in, out;
+    bool bias;
+  };
+  for (uint64_t seed : {789, 123}) {
+    for (Config c :
+         {Config{3, 2, false}, Config{3, 2, true}, Config{6, 4, true}, Config{64, 10, true}}) {
+      const std::string base = ".s" + std::to_string(seed) + "." + std::to_string(c.in) + "x" +
+                               std::to_string(c.out) + (c.bias ? "" : ".nobias");
+      INFO(base);
+      {
+        Generator g(seed);
+        std::vector<float> w(static_cast<size_t>(c.in * c.out)), b(static_cast<size_t>(c.out));
+        linear_init_weight(w.data(), c.out, c.in, g);
+        CHECK(bits_of(w) == bits_of(golden_f32("linear.f32" + base + ".weight")));
+        if (c.bias) {
+          linear_init_bias(b.data(), c.out, c.in, g);
+          CHECK(bits_of(b) == bits_of(golden_f32("linear.f32" + base + ".bias")));
+        }
+        CHECK(bits_of(uniform<float>(g, 4)) == bits_of(golden_f32("linear.f32" + base + ".after")));
+      }
+      {
+        Generator g(seed);
+        std::vector<double> w(static_cast<size_t>(c.in * c.out)), b(static_cast<size_t>(c.out));
+        linear_init_weight(w.data(), c.out, c.in, g);
+        CHECK(bits_of(w) == bits_of(golden_f64("linear.f64" + base + ".weight")));
+        if (c.bias) {
+          linear_init_bias(b.data(), c.out, c.in, g);
+          CHECK(bits_of(b) == bits_of(golden_f64("linear.f64" + base + ".bias")));
+        }
+        CHECK(bits_of(uniform<float>(g, 4)) == bits_of(golden_f32("linear.f64" + base + ".after")));
+      }
+    }
+  }
+}
+
+TEST_CASE("random: an empty Linear weight draws nothing, a fan_in 0 bias draws zeros", "[random]") {
+  Generator g(3);
+  Generator reference(3);
+  float w = 1;
+  linear_init_weight(&w, 3, 0, g);
+  CHECK(g.state() == reference.state());
+  std::vector<float> b(3, 1.0f);
+  linear_init_bias(b.data(), 3, 0, g);
+  CHECK(bits_of(b) == std::vector<uint32_t>(3, 0));
+  for (int i = 0; i < 3; ++i) reference.random();
+  CHECK(g.state() == reference.state());
+}
+
+TEST_CASE("random: dropout masks and outputs match torch.nn.Dropout on ones(6, 6)", "[random]") {
+  for (const char* p_text : {"0.5", "0.1", "0.0", "1.0"}) {
+    const double p = std::stod(p_text);
+    for (const char* dtype : {"f32", "f64"}) {
+      const std::string name = std::string("dropout.") + dtype + ".p" + p_text;
+      INFO(name);
+      Generator g(123);
+      std::vector<uint8_t> keep(36);
+      g.dropout_keep_mask(keep.data(), 36, p);
+      std::vector<uint64_t> mask(keep.begin(), keep.end());
+      CHECK(mask == golden_ints(name + ".mask"));
+      // torch: input * (mask / (1 - p)); p == 1 is input * 0.
+      if (std::string(dtype) == "f32") {
+        std::vector<float> out(36);
+        const float scale = p == 1.0 ? 0.0f : dropout_scale<float>(p);
+        for (size_t i = 0; i < 36; ++i) out[i] = 1.0f * (keep[i] != 0 ? scale : 0.0f);
+        CHECK(bits_of(out) == bits_of(golden_f32(name + ".out")));
+      } else {
+        std::vector<double> out(36);
+        const double scale = p == 1.0 ? 0.0 : dropout_scale<double>(p);
+        for (size_t i = 0; i < 36; ++i) out[i] = 1.0 * (keep[i] != 0 ? scale : 0.0);
+        CHECK(bits_of(out) == bits_of(golden_f64(name + ".out")));
+      }
+      CHECK(bits_of(uniform<float>(g, 4)) == bits_of(golden_f32(name + ".after")));
+    }
+  }
+}
+
+TEST_CASE("random: dropout's x * noise reproduces torch, signed zeros included", "[random]") {
+  {
+    const std::vector<float> x = golden_f32("dropout.f32.p0.3.x");
+    Generator g(7);
+    std::vector<uint8_t> keep(x.size());
+    g.dropout_keep_mask(keep.data(), static_cast<int64_t>(x.size()), 0.3);
+    std::vector<float> out(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      out[i] = x[i] * (keep[i] != 0 ? dropout_scale<float>(0.3) : 0.0f);
+    }
+    CHECK(bits_of(out) == bits_of(golden_f32("dropout.f32.p0.3.out")));
+  }
+  {
+    const std::vector<double> x = golden_f64("dropout.f64.p0.3.x");
+    Generator g(7);
+    std::vector<uint8_t> keep(x.size());
+    g.dropout_keep_mask(keep.data(), static_cast<int64_t>(x.size()), 0.3);
+    std::vector<double> out(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      out[i] = x[i] * (keep[i] != 0 ? dropout_scale<double>(0.3) : 0.0);
+    }
+    CHECK(bits_of(out) == bits_of(golden_f64("dropout.f64.p0.3.out")));
+  }
+}
+
+TEST_CASE("random: dropout_scale matches torch's kept values for many p", "[random]") {
+  const std::vector<double> ps = golden_f64("dropout.scale.p");
+  std::vector<float> got32;
+  std::vector<double> got64;
+  for (double p : ps) {
+    got32.push_back(dropout_scale<float>(p));
+    got64.push_back(dropout_scale<double>(p));
+  }
+  CHECK(bits_of(got32) == bits_of(golden_f32("dropout.scale.f32")));
+  CHECK(bits_of(got64) == bits_of(golden_f64("dropout.scale.f64")));
+}
+
+TEST_CASE("random: dropout_keep_mask rejects p outside [0, 1]", "[random]") {
+  Generator g(1);
+  uint8_t keep = 0;
+  CHECK_THROWS_AS(g.dropout_keep_mask(&keep, 1, -0.1), Error);
+  CHECK_THROWS_AS(g.dropout_keep_mask(&keep, 1, 1.5), Error);
+  CHECK_THROWS_AS(g.dropout_keep_mask(&keep, 1, std::nan("")), Error);
+  CHECK(g.state() == Generator(1).state());
+}
+
+TEST_CASE("random: randn matches torch on the scalar and blocked paths", "[random]") {
+  for (uint64_t seed : {123, 789, 0}) {
+    for (int64_t n : {1, 2, 3, 5, 15, 16, 17, 31, 32, 33, 100, 1000}) {
+      const std::string tail = ".s" + std::to_string(seed) + ".n" + std::to_string(n);
+      INFO(tail);
+      Generator g32(seed);
+      CHECK(bits_of(normal<float>(g32, n)) == bits_of(golden_f32("randn.f32" + tail)));
+      Generator g64(seed);
+      CHECK(bits_of(normal<double>(g64, n)) == bits_of(golden_f64("randn.f64" + tail)));
+    }
+  }
+}
+
+TEST_CASE("random: randn's cached second sample survives other calls, as in torch", "[random]") {
+  Generator g(123);
+  CHECK(bits_of(normal<float>(g, 3)) == bits_of(golden_f32("randn.cache.0.f32")));
+  CHECK(bits_of(normal<float>(g, 20)) == bits_of(golden_f32("randn.cache.1.f32")));
+  CHECK(bits_of(normal<double>(g, 1)) == bits_of(golden_f64("randn.cache.2.f64")));
+  CHECK(bits_of(normal<double>(g, 2)) == bits_of(golden_f64("randn.cache.3.f64")));
+}
+
+TEST_CASE("random: normal_(mean, std) matches torch", "[random]") {
+  for (int64_t n : {5, 40}) {
+    INFO(n);
+    const std::string tail = ".m2.5.s0.7.n" + std::to_string(n);
+    Generator g32(321);
+    CHECK(bits_of(normal<float>(g32, n, 2.5, 0.7)) == bits_of(golden_f32("normal.f32" + tail)));
+    Generator g64(321);
+    CHECK(bits_of(normal<double>(g64, n, 2.5, 0.7)) == bits_of(golden_f64("normal.f64" + tail)));
+  }
+  Generator g(1);
+  float f = 0;
+  CHECK_THROWS_AS(g.normal(&f, 1, 0.0, -1.0), Error);
+}
+
+TEST_CASE("random: state() holds torch.get_rng_state()'s fields", "[random]") {
+  auto tail = [](const std::vector<uint64_t>& s) {
+    return std::vector<uint64_t>(s.begin() + 1, s.end());  // drop the tag
+  };
+  Generator g(123);
+  CHECK(g.state()[0] == Generator::kStateTag);
+  CHECK(g.state().size() == Generator::kStateSize);
+  CHECK(tail(g.state()) == golden_ints("state.s123.fresh"));
+  uniform<float>(g, 5);
+  CHECK(tail(g.state()) == golden_ints("state.s123.rand5"));
+  Generator n((uint64_t{1} << 40) + 7);
+  normal<float>(n, 3);
+  CHECK(tail(n.state()) == golden_ints("state.s1099511627783.randn3"));
+}
+
+TEST_CASE("random: set_state(state()) restores the stream exactly", "[random]") {
+  Generator g(123);
+  uniform<float>(g, 5);
+  const std::vector<uint64_t> saved = g.state();
+  const std::vector<float> first = uniform<float>(g, 10);
+  CHECK(bits_of(first) == bits_of(golden_f32("state.s123.rand5.next10")));
+  Generator other(999);
+  other.set_state(saved);
+  CHECK(bits_of(uniform<float>(other, 10)) == bits_of(first));
+  CHECK(other.initial_seed() == 123);
+
+  Generator n((uint64_t{1} << 40) + 7);
+  normal<float>(n, 3);  // leaves a cached sample
+  const std::vector<uint64_t> with_cache = n.state();
+  Generator restored;
+  restored.set_state(with_cache);
+  CHECK(bits_of(normal<double>(restored, 1)) ==
+        bits_of(golden_f64("state.s1099511627783.randn3.next1")));
+  CHECK(bits_of(normal<double>(n, 1)) == bits_of(golden_f64("state.s1099511627783.randn3.next1")));
+
+  // A twist boundary: 624 words consumed, the next draw twists.
+  Generator t(5);
+  for (int i = 0; i < 624; ++i) t.random();
+  Generator u;
+  u.set_state(t.state());
+  for (int i = 0; i < 700; ++i) REQUIRE(u.random() == t.random());
+}
+
+TEST_CASE("random: set_state rejects malformed states and keeps the old one", "[random]") {
+  Generator g(42);
+  const std::vector<uint64_t> good = g.state();
+  auto rejects = [&](std::vector<uint64_t> bad) {
+    CHECK_THROWS_AS(g.set_state(bad), Error);
+    CHECK(g.state() == good);
+  };
+  rejects({});
+  rejects(std::vector<uint64_t>(good.begin(), good.end() - 1));
+  std::vector<uint64_t> bad = good;
+  bad[0] ^= 1;  // tag
+  rejects(bad);
+  bad = good;
+  bad[2] = 0;  // left
+  rejects(bad);
+  bad = good;
+  bad[2] = 625;
+  bad[3] = 0;
+  rejects(bad);
+  bad = good;
+  bad[2] = 300;
+  bad[3] = 300;  // left + next != 625
+  rejects(bad);
+  bad = good;
+  bad[4 + 17] = uint64_t{1} << 32;  // a word above 32 bits
+  rejects(bad);
+  bad = good;
+  bad[4 + 624] = 2;  // cache flag
+  rejects(bad);
+  bad = good;
+  bad[5 + 624] = 7;  // bits without the flag
+  rejects(bad);
+}
+
+TEST_CASE("random: manual_seed restarts the stream and drops the cached normal", "[random]") {
+  Generator g(123);
+  normal<double>(g, 1);  // caches a sample
+  g.manual_seed(123);
+  CHECK(g.state() == Generator(123).state());
+  CHECK(bits_of(normal<double>(g, 1)) == bits_of(golden_f64("randn.f64.s123.n1")));
+}
+
+TEST_CASE("random: default_generator is per thread and seeded by manual_seed", "[random]") {
+  manual_seed(789);
+  CHECK(default_generator().initial_seed() == 789);
+  CHECK(bits_of(uniform<float>(default_generator(), 5)) == bits_of(golden_f32("rand.f32.s789.n5")));
+  uint64_t other_thread_seed = 0;
+  std::thread([&] { other_thread_seed = default_generator().initial_seed(); }).join();
+  CHECK(other_thread_seed == Generator::kDefaultSeed);
+  manual_seed(Generator::kDefaultSeed);
+}
