@@ -40,10 +40,33 @@ double norm_of(const T* g, int64_t n, double norm_type) {
   return norm_type == 1.0 ? acc : std::pow(acc, 1.0 / norm_type);
 }
 
-}  // namespace
+// Calls f(p) for every trainable parameter of a list (skipping undefined ones).
+struct ListParams {
+  const std::vector<Parameter>& params;
+  template <class F>
+  void operator()(F&& f) const {
+    for (const Parameter& p : params) {
+      if (p.defined() && p.requires_grad()) f(p);
+    }
+  }
+};
 
-double clip_grad_norm_(const std::vector<Parameter>& params, double max_norm, double norm_type,
-                       bool error_if_nonfinite) {
+// The same over an optimiser's groups, without gathering them into a vector (no allocation).
+struct OptimizerParams {
+  const Optimizer& optimizer;
+  template <class F>
+  void operator()(F&& f) const {
+    for (size_t g = 0; g < optimizer.num_groups(); ++g) {
+      for (const Parameter& p : optimizer.params(g)) {
+        if (p.requires_grad()) f(p);
+      }
+    }
+  }
+};
+
+template <class ForEach>
+double clip_norm(const ForEach& for_each, double max_norm, double norm_type,
+                 bool error_if_nonfinite) {
   if (!(max_norm >= 0)) {
     throw Error("clip_grad_norm_: max_norm must be >= 0, got " + format_number(max_norm));
   }
@@ -56,8 +79,7 @@ double clip_grad_norm_(const std::vector<Parameter>& params, double max_norm, do
   // dtypes the total is rounded to float32 only when every gradient is float32.
   double acc = 0.0;
   bool all_float32 = true;
-  for (const Parameter& p : params) {
-    if (!p.defined() || !p.requires_grad()) continue;
+  for_each([&](const Parameter& p) {
     all_float32 = all_float32 && p.dtype() == DType::Float32;
     const double part = dispatch_dtype(p.dtype(), [&]<class T>() {
       return static_cast<double>(static_cast<T>(norm_of(p.grad<T>(), p.numel(), norm_type)));
@@ -67,7 +89,7 @@ double clip_grad_norm_(const std::vector<Parameter>& params, double max_norm, do
     } else {
       acc += norm_type == 2.0 ? part * part : std::pow(part, norm_type);
     }
-  }
+  });
   double total = std::isinf(norm_type) ? acc
                  : norm_type == 2.0    ? std::sqrt(acc)
                  : norm_type == 1.0    ? acc
@@ -78,8 +100,7 @@ double clip_grad_norm_(const std::vector<Parameter>& params, double max_norm, do
                 " of the gradients is " + format_number(total) +
                 ", so they cannot be clipped (error_if_nonfinite is set)");
   }
-  for (const Parameter& p : params) {
-    if (!p.defined() || !p.requires_grad()) continue;
+  for_each([&](const Parameter& p) {
     dispatch_dtype(p.dtype(), [&]<class T>() {
       // torch: clamp(max_norm / (total_norm + 1e-6), max=1), where scalar / tensor is
       // tensor.reciprocal() * scalar; in the norm's dtype.
@@ -89,21 +110,16 @@ double clip_grad_norm_(const std::vector<Parameter>& params, double max_norm, do
       T* g = p.grad<T>();
       for (int64_t i = 0; i < p.numel(); ++i) g[i] *= coef;
     });
-  }
+  });
   return total;
 }
 
-double clip_grad_norm_(const Optimizer& optimizer, double max_norm, double norm_type,
-                       bool error_if_nonfinite) {
-  return clip_grad_norm_(optimizer.parameters(), max_norm, norm_type, error_if_nonfinite);
-}
-
-void clip_grad_value_(const std::vector<Parameter>& params, double clip_value) {
+template <class ForEach>
+void clip_value_impl(const ForEach& for_each, double clip_value) {
   if (!(clip_value >= 0)) {
     throw Error("clip_grad_value_: clip_value must be >= 0, got " + format_number(clip_value));
   }
-  for (const Parameter& p : params) {
-    if (!p.defined() || !p.requires_grad()) continue;
+  for_each([&](const Parameter& p) {
     dispatch_dtype(p.dtype(), [&]<class T>() {
       const T hi = static_cast<T>(clip_value);
       T* g = p.grad<T>();
@@ -111,11 +127,27 @@ void clip_grad_value_(const std::vector<Parameter>& params, double clip_value) {
       for (int64_t i = 0; i < p.numel(); ++i)
         g[i] = std::isnan(g[i]) ? g[i] : std::clamp(g[i], -hi, hi);
     });
-  }
+  });
+}
+
+}  // namespace
+
+double clip_grad_norm_(const std::vector<Parameter>& params, double max_norm, double norm_type,
+                       bool error_if_nonfinite) {
+  return clip_norm(ListParams{params}, max_norm, norm_type, error_if_nonfinite);
+}
+
+double clip_grad_norm_(const Optimizer& optimizer, double max_norm, double norm_type,
+                       bool error_if_nonfinite) {
+  return clip_norm(OptimizerParams{optimizer}, max_norm, norm_type, error_if_nonfinite);
+}
+
+void clip_grad_value_(const std::vector<Parameter>& params, double clip_value) {
+  clip_value_impl(ListParams{params}, clip_value);
 }
 
 void clip_grad_value_(const Optimizer& optimizer, double clip_value) {
-  clip_grad_value_(optimizer.parameters(), clip_value);
+  clip_value_impl(OptimizerParams{optimizer}, clip_value);
 }
 
 }  // namespace tapegrad

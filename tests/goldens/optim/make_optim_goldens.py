@@ -46,6 +46,9 @@
 #       grad <name> <values>...          (as torch's backward computed them)
 #       norm <total norm>                (clip norm runs only: clip_grad_norm_'s return)
 #       after <name> <values>...         (after clipping and optimizer.step())
+#   model_inputs.txt                   (for the end-to-end test, which computes the gradients itself)
+#     x <dims>... <values>...
+#     target <dims>... <values>...
 #   schedules.txt
 #     schedule <name> <kind> <args>...   (kinds: step, cosine, linear, warmup_cosine, book)
 #     base <lr group 0> <lr group 1>
@@ -298,10 +301,18 @@ def write_schedules():
         f.write("\n".join(out) + "\n")
 
 
+def write_model_inputs():
+    with open(os.path.join(HERE, "model_inputs.txt"), "w") as f:
+        f.write("# the attention model's input and target (float32), from make_optim_goldens.py\n")
+        for name, t in (("x", X), ("target", TARGET)):
+            f.write("%s %s %s\n" % (name, " ".join(str(d) for d in t.shape), values(t)))
+
+
 if __name__ == "__main__":
     import warnings
     warnings.simplefilter("ignore")  # SequentialLR's deprecated step(0) warning
     os.makedirs(os.path.join(HERE, "runs"), exist_ok=True)
+    write_model_inputs()
     for run in RUNS:
         for dtype in (torch.float32, torch.float64):
             write_run(*run, dtype)
