@@ -1,8 +1,14 @@
 // Adam and AdamW: torch.optim's single-tensor updates, one fused loop per parameter.
 #include "optim/adam.h"
 
+#include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <utility>
+
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 #include "optim/util.h"
 
@@ -15,6 +21,7 @@ namespace tapegrad {
 
 using optim_detail::dispatch_dtype;
 using optim_detail::format_number;
+using optim_detail::with_flags;
 
 namespace {
 
@@ -33,17 +40,36 @@ AdamOptions from_adamw(const AdamWOptions& o) {
                      .maximize = o.maximize};
 }
 
+// x[i] = sqrt(x[i]), correctly rounded. std::sqrt in a loop does not vectorize (GCC keeps a
+// branch to set errno for negative inputs unless built with -fno-math-errno, which cannot be
+// set per file), and Eigen's vectorized sqrt is an approximation under EIGEN_FAST_MATH with
+// AVX-512; the AVX instruction is exact, like std::sqrt.
+template <class T>
+void sqrt_in_place(T* x, int64_t n) {
+  int64_t i = 0;
+#if defined(__AVX__)
+  if constexpr (std::is_same_v<T, float>) {
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_sqrt_ps(_mm256_loadu_ps(x + i)));
+  } else {
+    for (; i + 4 <= n; i += 4) _mm256_storeu_pd(x + i, _mm256_sqrt_pd(_mm256_loadu_pd(x + i)));
+  }
+#endif
+  for (; i < n; ++i) x[i] = std::sqrt(x[i]);
+}
+
 struct AdamStep {
   double lr, beta1, beta2, eps, weight_decay;
   int64_t t;  // this parameter's step, from 1
-  bool decoupled, amsgrad, maximize;
 };
 
 // torch's roundings, in order: each Python scalar cast to T; mul_ then add_(alpha) as
 // fma(y, alpha, x·s); addcmul_ as fma(value·g, g, x); the denominator as sqrt(v) / T(bc2_sqrt)
 // + T(eps); addcdiv_ as p + (T(-step_size)·m) / denom.
-template <class T>
-void adam_update(T* p, const T* grad, T* m, T* v, T* v_max, int64_t n, const AdamStep& s) {
+// For speed, the flags are template arguments (no branch in the loops) and the work goes in
+// chunks through a stack buffer: the moments, the denominators, then the parameters.
+template <class T, bool kMaximize, bool kDecoupled, bool kCoupledDecay, bool kAmsgrad>
+void adam_loop(T* __restrict p, const T* __restrict grad, T* __restrict m, T* __restrict v,
+               T* __restrict v_max, int64_t n, const AdamStep& s) {
   const double t = static_cast<double>(s.t);
   const double bias_correction1 = 1.0 - std::pow(s.beta1, t);
   const double bias_correction2 = 1.0 - std::pow(s.beta2, t);
@@ -56,21 +82,35 @@ void adam_update(T* p, const T* grad, T* m, T* v, T* v_max, int64_t n, const Ada
   const T eps = static_cast<T>(s.eps);
   const T wd = static_cast<T>(s.weight_decay);
   const T shrink = static_cast<T>(1.0 - s.lr * s.weight_decay);
-  const bool coupled_decay = !s.decoupled && s.weight_decay != 0.0;
-  for (int64_t i = 0; i < n; ++i) {
-    T g = s.maximize ? -grad[i] : grad[i];
-    if (s.decoupled) p[i] *= shrink;
-    if (coupled_decay) g = std::fma(p[i], wd, g);
-    m[i] = std::fma(g, one_minus_b1, m[i] * b1);
-    v[i] = std::fma(one_minus_b2 * g, g, v[i] * b2);
-    T second = v[i];
-    if (s.amsgrad) {
-      // torch.maximum: NaN wins, so a NaN moment is not silently dropped.
-      if (v[i] > v_max[i] || std::isnan(v[i])) v_max[i] = v[i];
-      second = v_max[i];
+  constexpr int64_t kChunk = 512;
+  alignas(64) T denom[kChunk];
+  for (int64_t start = 0; start < n; start += kChunk) {
+    const int64_t len = std::min(kChunk, n - start);
+    T* __restrict pc = p + start;
+    const T* __restrict gc = grad + start;
+    T* __restrict mc = m + start;
+    T* __restrict vc = v + start;
+    for (int64_t i = 0; i < len; ++i) {
+      T g = kMaximize ? -gc[i] : gc[i];
+      T w = pc[i];
+      if constexpr (kDecoupled) w *= shrink;
+      if constexpr (kCoupledDecay) g = std::fma(w, wd, g);
+      pc[i] = w;
+      mc[i] = std::fma(g, one_minus_b1, mc[i] * b1);
+      const T v_i = std::fma(one_minus_b2 * g, g, vc[i] * b2);
+      vc[i] = v_i;
+      T second = v_i;
+      if constexpr (kAmsgrad) {
+        // torch.maximum: NaN wins, so a NaN moment is not silently dropped.
+        T* __restrict vmc = v_max + start;
+        second = v_i > vmc[i] || v_i != v_i ? v_i : vmc[i];
+        vmc[i] = second;
+      }
+      denom[i] = second;
     }
-    const T denom = std::sqrt(second) / bc2_sqrt + eps;
-    p[i] = p[i] + (neg_step_size * m[i]) / denom;
+    sqrt_in_place(denom, len);
+    for (int64_t i = 0; i < len; ++i) denom[i] = denom[i] / bc2_sqrt + eps;
+    for (int64_t i = 0; i < len; ++i) pc[i] = pc[i] + (neg_step_size * mc[i]) / denom[i];
   }
 }
 
@@ -112,12 +152,18 @@ void Adam::step() {
       ensure_state(st, p);
       ++st.step;
       const AdamStep s{group.lr,     options_.betas[0],  options_.betas[1],
-                       options_.eps, group.weight_decay, st.step,
-                       decoupled_,   options_.amsgrad,   options_.maximize};
+                       options_.eps, group.weight_decay, st.step};
       dispatch_dtype(p.dtype(), [&]<class T>() {
-        adam_update<T>(p.data<T>(), p.grad<T>(), static_cast<T*>(st.slots[0].data()),
-                       static_cast<T*>(st.slots[1].data()), static_cast<T*>(st.slots[2].data()),
-                       p.numel(), s);
+        T* m = static_cast<T*>(st.slots[0].data());
+        T* v = static_cast<T*>(st.slots[1].data());
+        T* v_max = static_cast<T*>(st.slots[2].data());  // null without amsgrad
+        with_flags(
+            [&]<bool kMaximize, bool kDecoupled, bool kCoupledDecay, bool kAmsgrad>() {
+              adam_loop<T, kMaximize, kDecoupled, kCoupledDecay, kAmsgrad>(
+                  p.data<T>(), p.grad<T>(), m, v, v_max, p.numel(), s);
+            },
+            options_.maximize, decoupled_, !decoupled_ && group.weight_decay != 0.0,
+            options_.amsgrad);
       });
     }
   }

@@ -15,6 +15,7 @@ namespace tapegrad {
 
 using optim_detail::dispatch_dtype;
 using optim_detail::format_number;
+using optim_detail::with_flags;
 
 namespace {
 
@@ -25,22 +26,22 @@ std::vector<ParamGroup> one_group(std::vector<Parameter> params) {
 }
 
 // torch casts each Python scalar to the parameter's dtype, and its add(x, y, alpha) kernel
-// computes fma(y, alpha, x): the same roundings here.
-template <class T>
-void sgd_update(T* p, const T* grad, T* buf, int64_t n, bool first, double lr, double momentum,
-                double dampening, double weight_decay, bool nesterov, bool maximize) {
+// computes fma(y, alpha, x): the same roundings here. The flags are template arguments so the
+// loop has no branches and vectorizes.
+template <class T, bool kMaximize, bool kDecay, bool kMomentum, bool kNesterov, bool kFirst>
+void sgd_loop(T* __restrict p, const T* __restrict grad, T* __restrict buf, int64_t n, double lr,
+              double momentum, double dampening, double weight_decay) {
   const T wd = static_cast<T>(weight_decay);
   const T mom = static_cast<T>(momentum);
   const T keep = static_cast<T>(1.0 - dampening);
   const T neg_lr = static_cast<T>(-lr);
-  const bool decay = weight_decay != 0.0;
-  const bool use_momentum = momentum != 0.0;
   for (int64_t i = 0; i < n; ++i) {
-    T d = maximize ? -grad[i] : grad[i];
-    if (decay) d = std::fma(p[i], wd, d);
-    if (use_momentum) {
-      buf[i] = first ? d : std::fma(d, keep, buf[i] * mom);
-      d = nesterov ? std::fma(buf[i], mom, d) : buf[i];
+    T d = kMaximize ? -grad[i] : grad[i];
+    if constexpr (kDecay) d = std::fma(p[i], wd, d);
+    if constexpr (kMomentum) {
+      const T b = kFirst ? d : std::fma(d, keep, buf[i] * mom);  // torch clones g on step 1
+      buf[i] = b;
+      d = kNesterov ? std::fma(b, mom, d) : b;
     }
     p[i] = std::fma(d, neg_lr, p[i]);
   }
@@ -82,9 +83,15 @@ void SGD::step() {
       const bool first = !st.initialized;
       ensure_state(st, p);
       dispatch_dtype(p.dtype(), [&]<class T>() {
-        sgd_update<T>(p.data<T>(), p.grad<T>(), static_cast<T*>(st.slots[0].data()), p.numel(),
-                      first, group.lr, options_.momentum, options_.dampening, group.weight_decay,
-                      options_.nesterov, options_.maximize);
+        T* buf = static_cast<T*>(st.slots[0].data());  // null without momentum
+        with_flags(
+            [&]<bool kMaximize, bool kDecay, bool kMomentum, bool kNesterov, bool kFirst>() {
+              sgd_loop<T, kMaximize, kDecay, kMomentum, kNesterov, kFirst>(
+                  p.data<T>(), p.grad<T>(), buf, p.numel(), group.lr, options_.momentum,
+                  options_.dampening, group.weight_decay);
+            },
+            options_.maximize, group.weight_decay != 0.0, options_.momentum != 0.0,
+            options_.nesterov, first);
       });
       ++st.step;
     }
