@@ -11,9 +11,9 @@
 #include "graph/error.h"
 #include "optim/util.h"
 
-using tapegrad::optim_detail::format_number;
-
 namespace tapegrad {
+
+using optim_detail::format_number;
 
 const StateScalar* OptimizerState::find_scalar(const std::string& name) const {
   for (const StateScalar& s : scalars) {
@@ -114,16 +114,24 @@ void Optimizer::zero_grad() {
   }
 }
 
+const Optimizer::Group& Optimizer::group_at(size_t group) const {
+  if (group >= groups_.size()) {
+    fail("no group " + std::to_string(group) + " (this optimizer has " +
+         std::to_string(groups_.size()) + (groups_.size() == 1 ? " group)" : " groups)"));
+  }
+  return groups_[group];
+}
+
 const std::vector<Parameter>& Optimizer::params(size_t group) const {
-  return groups_.at(group).params;
+  return group_at(group).params;
 }
 
 double Optimizer::lr(size_t group) const {
-  return groups_.at(group).lr;
+  return group_at(group).lr;
 }
 
 void Optimizer::set_lr(size_t group, double lr) {
-  if (group >= groups_.size()) fail("no group " + std::to_string(group));
+  group_at(group);
   if (!(std::isfinite(lr) && lr >= 0)) {
     fail("group " + std::to_string(group) + ": lr must be >= 0, got " + format_number(lr));
   }
@@ -131,11 +139,11 @@ void Optimizer::set_lr(size_t group, double lr) {
 }
 
 double Optimizer::weight_decay(size_t group) const {
-  return groups_.at(group).weight_decay;
+  return group_at(group).weight_decay;
 }
 
 void Optimizer::set_weight_decay(size_t group, double weight_decay) {
-  if (group >= groups_.size()) fail("no group " + std::to_string(group));
+  group_at(group);
   if (!(std::isfinite(weight_decay) && weight_decay >= 0)) {
     fail("group " + std::to_string(group) + ": weight_decay must be >= 0, got " +
          format_number(weight_decay));
@@ -144,11 +152,11 @@ void Optimizer::set_weight_decay(size_t group, double weight_decay) {
 }
 
 std::optional<double> Optimizer::initial_lr(size_t group) const {
-  return groups_.at(group).initial_lr;
+  return group_at(group).initial_lr;
 }
 
 void Optimizer::set_initial_lr(size_t group, double lr) {
-  if (group >= groups_.size()) fail("no group " + std::to_string(group));
+  group_at(group);
   groups_[group].initial_lr = lr;
 }
 

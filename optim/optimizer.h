@@ -83,7 +83,7 @@ class Optimizer {
   const std::string& name() const { return name_; }  // "SGD", "Adam", "AdamW"
   int64_t step_count() const { return steps_; }
 
-  // --- groups (schedules set lr through these) -----------------------------------------------
+  // --- groups (schedules set lr through these; a group index out of range throws Error) --------
   size_t num_groups() const { return groups_.size(); }
   const std::vector<Parameter>& params(size_t group) const;
   double lr(size_t group) const;
@@ -124,6 +124,7 @@ class Optimizer {
     bool initialized = false;  // false until the first step (torch: the state dict is empty)
   };
 
+  const Group& group_at(size_t group) const;  // throws Error for a group that does not exist
   // Allocates the parameter's zeroed slot buffers unless it has them (first step only).
   void ensure_state(ParamState& state, const Parameter& p);
   // "parameter "W_query" [3, 4]", or "parameter #3 [3, 4]" when unnamed.

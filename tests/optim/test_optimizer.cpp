@@ -129,6 +129,7 @@ TEST_CASE("optimizer: groups take their own lr and weight decay, others the opti
   optimizer.set_lr(1, 0.25);
   CHECK(optimizer.lr(1) == 0.25);
   CHECK_THROWS_WITH(optimizer.set_lr(1, -1.0), "SGD: group 1: lr must be >= 0, got -1");
+  CHECK_THROWS_WITH(optimizer.lr(3), "SGD: no group 3 (this optimizer has 3 groups)");
   CHECK_THROWS_WITH(SGD({ParamGroup{.params = {w}}, ParamGroup{.params = {b}, .lr = -0.1}},
                         SGDOptions{.lr = 0.1}),
                     "SGD: group 1: lr must be >= 0, got -0.1");
