@@ -9,19 +9,19 @@
 // Each schedule computes the lr with torch's own formulas, including the recursive ("chainable")
 // ones that derive the new lr from the previous one, in torch's operation order, so the lrs are
 // bit-identical to torch's (tests/optim/test_schedule.cpp). `base` is the group's lr when the
-// first schedule was attached (torch's initial_lr). Closed forms, and the torch constructions
-// the goldens compare with:
-//   StepLR(step_size, gamma)          torch StepLR             base·gamma^⌊step/step_size⌋
-//   LinearLR(start, end, total)       torch LinearLR           base·(start + (end-start)·min(step,
-//   total)/total) CosineAnnealingLR(T_max, eta)     torch CosineAnnealingLR  eta + (base-eta)·(1 +
-//   cos(π·step/T_max))/2 WarmupCosineLR(w, total, s, eta)  torch SequentialLR([LinearLR(s, 1.0,
-//   total_iters=w),
-//                                       CosineAnnealingLR(T_max=total-w, eta_min=eta)],
-//                                       milestones=[w])
-//                                     = LinearLR for step < w, then the cosine over step - w; this
-//                                     is also the book's appendix-D warm-up + cosine, with
-//                                     initial_lr = s·peak and min_lr = eta
-//   LambdaLR(factor)                  torch LambdaLR           base·factor(step)
+// first schedule was attached (torch's initial_lr). What each computes (in closed form), and the
+// torch construction its golden comes from:
+//   StepLR(step_size, gamma): base·gamma^⌊step/step_size⌋; torch StepLR.
+//   LinearLR(start, end, total): base·(start + (end - start)·min(step, total)/total);
+//     torch LinearLR.
+//   CosineAnnealingLR(T_max, eta): eta + (base - eta)·(1 + cos(π·step/T_max))/2;
+//     torch CosineAnnealingLR.
+//   WarmupCosineLR(w, total, s, eta): LinearLR(s, 1, w) for step < w, then
+//     CosineAnnealingLR(total - w, eta) over step - w; torch
+//     SequentialLR([LinearLR(s, 1.0, total_iters=w),
+//                   CosineAnnealingLR(T_max=total - w, eta_min=eta)], milestones=[w]).
+//     This is the book's appendix-D warm-up + cosine, with initial_lr = s·peak, min_lr = eta.
+//   LambdaLR(factor): base·factor(step); torch LambdaLR.
 // Cosine schedules are periodic past T_max (as torch's), rising again; train for total steps.
 #pragma once
 
