@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -17,10 +18,11 @@ namespace tapegrad {
 // Exact arithmetic, as torch does it (all confirmed by experiment against torch):
 //  - Engine: MT19937 seeded with the low 32 bits of the seed (identical to std::mt19937), while
 //    the full 64-bit seed is kept for initial_seed().
-//  - float32 uniform [0,1): (random() & 0xFFFFFF) * 2^-24; float64: (random64() & (2^53-1)) *
-//  2^-53.
+//  - float32 uniform in [0, 1): (random() & 0xFFFFFF) * 2^-24;
+//    float64: (random64() & (2^53 - 1)) * 2^-53.
 //  - uniform(from, to): from/to are first cast to the element type; r = to - from in that type;
-//    value = fma(u, r, from) (torch's AVX2 kernels are compiled with FMA contraction).
+//    value = fma(u, r, from): torch's AVX2 kernels are compiled with FMA contraction (on a CPU
+//    without AVX2, torch's DEFAULT kernels round u * r first and can differ in the last bit).
 //  - Bernoulli / dropout: one float64 uniform per element, success when u < prob.
 //  - Draws fill the output in row-major order.
 // Not thread-safe: a Generator must not be used from two threads at once (torch locks a mutex).
@@ -32,8 +34,7 @@ class Generator {
   static constexpr size_t kStateSize = 4 + kStateWords + 2;
 
   explicit Generator(uint64_t seed = kDefaultSeed);
-  // Like torch.manual_seed / Generator.manual_seed: restarts the stream and drops any cached
-  // normal.
+  // torch's Generator.manual_seed: restarts the stream and drops any cached normal sample.
   void manual_seed(uint64_t seed);
   uint64_t initial_seed() const { return seed_; }
 
@@ -60,9 +61,10 @@ class Generator {
   //  - n < 16: per element, a float64 Box-Muller pair from two float64 uniforms (u1, u2):
   //    r = sqrt(-2 log(1 - u2)), theta = 2 pi u1; returns r cos(theta) and caches r sin(theta)
   //    for the next scalar-path draw (the cache survives between calls, as in torch).
-  // Values depend on libm (the float64 paths call log/sin/cos), and on the AVX2 kernel for
-  // float32 n >= 16: a torch whose CPU kernels run at another capability (no AVX2, or AVX-512
-  // builds) produces different float32 randn values.
+  // Values depend on libm (the float64 paths call log/sin/cos, as torch does through the same
+  // glibc), and float32 n >= 16 follows torch's AVX2 kernel: a torch running its CPU kernels at
+  // another capability (DEFAULT on CPUs without AVX2, or AVX512 in builds that compile it; this
+  // Debian build does not) takes the generic libm path and gives other float32 values.
   void normal(float* out, int64_t n, double mean = 0.0, double std = 1.0);
   void normal(double* out, int64_t n, double mean = 0.0, double std = 1.0);
 
@@ -110,7 +112,8 @@ inline T dropout_scale(double p) {
 // nn.Linear's default initialisation (reset_parameters), draws in torch's order: the weight
 // [out_features, in_features] row-major with kaiming_uniform_(a = sqrt(5)), then the bias.
 // Weight bound: sqrt(3) * sqrt(2 / (1 + a^2)) / sqrt(fan_in), in torch's Python double arithmetic;
-// it differs from 1 / sqrt(fan_in) in the last bit for many fan_in. Throws Error for fan_in < 1.
+// it differs from 1 / sqrt(fan_in) in the last bit for 695 of fan_in = 1..1024. Throws Error for
+// fan_in < 1.
 double kaiming_uniform_bound(int64_t fan_in, double a);
 double linear_init_weight_bound(int64_t fan_in);  // kaiming_uniform_bound(fan_in, sqrt(5))
 // The bias bound 1 / sqrt(fan_in) (0 when fan_in == 0, as in torch). Throws Error for fan_in < 0.
