@@ -40,10 +40,10 @@ AdamOptions from_adamw(const AdamWOptions& o) {
                      .maximize = o.maximize};
 }
 
-// x[i] = sqrt(x[i]), correctly rounded. std::sqrt in a loop does not vectorize (GCC keeps a
-// branch to set errno for negative inputs unless built with -fno-math-errno, which cannot be
-// set per file), and Eigen's vectorized sqrt is an approximation under EIGEN_FAST_MATH with
-// AVX-512; the AVX instruction is exact, like std::sqrt.
+// x[i] = sqrt(x[i]), correctly rounded, vectorized where AVX is available. std::sqrt in a loop
+// does not vectorize (GCC keeps a branch to set errno for negative inputs), and Eigen's packet
+// sqrt on AVX-512 is either an approximation (EIGEN_FAST_MATH=1) or, as this library builds it
+// (EIGEN_FAST_MATH=0), scalar; the AVX instruction is exact, like std::sqrt.
 template <class T>
 void sqrt_in_place(T* x, int64_t n) {
   int64_t i = 0;
