@@ -99,7 +99,7 @@ TEST_CASE("dropout: p outside [0, 1) is an error naming the op, the tensor and p
   CHECK(g.state() == before);
 }
 
-TEST_CASE("dropout: the same seed gives the same mask; the stream moves on between calls",
+TEST_CASE("dropout: the same seed gives the same mask, the stream moves on between calls",
           "[dropout]") {
   Tape tape;
   TapeScope scope(tape);
