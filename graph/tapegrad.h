@@ -1,6 +1,7 @@
 // The umbrella header: everything a training script uses (installed as <tapegrad/tapegrad.h>).
 #pragma once
 
+#include "graph/dot.h"
 #include "graph/error.h"
 #include "graph/factory.h"
 #include "graph/gradcheck.h"
@@ -9,3 +10,4 @@
 #include "graph/shape.h"
 #include "graph/tape.h"
 #include "ops/ops.h"
+#include "optim/optim.h"
