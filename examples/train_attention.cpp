@@ -21,11 +21,11 @@
 // Usage: train_attention [--model mha|sa_v1|both] [--dtype float32|float64] [--steps N]
 //                        [--lr LR] [--dot FILE] [--svg FILE]
 //   --dot FILE / --svg FILE write the graph of the last training step (MultiHeadAttention's
-//   when it trains): Graphviz DOT text, or the SVG Graphviz renders from it. They need the DOT
-//   export (graph/dot.h); a build without it says "not available yet" and writes nothing.
+//   when it trains): Graphviz DOT text (graph/dot.h), or the SVG Graphviz renders from it.
 //
 // Dimension names: B = 2 sequences, T = 6 tokens, C_in = d_in = 3, D = d_out = 2, H = 2 heads.
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <iomanip>
 #include <iostream>
@@ -33,15 +33,10 @@
 #include <string>
 #include <vector>
 
+#include "graph/dot.h"
 #include "graph/tapegrad.h"
 #include "ops/nn/attention.h"
 #include "optim/sgd.h"
-#if __has_include("graph/dot.h")  // the DOT export, while it is on its way into the library
-#include <fstream>
-
-#include "graph/dot.h"
-#define TAPEGRAD_HAVE_DOT 1
-#endif
 
 using namespace tapegrad;
 
@@ -141,7 +136,6 @@ std::vector<double> train(const std::string& kind, const Options& options, Tape&
 
 // --dot FILE: the tape as Graphviz DOT text; --svg FILE: rendered by Graphviz (libgvc).
 void write_drawing(const Tape& tape, const std::string& title, const Options& options) {
-#ifdef TAPEGRAD_HAVE_DOT
   DotOptions dot_options;
   dot_options.title = title + ": the last SGD step's forward, " + dtype_name(options.dtype);
   const std::string dot = to_dot(tape, dot_options);
@@ -155,16 +149,6 @@ void write_drawing(const Tape& tape, const std::string& title, const Options& op
     render(dot, "svg", options.svg_file);
     std::cout << "wrote " << options.svg_file << "\n";
   }
-#else
-  (void)tape;
-  (void)title;
-  if (!options.dot_file.empty()) {
-    std::cout << "--dot " << options.dot_file << ": not available yet (no DOT export)\n";
-  }
-  if (!options.svg_file.empty()) {
-    std::cout << "--svg " << options.svg_file << ": not available yet (no DOT export)\n";
-  }
-#endif
 }
 
 Options parse(int argc, char** argv) {

@@ -3,6 +3,8 @@
 // within 1e-5 relative in float32 and 1e-9 in float64, final parameters within 1e-5 (1e-9).
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <memory>
 #include <sstream>
 
@@ -203,4 +205,35 @@ TEST_CASE("example train_attention rejects bad options", "[chapter3][examples][t
       golden::run_program(golden::example_binary("train_attention") + " --model gpt 2>&1", &status);
   CHECK(status != 0);
   CHECK(output.find("--model must be mha, sa_v1 or both") != std::string::npos);
+}
+
+TEST_CASE("example train_attention --dot/--svg draws MultiHeadAttention's last step",
+          "[chapter3][examples][train][dot]") {
+  const std::string dot_path = std::string(TAPEGRAD_BINARY_DIR) + "/train_attention_test.dot";
+  const std::string svg_path = std::string(TAPEGRAD_BINARY_DIR) + "/train_attention_test.svg";
+  std::remove(dot_path.c_str());
+  std::remove(svg_path.c_str());
+  int status = -1;
+  const std::string output =
+      golden::run_program(golden::example_binary("train_attention") + " --steps 2 --dot " +
+                              dot_path + " --svg " + svg_path + " 2>&1",
+                          &status);
+  INFO(output);
+  REQUIRE(status == 0);
+  auto slurp = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  const std::string dot = slurp(dot_path);
+  // One box per module and layer, the named tensors, the loss.
+  for (const char* needle : {"digraph", "MultiHeadAttention", "W_query", "out_proj", "attn_weights",
+                             "softmax", "causal_mask", "mse_loss"}) {
+    INFO(needle);
+    CHECK(dot.find(needle) != std::string::npos);
+  }
+  const std::string svg = slurp(svg_path);
+  CHECK(svg.find("<svg") != std::string::npos);
+  CHECK(svg.find("attn_weights") != std::string::npos);
 }
