@@ -9,5 +9,7 @@
 #include "graph/random.h"
 #include "graph/shape.h"
 #include "graph/tape.h"
+#include "ops/nn/attention.h"
+#include "ops/nn/linear.h"
 #include "ops/ops.h"
 #include "optim/optim.h"
