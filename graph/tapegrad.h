@@ -9,3 +9,4 @@
 #include "graph/shape.h"
 #include "graph/tape.h"
 #include "ops/ops.h"
+#include "optim/optim.h"
