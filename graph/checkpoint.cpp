@@ -244,6 +244,8 @@ void load_checkpoint_bytes(std::span<const uint8_t> file, const std::string& sou
       loader.fail("tapegrad checkpoint format " + *version +
                   " is not supported (this build reads " + kFormatVersion + ")");
     }
+    // tapegrad always writes the CRC: a tapegrad file without one has a damaged header.
+    if (!view.crc_verified) loader.fail(std::string("corrupted file: no ") + kCrcKey);
   }
 
   // 1. Parameters: every one present, same dtype and shape; no stray tensor in the file.

@@ -7,7 +7,8 @@
 //   "optim.param.0.exp_avg",
 //                         ...), in their parameters' dtypes;
 //   "rng.<name>"          each generator's Generator::state() words, U64 [630];
-//   __metadata__          "tapegrad.format": "1", "tapegrad.data_crc32", the optimiser's name and
+//   __metadata__          "tapegrad.format": "1", "tapegrad.crc32" (of the whole file), the
+//                         optimiser's name and
 //                         step ("optim.optimizer", "optim.step") and scalars ("optim.group.0.lr",
 //                         ... written as the shortest decimal that reads back exactly), the lr
 //                         scheduler's ("sched.step", "sched.groups", "sched.base_lr.<g>"), and

@@ -346,7 +346,15 @@ class HeaderParser {
       expect(':');
       skip_ws();
       if (peek() != '"') fail("__metadata__ value for " + quoted(key) + " must be a string");
+      const size_t value_at = pos_;
       std::string value = parse_string();
+      if (key == kCrcKey) {
+        // Verified over the whole file with these digits zeroed: they must be 8 plain ones.
+        const bool hex = value.size() == 8 && pos_ - value_at == 10 &&
+                         value.find_first_not_of("0123456789abcdef") == std::string::npos;
+        if (!hex) fail_at(value_at, std::string(kCrcKey) + " must be 8 lowercase hex digits");
+        crc_at_ = value_at + 1;
+      }
       metadata.emplace_back(std::move(key), std::move(value));
       skip_ws();
       if (consume('}')) return;
@@ -414,6 +422,9 @@ class HeaderParser {
   std::string_view text_;
   const std::string& source_;
   size_t pos_ = 0;
+
+ public:
+  size_t crc_at_ = std::string::npos;  // where the CRC's digits start in the header, if present
 };
 
 std::string shape_str(const std::vector<int64_t>& shape) {
@@ -546,7 +557,8 @@ SafetensorsView parse_safetensors(std::span<const uint8_t> file, const std::stri
   SafetensorsView view;
   const std::string_view header(reinterpret_cast<const char*>(file.data() + 8),
                                 static_cast<size_t>(header_size));
-  HeaderParser(header, source).parse(view);
+  HeaderParser parser(header, source);
+  parser.parse(view);
   view.data = file.subspan(8 + static_cast<size_t>(header_size));
 
   const uint64_t data_size = view.data.size();
@@ -594,12 +606,19 @@ SafetensorsView parse_safetensors(std::span<const uint8_t> file, const std::stri
                 std::to_string(covered) + " bytes of data but " + std::to_string(data_size) +
                 " follow the header (trailing bytes)");
   }
-  if (const std::string* crc = view.find_metadata(kCrcKey)) {
-    const std::string actual = hex32(crc32(view.data));
-    if (*crc != actual) {
-      throw Error(source + ": corrupted checkpoint: the data's CRC-32 is " + actual +
-                  " but the header records " + *crc);
+  if (parser.crc_at_ != std::string::npos) {
+    // CRC-32 of the whole file with the CRC's own digits read as '0'.
+    static constexpr uint8_t kZeros[8] = {'0', '0', '0', '0', '0', '0', '0', '0'};
+    const size_t at = 8 + parser.crc_at_;
+    uint32_t crc = crc32(file.subspan(0, at));
+    crc = crc32(kZeros, crc);
+    crc = crc32(file.subspan(at + 8), crc);
+    const std::string recorded = *view.find_metadata(kCrcKey);
+    if (hex32(crc) != recorded) {
+      throw Error(source + ": corrupted file: its CRC-32 is " + hex32(crc) +
+                  " but the header records " + recorded);
     }
+    view.crc_verified = true;
   }
   return view;
 }
@@ -646,9 +665,7 @@ void write_safetensors(const std::string& path,
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return safetensors_dtype_size(tensors[a].dtype) > safetensors_dtype_size(tensors[b].dtype);
   });
-  uint32_t crc = 0;
-  for (size_t i : order) crc = crc32(tensors[i].bytes, crc);
-  metadata.emplace_back(kCrcKey, hex32(crc));
+  metadata.emplace_back(kCrcKey, "00000000");  // filled in once the header is complete
 
   std::string header = "{\"__metadata__\":{";
   for (size_t i = 0; i < metadata.size(); ++i) {
@@ -678,14 +695,20 @@ void write_safetensors(const std::string& path,
                 " bytes");
   }
   const uint64_t header_size = header.size();
+  uint8_t size_bytes[8];
+  std::memcpy(size_bytes, &header_size, 8);
+  const std::string crc_field = "\"" + std::string(kCrcKey) + "\":\"";
+  const size_t crc_at = header.find(crc_field) + crc_field.size();
+  uint32_t crc = crc32(size_bytes);
+  crc = crc32({reinterpret_cast<const uint8_t*>(header.data()), header.size()}, crc);
+  for (size_t i : order) crc = crc32(tensors[i].bytes, crc);
+  header.replace(crc_at, 8, hex32(crc));
 
   const std::string temp =
       path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(temp_counter.fetch_add(1));
   File file(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (file.fd() < 0) throw Error(system_error("write_safetensors: creating", temp));
   try {
-    uint8_t size_bytes[8];
-    std::memcpy(size_bytes, &header_size, 8);
     write_all(file.fd(), size_bytes, 8, temp);
     write_all(file.fd(), reinterpret_cast<const uint8_t*>(header.data()), header.size(), temp);
     for (size_t i : order)

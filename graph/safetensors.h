@@ -15,8 +15,9 @@
 // format's schema: objects, strings, unsigned integers; it never recurses past three levels),
 // invalid UTF-8, duplicate keys, unknown fields, unknown dtypes, an element count that overflows,
 // offsets that do not match the dtype and shape, and entries that overlap, leave holes, or do not
-// end exactly at the end of the file. When the metadata holds "tapegrad.data_crc32" (tapegrad
-// writes it), the data buffer's CRC-32 (zlib's) must match, so flipped bits are caught as well.
+// end exactly at the end of the file. When the metadata holds "tapegrad.crc32" (tapegrad writes
+// it), it must be the CRC-32 (zlib.crc32) of the whole file with that value's 8 hex digits read
+// as '0': so any damaged byte, flipped bits included, is caught as well.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +33,7 @@ namespace tapegrad {
 int64_t safetensors_dtype_size(std::string_view dtype);
 
 inline constexpr uint64_t kSafetensorsMaxHeader = 100'000'000;  // as the reference reader
-inline constexpr const char* kCrcKey = "tapegrad.data_crc32";
+inline constexpr const char* kCrcKey = "tapegrad.crc32";
 
 struct SafetensorsEntry {
   std::string name;
@@ -48,6 +49,7 @@ struct SafetensorsView {
   std::vector<std::pair<std::string, std::string>> metadata;  // file order, keys unique
   std::vector<SafetensorsEntry> entries;                      // ordered by offset
   std::span<const uint8_t> data;                              // the data buffer
+  bool crc_verified = false;  // the file held a kCrcKey, and it matched
 
   const SafetensorsEntry* find(std::string_view name) const;
   const std::string* find_metadata(std::string_view key) const;
@@ -70,7 +72,7 @@ struct SafetensorsTensor {
 // Writes a safetensors file atomically: into a temporary file next to `path`, flushed and
 // fsync'ed, then renamed over `path`, and the directory fsync'ed. A crash or SIGKILL at any
 // moment leaves either the old file or the new one at `path`, never a mix (a killed writer may
-// leave its temporary "<path>.tmp.<pid>.<n>" behind). Adds "tapegrad.data_crc32" to the metadata.
+// leave its temporary "<path>.tmp.<pid>.<n>" behind). Adds "tapegrad.crc32" to the metadata.
 // Entries are laid out 8-byte elements first, so every tensor is aligned to its element size.
 // Throws Error (and removes the temporary) on invalid names, sizes that do not match, or an I/O
 // failure; `path` is then untouched.

@@ -183,17 +183,29 @@ TEST_CASE("safetensors: offsets must match the dtype and shape and tile the data
       Contains("(no error)"));  // zero elements: no overflow, whatever the other dims
 }
 
-TEST_CASE("safetensors: the CRC in the metadata catches flipped data bits", "[safetensors]") {
-  const std::string header = std::string(R"({"__metadata__":{")") + kCrcKey + R"(":")";
-  const uint32_t crc = crc32(std::span(reinterpret_cast<const uint8_t*>(kFourBytes.data()), 4));
+TEST_CASE("safetensors: the CRC in the metadata covers the whole file", "[safetensors]") {
+  const std::string head = std::string(R"({"__metadata__":{")") + kCrcKey + R"(":")";
+  const std::string tail = R"("},"x":{"dtype":"F32","shape":[],"data_offsets":[0,4]}})";
+  // The CRC of the file with the digits zeroed, then written in.
+  std::vector<uint8_t> file = make_file(head + "00000000" + tail, kFourBytes);
   char hex[9];
-  std::snprintf(hex, sizeof hex, "%08x", crc);
-  const std::string body = R"("},"x":{"dtype":"F32","shape":[],"data_offsets":[0,4]}})";
-  CHECK_NOTHROW(parse_safetensors(make_file(header + hex + body, kFourBytes), "f"));
-  std::string flipped = kFourBytes;
-  flipped[1] ^= 0x10;
-  CHECK_THAT(parse_error(make_file(header + hex + body, flipped)),
-             Contains("corrupted checkpoint: the data's CRC-32 is"));
+  std::snprintf(hex, sizeof hex, "%08x", crc32(file));
+  file = make_file(head + hex + tail, kFourBytes);
+  CHECK(parse_safetensors(file, "f").crc_verified);
+  CHECK_FALSE(parse_safetensors(make_file(kOneF32, kFourBytes), "f").crc_verified);
+  for (size_t at : {size_t{2}, size_t{12}, file.size() - 3}) {  // length, header, data
+    std::vector<uint8_t> damaged = file;
+    damaged[at] ^= 0x01;
+    INFO("byte " << at);
+    CHECK_THAT(parse_error(damaged), Contains("f.safetensors: "));
+  }
+  std::vector<uint8_t> flipped_data = file;
+  flipped_data.back() ^= 0x10;
+  CHECK_THAT(parse_error(flipped_data), Contains("corrupted file: its CRC-32 is"));
+  CHECK_THAT(parse_error(make_file(head + "ABCDEF01" + tail, kFourBytes)),
+             Contains("tapegrad.crc32 must be 8 lowercase hex digits"));
+  CHECK_THAT(parse_error(make_file(head + "\\u0030000000" + tail, kFourBytes)),
+             Contains("tapegrad.crc32 must be 8 lowercase hex digits"));
 }
 
 TEST_CASE("safetensors: crc32 is zlib's", "[safetensors]") {
