@@ -172,8 +172,7 @@ void* Tape::grad_buffer(const Node& consumer, int k, const Shape& grad_shape) {
 void Tape::backward(const Tensor& root, const BackwardOptions& options) {
   const Node& r = root.node();
   if (r.shape.numel() != 1) {
-    throw Error("backward: the loss" + (r.name.empty() ? "" : " \"" + r.name + "\"") + " " +
-                r.shape.str() +
+    throw Error("backward: " + describe_node(root.id()) + " " + r.shape.str() +
                 " is not a scalar; pass a gradient of the same shape to backward(root, grad)");
   }
   const double one = 1.0;
@@ -335,9 +334,9 @@ Tape& Tensor::tape() const {
 const Node& Tensor::node() const {
   const Tape& t = tape();
   if (t.generation_ != generation_) {
-    throw Error(
-        "Tensor: its tape was reset (or cleared) after it was made; tensors live for one "
-        "step, keep values across steps in a Parameter");
+    throw Error("Tensor #" + std::to_string(id_) +
+                ": its tape was reset (or cleared) after it was made; tensors live for one "
+                "step, keep values across steps in a Parameter");
   }
   return t.nodes_[static_cast<size_t>(id_)];
 }
