@@ -13,7 +13,10 @@
 
 #include "graph/shape.h"
 
+// An inline namespace of its own: other golden readers define a GoldenTensor too, and two
+// definitions under one name would break the one-definition rule.
 namespace tapegrad::testing {
+inline namespace reductions_goldens {
 
 struct GoldenTensor {
   Shape shape;
@@ -74,4 +77,5 @@ inline void require_close(const std::vector<double>& actual, const GoldenTensor&
   }
 }
 
+}  // namespace reductions_goldens
 }  // namespace tapegrad::testing

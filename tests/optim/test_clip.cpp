@@ -51,7 +51,7 @@ TEST_CASE("clip_grad_norm_: gradients under the limit are left exactly as they a
   CHECK(a.grad_values() == before);  // the coefficient clamps to exactly 1
 }
 
-TEST_CASE("clip_grad_norm_: the inf-norm is the largest magnitude; other p-norms too",
+TEST_CASE("clip_grad_norm_: the inf-norm is the largest magnitude, other p-norms too",
           "[optim][clip]") {
   Parameter a = with_grad({3}, {0.5, -2.0, 1.0}, DType::Float64, "a");
   Parameter b = with_grad({1}, {1.5}, DType::Float64, "b");
