@@ -52,7 +52,10 @@ const OpDef kLayerNorm{"layer_norm", layer_norm_backward};
 
 void check_affine(const Tensor& x, const Tensor& p, const char* role) {
   if (!p.defined()) return;
-  check_same_dtype("layer_norm", x, p);
+  if (p.dtype() != x.dtype()) {
+    throw Error("layer_norm: " + describe("x", x) + " is " + dtype_name(x.dtype()) + " but " +
+                describe(role, p) + " is " + dtype_name(p.dtype()));
+  }
   const int64_t cols = x.size(-1);
   if (p.shape() != Shape{cols}) {
     throw Error("layer_norm: " + describe("x", x) + " and " + describe(role, p) + ": " + role +
