@@ -8,13 +8,31 @@ namespace tapegrad {
 const char* dtype_name(DType dtype) { return dtype == DType::Float32 ? "float32" : "float64"; }
 
 namespace {
+std::string dims_str(std::span<const int64_t> dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
 void check_dims(std::span<const int64_t> dims) {
   if (dims.size() > static_cast<size_t>(kMaxRank)) {
-    throw Error("Shape: rank " + std::to_string(dims.size()) + " is above the maximum of " +
-                std::to_string(kMaxRank));
+    throw Error("Shape: " + dims_str(dims) + " has rank " + std::to_string(dims.size()) +
+                ", above the maximum of " + std::to_string(kMaxRank));
   }
   for (int64_t d : dims) {
-    if (d < 0) throw Error("Shape: negative dimension " + std::to_string(d));
+    if (d < 0) throw Error("Shape: " + dims_str(dims) + " has a negative dimension " + std::to_string(d));
+  }
+  // Byte counts (numel * 8) must fit in int64: no later size computation can overflow.
+  constexpr int64_t kMaxNumel = int64_t{1} << 60;
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d != 0 && n > kMaxNumel / d) {
+      for (int64_t e : dims) {
+        if (e == 0) return;  // an empty tensor, however large its other dims
+      }
+      throw Error("Shape: " + dims_str(dims) + " has more than 2^60 elements");
+    }
+    n *= d;
   }
 }
 }  // namespace
@@ -60,6 +78,15 @@ std::string Shape::str() const {
     s += std::to_string(dims_[static_cast<size_t>(i)]);
   }
   return s + "]";
+}
+
+std::vector<double> to_doubles(const void* data, DType dtype, int64_t n) {
+  std::vector<double> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    out[static_cast<size_t>(i)] = dtype == DType::Float32 ? static_cast<const float*>(data)[i]
+                                                          : static_cast<const double*>(data)[i];
+  }
+  return out;
 }
 
 int normalize_dim(const char* op, int dim, int rank) {

@@ -26,13 +26,35 @@ void add_seed(T* grad, std::span<const double> seed) {
   for (size_t i = 0; i < seed.size(); ++i) grad[i] += static_cast<T>(seed[i]);
 }
 
-bool all_finite(const void* p, DType dtype, int64_t n) {
+// What anomaly mode found in a buffer: the first NaN and the first ±inf (-1 when none).
+struct NonFinite {
+  int64_t first_nan = -1;
+  int64_t first_inf = -1;
+};
+
+template <class T>
+NonFinite scan_typed(const T* p, int64_t n) {
+  NonFinite f;
   for (int64_t i = 0; i < n; ++i) {
-    const double v = dtype == DType::Float32 ? static_cast<const float*>(p)[i]
-                                             : static_cast<const double*>(p)[i];
-    if (!std::isfinite(v)) return false;
+    if (std::isfinite(p[i])) continue;
+    if (std::isnan(p[i])) {
+      f.first_nan = i;
+      return f;  // NaN is reported first; the scan can stop
+    }
+    if (f.first_inf < 0) f.first_inf = i;
   }
-  return true;
+  return f;
+}
+
+NonFinite scan(const void* p, DType dtype, int64_t n) {
+  if (p == nullptr) return {};
+  return dtype == DType::Float32 ? scan_typed(static_cast<const float*>(p), n)
+                                 : scan_typed(static_cast<const double*>(p), n);
+}
+
+// "element 3 of [2, 3], float32"
+std::string where_in(int64_t index, const Node& n) {
+  return "element " + std::to_string(index) + " of " + n.shape.str() + ", " + dtype_name(n.dtype);
 }
 
 }  // namespace
@@ -81,7 +103,7 @@ Tensor Tape::record(const OpDef& op, Shape shape, DType dtype,
                   " belongs to another tape (or was made on another current tape)");
     }
     const Node& in_node = in.node();  // throws for stale handles
-    if (anomaly_mode) check_finite(in.id(), "forward");
+    if (anomaly_mode) check_forward_value(in.id(), op.name, static_cast<int>(k));
     needs_grad = needs_grad || in_node.requires_grad;
     ids[k] = in.id();
   }
@@ -150,8 +172,7 @@ void* Tape::grad_buffer(const Node& consumer, int k, const Shape& grad_shape) {
 void Tape::backward(const Tensor& root, const BackwardOptions& options) {
   const Node& r = root.node();
   if (r.shape.numel() != 1) {
-    throw Error("backward: the loss" + (r.name.empty() ? "" : " \"" + r.name + "\"") + " " +
-                r.shape.str() +
+    throw Error("backward: " + describe_node(root.id()) + " " + r.shape.str() +
                 " is not a scalar; pass a gradient of the same shape to backward(root, grad)");
   }
   const double one = 1.0;
@@ -182,6 +203,15 @@ void Tape::backward(const Tensor& root, std::span<const double> root_grad,
     Node& n = nodes_[static_cast<size_t>(i)];
     if (n.kind == NodeKind::Op) n.grad = nullptr;
   }
+  if (anomaly_mode) {
+    check_forward_value(root.id(), nullptr, -1);
+    for (double g : root_grad) {
+      if (!std::isfinite(g)) {
+        throw Error("anomaly: backward: the gradient given for " + describe_node(root.id()) + " " +
+                    r.shape.str() + " holds NaN or Inf");
+      }
+    }
+  }
   Node& seed = nodes_[static_cast<size_t>(root.id())];
   if (seed.grad == nullptr) {
     seed.grad = arena_.allocate_zeroed(static_cast<size_t>(seed.shape.numel() * dtype_size(seed.dtype)));
@@ -196,25 +226,59 @@ void Tape::backward(const Tensor& root, std::span<const double> root_grad,
     if (n.kind != NodeKind::Op || !n.requires_grad || n.grad == nullptr) continue;
     n.op->backward(*this, n);
     if (anomaly_mode) {
-      for (int k = 0; k < n.num_inputs; ++k) {
-        const Node& in = nodes_[static_cast<size_t>(n.inputs[k])];
-        if (in.grad != nullptr && !all_finite(in.grad, in.dtype, in.shape.numel())) {
-          throw Error("anomaly: the backward of " + describe_node(i) +
-                      " produced a non-finite gradient for its input " + std::to_string(k) +
-                      ", " + describe_node(n.inputs[k]));
-        }
-      }
+      for (int k = 0; k < n.num_inputs; ++k) check_gradient(i, k);
     }
   }
   if (!options.retain_graph) released_ = true;
 }
 
-void Tape::check_finite(int32_t id, const char* phase) const {
-  const Node& n = nodes_[static_cast<size_t>(id)];
-  if (!all_finite(n.value, n.dtype, n.shape.numel())) {
-    throw Error(std::string("anomaly: ") + phase + " value of " + describe_node(id) + " " +
-                n.shape.str() + " contains NaN or Inf");
+void Tape::check_forward_value(int32_t id, const char* consumer, int k) {
+  Node& n = nodes_[static_cast<size_t>(id)];
+  if (n.anomaly_checked != 0) return;
+  const NonFinite found = scan(n.value, n.dtype, n.shape.numel());
+  bool allowed_inf = n.kind == NodeKind::Constant || n.kind == NodeKind::Input || n.produces_inf;
+  if (found.first_nan < 0 && found.first_inf >= 0 && !allowed_inf && n.kind == NodeKind::Op) {
+    // An op may pass on the infinities of its inputs (x + mask with -inf): only where inf first
+    // appears is it an anomaly.
+    for (int32_t j = 0; j < n.num_inputs && !allowed_inf; ++j) {
+      const Node& in = nodes_[static_cast<size_t>(n.inputs[j])];
+      allowed_inf =
+          in.anomaly_checked == 2 ||
+          (in.anomaly_checked == 0 && scan(in.value, in.dtype, in.shape.numel()).first_inf >= 0);
+    }
   }
+  if (found.first_nan >= 0 || (found.first_inf >= 0 && !allowed_inf)) {
+    const bool nan = found.first_nan >= 0;
+    const bool leaf = n.kind != NodeKind::Op;
+    std::string what = "anomaly: forward: " + describe_node(id) +
+                       (leaf ? " holds " : " produced ") + (nan ? "NaN" : "Inf") + " (first at " +
+                       where_in(nan ? found.first_nan : found.first_inf, n) + ")";
+    if (!nan && !leaf) what += " from finite inputs";
+    if (consumer != nullptr) {
+      what +=
+          "; found when " + std::string(consumer) + " consumed it as input " + std::to_string(k);
+    } else if (k == -1) {
+      what += "; found when backward started from it";
+    } else {
+      what += "; found when its values were read";
+    }
+    throw Error(what);
+  }
+  if (n.kind != NodeKind::Parameter) n.anomaly_checked = found.first_inf >= 0 ? 2 : 1;
+}
+
+void Tape::check_gradient(int32_t consumer, int k) const {
+  const Node& n = nodes_[static_cast<size_t>(consumer)];
+  const int32_t in_id = n.inputs[k];
+  const Node& in = nodes_[static_cast<size_t>(in_id)];
+  if (in.grad == nullptr) return;
+  const NonFinite found = scan(in.grad, in.dtype, in.shape.numel());
+  if (found.first_nan < 0 && found.first_inf < 0) return;
+  const bool nan = found.first_nan >= 0;
+  throw Error("anomaly: backward: the backward of " + describe_node(consumer) + " produced " +
+              (nan ? "NaN" : "Inf") + " in the gradient of its input " + std::to_string(k) + ", " +
+              describe_node(in_id) + " (first at " +
+              where_in(nan ? found.first_nan : found.first_inf, in) + ")");
 }
 
 void Tape::reset() {
@@ -270,7 +334,8 @@ Tape& Tensor::tape() const {
 const Node& Tensor::node() const {
   const Tape& t = tape();
   if (t.generation_ != generation_) {
-    throw Error("Tensor: its tape was reset (or cleared) after it was made; tensors live for one "
+    throw Error("Tensor #" + std::to_string(id_) +
+                ": its tape was reset (or cleared) after it was made; tensors live for one "
                 "step, keep values across steps in a Parameter");
   }
   return t.nodes_[static_cast<size_t>(id_)];
@@ -283,19 +348,9 @@ void Tensor::check_dtype(DType requested) const {
   }
 }
 
-namespace {
-std::vector<double> to_doubles(const void* p, DType dtype, int64_t n) {
-  std::vector<double> out(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    out[static_cast<size_t>(i)] = dtype == DType::Float32 ? static_cast<const float*>(p)[i]
-                                                          : static_cast<const double*>(p)[i];
-  }
-  return out;
-}
-}  // namespace
-
 std::vector<double> Tensor::values() const {
   const Node& n = node();
+  if (anomaly_mode) tape_->check_forward_value(id_, nullptr, -2);
   return to_doubles(n.value, n.dtype, n.shape.numel());
 }
 
@@ -327,7 +382,9 @@ std::string Tensor::str() const {
   return format_torch(n.shape.dims(), values(), options);
 }
 
-std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }
+std::ostream& operator<<(std::ostream& os, const Tensor& t) {
+  return os << t.str();
+}
 
 // --- guards ------------------------------------------------------------------------------------
 
@@ -337,18 +394,38 @@ Tape& current_tape() {
   return default_tape;
 }
 
-TapeScope::TapeScope(Tape& tape) : previous_(current_tape_ptr) { current_tape_ptr = &tape; }
-TapeScope::~TapeScope() { current_tape_ptr = previous_; }
+TapeScope::TapeScope(Tape& tape) : previous_(current_tape_ptr) {
+  current_tape_ptr = &tape;
+}
+TapeScope::~TapeScope() {
+  current_tape_ptr = previous_;
+}
 
-bool grad_enabled() { return grad_mode; }
-NoGradGuard::NoGradGuard() : previous_(grad_mode) { grad_mode = false; }
-NoGradGuard::~NoGradGuard() { grad_mode = previous_; }
+bool grad_enabled() {
+  return grad_mode;
+}
+NoGradGuard::NoGradGuard() : previous_(grad_mode) {
+  grad_mode = false;
+}
+NoGradGuard::~NoGradGuard() {
+  grad_mode = previous_;
+}
 
-NameScope::NameScope(std::string_view name, Tape& tape) : tape_(tape) { tape_.push_scope(name); }
-NameScope::~NameScope() { tape_.pop_scope(); }
+NameScope::NameScope(std::string_view name, Tape& tape) : tape_(tape) {
+  tape_.push_scope(name);
+}
+NameScope::~NameScope() {
+  tape_.pop_scope();
+}
 
-bool anomaly_mode_enabled() { return anomaly_mode; }
-AnomalyMode::AnomalyMode() : previous_(anomaly_mode) { anomaly_mode = true; }
-AnomalyMode::~AnomalyMode() { anomaly_mode = previous_; }
+bool anomaly_mode_enabled() {
+  return anomaly_mode;
+}
+AnomalyMode::AnomalyMode() : previous_(anomaly_mode) {
+  anomaly_mode = true;
+}
+AnomalyMode::~AnomalyMode() {
+  anomaly_mode = previous_;
+}
 
 }  // namespace tapegrad

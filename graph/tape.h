@@ -60,6 +60,12 @@ struct Node {
   void* saved = nullptr;  // an extra buffer in the arena (dropout mask, argmax, statistics)
   int32_t scope = -1;     // module scope (Tape::scope_path) for drawing and error messages
   std::string name;       // optional, given by the user
+  // Set by ops that write ±inf on purpose (masked_fill with an infinite value): anomaly mode
+  // then does not report the infinities of this output (NaN still is).
+  bool produces_inf = false;
+  // Anomaly mode's memo of this node's value: 0 not checked yet, 1 finite, 2 holds ±inf that
+  // were allowed (propagated from an input, or produces_inf). Parameters are never memoised.
+  uint8_t anomaly_checked = 0;
 
   const char* op_name() const;
   template <class T>
@@ -142,7 +148,10 @@ class Tape {
  private:
   friend class Tensor;
   Node& append(NodeKind kind, Shape shape, DType dtype);
-  void check_finite(int32_t id, const char* phase) const;
+  // Anomaly mode (see AnomalyMode). `consumer` names the op using the value (input `k`), or is
+  // null with k = -1 when backward starts from it, -2 when it is read.
+  void check_forward_value(int32_t id, const char* consumer, int k);
+  void check_gradient(int32_t consumer, int k) const;
 
   struct Scope {
     std::string name;
@@ -254,8 +263,23 @@ class NameScope {
   Tape& tape_;
 };
 
-// Anomaly mode (off by default): every op output and every gradient is checked for NaN/Inf;
-// the error names the op, the node's name and its scope.
+// Anomaly mode (off by default; a scope guard, per thread), like torch.autograd.detect_anomaly:
+// every forward value and every gradient is checked for NaN and Inf, and the Error names the op
+// that produced it, the node's name, and where in the forward pass it was created (its node
+// index on the tape and its NameScope path), e.g.
+//   anomaly: forward: exp #4 "logits" in attention/head 0 produced Inf (first at element 3 of
+//   [2, 3], float32) from finite inputs; found when matmul consumed it as input 0
+// What is checked, and when:
+//  - forward: an op writes its output after it is recorded, so each value is checked when it is
+//    next used: when an op consumes it, when backward starts from it (the loss), and when it is
+//    read with values(), item() or str(). Every node the loss depends on is therefore checked
+//    before backward runs. NaN is always an anomaly. ±inf is one only where it first appears:
+//    an op output holding inf when none of its inputs did (exp overflow, log(0), x / 0), or a
+//    parameter holding inf. Infinities a caller put in a constant (an additive -inf mask), that
+//    propagate from an input, or that masked_fill / causal_mask write on purpose are not.
+//  - backward: the seed gradient, and after each node's backward the gradients of its inputs.
+// A forward check throws before the consuming op records anything. Outside anomaly mode nothing
+// is checked and nothing is slower.
 bool anomaly_mode_enabled();
 class AnomalyMode {
  public:

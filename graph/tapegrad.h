@@ -1,6 +1,8 @@
 // The umbrella header: everything a training script uses (installed as <tapegrad/tapegrad.h>).
 #pragma once
 
+#include "graph/checkpoint.h"
+#include "graph/dot.h"
 #include "graph/error.h"
 #include "graph/factory.h"
 #include "graph/gradcheck.h"
@@ -8,4 +10,7 @@
 #include "graph/random.h"
 #include "graph/shape.h"
 #include "graph/tape.h"
+#include "ops/nn/attention.h"
+#include "ops/nn/linear.h"
 #include "ops/ops.h"
+#include "optim/optim.h"

@@ -41,7 +41,9 @@ Tensor causal_mask(const Tensor& x, double value) {
     throw_unary_error("causal_mask", x, "value " + std::to_string(value) + " overflows float32");
   }
   Tensor y = x.tape().record(kCausalMask, x.shape(), x.dtype(), {x});
-  y.tape().node(y.id()).attr[0] = value;
+  Node& n = y.tape().node(y.id());
+  n.attr[0] = value;
+  n.produces_inf = std::isinf(value);  // the mask's -inf is meant (anomaly mode)
   dispatch(y.dtype(), [&]<class T>() {
     const T* xv = value_of<T>(x);
     T* yv = value_of<T>(y);

@@ -57,7 +57,9 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
     throw_unary_error("masked_fill", x, "value " + std::to_string(value) + " overflows float32");
   }
   Tensor y = x.tape().record(kMaskedFill, x.shape(), x.dtype(), {x, mask});
-  y.tape().node(y.id()).attr[0] = value;
+  Node& n = y.tape().node(y.id());
+  n.attr[0] = value;
+  n.produces_inf = std::isinf(value);  // the mask's -inf is meant (anomaly mode)
   dispatch(y.dtype(), [&]<class T>() {
     const T* xv = value_of<T>(x);
     T* yv = value_of<T>(y);

@@ -29,7 +29,8 @@ Tensor sqrt(const Tensor& x) {
     // sqrt is an rsqrt estimate plus a Newton step, off in the last bits; IEEE sqrt is exact.
     const T* in = value_of<T>(x);
     T* out = value_of<T>(y);
-    for (int64_t i = 0; i < x.numel(); ++i) out[i] = std::sqrt(in[i]);
+    const int64_t n = y.numel();
+    for (int64_t i = 0; i < n; ++i) out[i] = std::sqrt(in[i]);
   });
   return y;
 }

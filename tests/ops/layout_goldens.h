@@ -13,7 +13,10 @@
 
 #include "graph/factory.h"
 
+// An inline namespace of its own: other golden readers define a GoldenTensor too, and two
+// definitions under one name would break the one-definition rule.
 namespace tapegrad::testing {
+inline namespace layout_goldens {
 
 struct GoldenTensor {
   std::string name;
@@ -117,4 +120,5 @@ inline void check_golden_case(const GoldenCase& c, const std::vector<std::string
   }
 }
 
+}  // namespace layout_goldens
 }  // namespace tapegrad::testing

@@ -81,7 +81,7 @@ TEST_CASE("dropout: eval mode and p == 0 return x itself and draw nothing", "[dr
   CHECK(g.state() == before);
 }
 
-TEST_CASE("dropout: p outside [0, 1) is an error naming the op, the tensor and p",
+TEST_CASE("dropout: p below 0 or at least 1 is an error naming the op, the tensor and p",
           "[dropout][errors]") {
   Tape tape;
   TapeScope scope(tape);
@@ -99,7 +99,7 @@ TEST_CASE("dropout: p outside [0, 1) is an error naming the op, the tensor and p
   CHECK(g.state() == before);
 }
 
-TEST_CASE("dropout: the same seed gives the same mask; the stream moves on between calls",
+TEST_CASE("dropout: the same seed gives the same mask, the stream moves on between calls",
           "[dropout]") {
   Tape tape;
   TapeScope scope(tape);

@@ -41,7 +41,7 @@ TEST_CASE("masked_fill: -inf fill forward, and the backward skips filled element
   CHECK(x.grad_values() == std::vector<double>{10, 0, 30, 40});
 }
 
-TEST_CASE("masked_fill: a [T, T] mask broadcasts over [B, H, T, T]; mask dtype may differ",
+TEST_CASE("masked_fill: a [T, T] mask broadcasts over [B, H, T, T], mask dtype may differ",
           "[masked_fill]") {
   Tape tape;
   TapeScope scope(tape);

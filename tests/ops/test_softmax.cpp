@@ -46,7 +46,7 @@ TEST_CASE("softmax: the book's 6x6 attention scores match torch", "[softmax][gol
                      attention_golden("book.softmax.f64.dim0").values) < 1e-15);
 }
 
-TEST_CASE("softmax: large and -inf entries stay finite; an all -inf row is NaN like torch",
+TEST_CASE("softmax: large and -inf entries stay finite, an all -inf row is NaN like torch",
           "[softmax][golden]") {
   Tape tape;
   TapeScope scope(tape);

@@ -19,7 +19,7 @@ TEST_CASE("sqrt: small exact case, forward and backward", "[sqrt]") {
   CHECK(x.grad_values() == std::vector<double>{0.25, 0.5, 1.0});
 }
 
-TEST_CASE("sqrt: of a negative is nan; the gradient at 0 is inf, like torch", "[sqrt]") {
+TEST_CASE("sqrt: of a negative is nan, the gradient at 0 is inf, like torch", "[sqrt]") {
   Tape tape;
   TapeScope scope(tape);
   CHECK(std::isnan(sqrt(tensor({-1.0})).values()[0]));

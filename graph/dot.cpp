@@ -1,0 +1,921 @@
+// DOT export over the Boost.Graph view of a tape, and in-process rendering through libgvc.
+#include "graph/dot.h"
+
+#include <graphviz/cgraph.h>
+#include <graphviz/gvc.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <sstream>
+#include <vector>
+
+#include "graph/error.h"
+#include "graph/graph_view.h"
+
+namespace tapegrad {
+
+namespace {
+
+// --- numbers and escaping ----------------------------------------------------------------------
+
+// Short, exact-enough and platform-stable text for an op argument: 0.1, 2, -inf, 0.707107.
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+// A value in a node: four significant digits, as torch prints.
+std::string value_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+std::string html(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\n':
+        out += "<br/>";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string bytes_text(int64_t bytes) {
+  if (bytes < 10 * 1024) return std::to_string(bytes) + " B";
+  if (bytes < 10 * 1024 * 1024) return number(std::round(bytes / 102.4) / 10.0) + " KiB";
+  return number(std::round(bytes / (102.4 * 1024)) / 10.0) + " MiB";
+}
+
+// --- the op table: how each op shows its arguments and what its backward keeps -----------------
+
+// The tensors an op's backward reads (kept alive for it), besides its extra saved buffer.
+enum Saves : uint8_t {
+  kSavesNothing = 0,
+  kSavesInput0 = 1,
+  kSavesInput1 = 2,
+  kSavesInput2 = 4,
+  kSavesOutput = 8,
+  kSavesWeight = 16,  // layer_norm: input 1 when it is the weight (iattr[0] says there is one)
+};
+
+using ArgumentsFn = std::string (*)(const Tape& tape, const Node& node);
+using ExtraBytesFn = int64_t (*)(const Tape& tape, const Node& node);
+
+struct OpDrawing {
+  std::string_view op;
+  ArgumentsFn arguments;     // null: the op shows no arguments
+  uint8_t saves;             // Saves flags
+  ExtraBytesFn extra_bytes;  // the size of node.saved; null: none
+};
+
+// A dim as the book writes it: the last one as -1 (softmax(x, dim=-1)), others from the front.
+// Ops store their dims normalised to 0..rank-1.
+std::string dim_text(int64_t dim, int rank) {
+  return "dim " + std::to_string(dim == rank - 1 ? int64_t{-1} : dim);
+}
+
+// A reduction's dim (iattr[3]) and whether it kept it (the output's rank tells).
+std::string reduction_text(const Tape& t, const Node& n) {
+  const int rank = t.input(n, 0).shape.rank();
+  return dim_text(n.iattr[3], rank) + (n.shape.rank() == rank ? ", keepdim" : "");
+}
+
+// x·c or x/c as "× 1/√k" when the factor is 1/√k for an integer k ≥ 2 (the attention scale),
+// else "× c" / "÷ c".
+std::string scale_text(double c, bool divide) {
+  const double divisor = divide ? c : 1.0 / c;
+  const double k = std::round(divisor * divisor);
+  if (divisor > 0 && k >= 2 && std::abs(divisor * divisor - k) < 1e-9 * k &&
+      std::abs(divisor - std::round(divisor)) > 1e-9) {
+    return "× 1/√" + number(k);
+  }
+  return divide ? "÷ " + number(c) : "× " + number(c);
+}
+
+int64_t element_bytes(const Node& node) {
+  return dtype_size(node.dtype);
+}
+
+// ONE table: every op's arguments and what its backward keeps, read from the node as the op
+// stores them (ops/<name>.cpp: the attr/iattr assignments after `record`, and the tensors the
+// first-line math of its backward reads). An op missing here is drawn with its name and shape.
+const OpDrawing kOpDrawings[] = {
+    {"add", nullptr, kSavesNothing, nullptr},
+    {"sub", nullptr, kSavesNothing, nullptr},
+    {"mul", nullptr, kSavesInput0 | kSavesInput1, nullptr},
+    {"div", nullptr, kSavesInput1 | kSavesOutput, nullptr},
+    // attr[0] the constant, iattr[0] 1 when it divides (x / c).
+    {"scale", [](const Tape&, const Node& n) { return scale_text(n.attr[0], n.iattr[0] == 1); },
+     kSavesNothing, nullptr},
+    {"add_scalar", [](const Tape&, const Node& n) { return "+ " + number(n.attr[0]); },
+     kSavesNothing, nullptr},
+    {"neg", nullptr, kSavesNothing, nullptr},
+    {"exp", nullptr, kSavesOutput, nullptr},
+    {"log", nullptr, kSavesInput0, nullptr},
+    {"sqrt", nullptr, kSavesOutput, nullptr},
+    {"pow", [](const Tape&, const Node& n) { return "^ " + number(n.attr[0]); }, kSavesInput0,
+     nullptr},
+    {"matmul", nullptr, kSavesInput0 | kSavesInput1, nullptr},
+    {"linear", nullptr, kSavesInput0 | kSavesInput1, nullptr},
+    // iattr[0], iattr[1]: the two dims swapped.
+    {"transpose",
+     [](const Tape&, const Node& n) {
+       return "dims " + std::to_string(n.iattr[0]) + ", " + std::to_string(n.iattr[1]);
+     },
+     kSavesNothing, nullptr},
+    {"reshape", nullptr, kSavesNothing, nullptr},
+    // iattr[0] dim, iattr[1] index.
+    {"select",
+     [](const Tape& t, const Node& n) {
+       return dim_text(n.iattr[0], t.input(n, 0).shape.rank()) + ", index " +
+              std::to_string(n.iattr[1]);
+     },
+     kSavesNothing, nullptr},
+    // iattr[0] dim, iattr[1] start; the length is the output's size along dim.
+    {"narrow",
+     [](const Tape& t, const Node& n) {
+       return dim_text(n.iattr[0], t.input(n, 0).shape.rank()) + ", start " +
+              std::to_string(n.iattr[1]) + ", length " +
+              std::to_string(n.shape[static_cast<int>(n.iattr[0])]);
+     },
+     kSavesNothing, nullptr},
+    {"cat", [](const Tape&, const Node& n) { return dim_text(n.iattr[0], n.shape.rank()); },
+     kSavesNothing, nullptr},
+    // The head count is the split's second output dim ([B, H, T, D_h]) and the merge's second
+    // input dim: read from the shapes, which cannot disagree with the op.
+    {"split_heads", [](const Tape&, const Node& n) { return "H = " + std::to_string(n.shape[1]); },
+     kSavesNothing, nullptr},
+    {"merge_heads",
+     [](const Tape& t, const Node& n) { return "H = " + std::to_string(t.input(n, 0).shape[1]); },
+     kSavesNothing, nullptr},
+    {"softmax", [](const Tape&, const Node& n) { return dim_text(n.iattr[0], n.shape.rank()); },
+     kSavesOutput, nullptr},
+    // attr[0] the fill value; the mask is input 1.
+    {"masked_fill", [](const Tape&, const Node& n) { return "value " + number(n.attr[0]); },
+     kSavesInput1, nullptr},
+    // attr[0] the value above the diagonal (the mask is recomputed, not saved).
+    {"causal_mask", [](const Tape&, const Node& n) { return "triu(1) → " + number(n.attr[0]); },
+     kSavesNothing, nullptr},
+    {"tril", [](const Tape&, const Node& n) { return "diagonal " + std::to_string(n.iattr[0]); },
+     kSavesNothing, nullptr},
+    {"triu", [](const Tape&, const Node& n) { return "diagonal " + std::to_string(n.iattr[0]); },
+     kSavesNothing, nullptr},
+    // attr[0] p; node.saved the keep mask, one byte per element.
+    {"dropout", [](const Tape&, const Node& n) { return "p = " + number(n.attr[0]); },
+     kSavesNothing, [](const Tape&, const Node& n) { return n.shape.numel(); }},
+    {"sum", nullptr, kSavesNothing, nullptr},
+    // Reductions over a dim: iattr = {outer, size, inner, dim}.
+    {"sum_dim", reduction_text, kSavesNothing, nullptr},
+    {"mean", nullptr, kSavesNothing, nullptr},
+    {"mean_dim", reduction_text, kSavesNothing, nullptr},
+    {"max_dim", reduction_text, kSavesNothing,  // node.saved: the int64 arg max per output
+     [](const Tape&, const Node& n) { return n.shape.numel() * int64_t{8}; }},
+    {"mse_loss", nullptr, kSavesInput0 | kSavesInput1, nullptr},
+    // iattr[0] rows; node.saved: the int64 targets and the row log-sum-exps.
+    {"cross_entropy", nullptr, kSavesInput0,
+     [](const Tape&, const Node& n) { return n.iattr[0] * (8 + element_bytes(n)); }},
+    // attr[0] eps; iattr = {has weight, has bias, rows, cols}; node.saved: mean and 1/std per row.
+    {"layer_norm", [](const Tape&, const Node& n) { return "eps " + number(n.attr[0]); },
+     kSavesInput0 | kSavesWeight,
+     [](const Tape&, const Node& n) { return 2 * n.iattr[2] * element_bytes(n); }},
+    {"gelu", nullptr, kSavesInput0, nullptr},
+    // iattr[0] the number of ids; node.saved: the int64 ids.
+    {"embedding", nullptr, kSavesNothing,
+     [](const Tape&, const Node& n) { return n.iattr[0] * int64_t{8}; }},
+};
+
+const OpDrawing* find_drawing(std::string_view op) {
+  for (const OpDrawing& d : kOpDrawings) {
+    if (d.op == op) return &d;
+  }
+  return nullptr;
+}
+
+int64_t tensor_bytes(const Node& n) {
+  return n.shape.numel() * dtype_size(n.dtype);
+}
+
+// The tape ids the op's backward reads (inputs by flag, then the output itself).
+std::vector<int32_t> saved_tensors(const Node& node, int32_t id, const OpDrawing& d) {
+  std::vector<int32_t> out;
+  for (int k = 0; k < std::min(node.num_inputs, 3); ++k) {
+    if (d.saves & (1u << k)) out.push_back(node.inputs[k]);
+  }
+  if ((d.saves & kSavesWeight) && node.iattr[0] == 1) out.push_back(node.inputs[1]);
+  if (d.saves & kSavesOutput) out.push_back(id);
+  return out;
+}
+
+// --- labels ------------------------------------------------------------------------------------
+
+constexpr const char* kFont = "Helvetica";
+
+struct Style {
+  const char* shape;
+  const char* style;
+  const char* fill;
+  const char* border;
+  double penwidth;
+};
+
+constexpr Style kOpStyle{"box", "rounded,filled", "#ffffff", "#4a5a70", 1.0};
+constexpr Style kLossStyle{"box", "rounded,filled", "#fbd9d3", "#b23b2a", 2.0};
+constexpr Style kParameterStyle{"box", "filled", "#ffe0b2", "#c26a00", 1.6};
+constexpr Style kInputStyle{"box", "rounded,filled", "#d7efd6", "#2e7d32", 1.2};
+constexpr Style kConstantStyle{"box", "rounded,filled,dashed", "#eeeeee", "#777777", 1.0};
+constexpr Style kBackwardStyle{"box", "rounded,filled", "#eee6f8", "#6a4c93", 1.0};
+constexpr Style kGradientStyle{"box", "filled", "#e2d4f5", "#6a4c93", 1.6};
+
+const Style& style_of(VertexKind kind, bool is_root) {
+  switch (kind) {
+    case VertexKind::Constant:
+      return kConstantStyle;
+    case VertexKind::Input:
+      return kInputStyle;
+    case VertexKind::Parameter:
+      return kParameterStyle;
+    case VertexKind::Op:
+      return is_root ? kLossStyle : kOpStyle;
+    case VertexKind::Backward:
+      return kBackwardStyle;
+    case VertexKind::Gradient:
+      return kGradientStyle;
+  }
+  return kOpStyle;
+}
+
+std::string shape_text(const Shape& shape, DType dtype) {
+  std::string s = shape.str();
+  if (dtype != DType::Float32) s += std::string(" ") + dtype_name(dtype);
+  return s;
+}
+
+// A small tensor's values as an HTML table in row-major order, one row of the last dim after
+// another; narrow rows share a line (up to 8 values, set apart by a bar) so that a [2, 2, 6, 1]
+// tensor takes 3 lines, not 24.
+std::string values_table(const void* data, DType dtype, const Shape& shape, const char* color) {
+  const int64_t n = shape.numel();
+  const int64_t cols = shape.rank() == 0 ? 1 : std::max<int64_t>(shape.size(-1), 1);
+  const int64_t rows_per_line = std::max<int64_t>(1, 8 / cols);
+  const std::string cell =
+      std::string("<td align=\"right\"><font face=\"Courier\" point-size=\"8\" color=\"") + color +
+      "\">";
+  std::string s = "<table border=\"0\" cellborder=\"0\" cellspacing=\"0\" cellpadding=\"0\">";
+  for (int64_t line = 0; line * rows_per_line * cols < n; ++line) {
+    s += "<tr>";
+    for (int64_t r = line * rows_per_line; r < (line + 1) * rows_per_line && r * cols < n; ++r) {
+      if (r > line * rows_per_line) {
+        s += "<td><font face=\"Courier\" point-size=\"8\" color=\"#aaaaaa\">│ </font></td>";
+      }
+      for (int64_t c = 0; c < cols; ++c) {
+        const int64_t i = r * cols + c;
+        const double v = dtype == DType::Float32 ? static_cast<const float*>(data)[i]
+                                                 : static_cast<const double*>(data)[i];
+        s += cell + html(value_text(v)) + " </font></td>";
+      }
+    }
+    s += "</tr>";
+  }
+  return s + "</table>";
+}
+
+struct LabelParts {
+  std::string title;     // bold first line
+  std::string subtitle;  // italic second line
+  std::string shape;
+  std::string arguments;
+  std::string saved;
+  std::string values;  // an HTML table, already escaped
+  std::string grads;   // an HTML table, already escaped
+};
+
+// Two lines, so a whole model fits a screen: "<b>op</b> <i>name</i>", then "shape · arguments";
+// then what was asked for (saved bytes, values, gradients).
+std::string html_label(const LabelParts& p) {
+  std::string s = "<<table border=\"0\" cellborder=\"0\" cellspacing=\"0\" cellpadding=\"1\">";
+  s += "<tr><td><b>" + html(p.title) + "</b>";
+  if (!p.subtitle.empty()) s += " <i>" + html(p.subtitle) + "</i>";
+  s += "</td></tr><tr><td><font point-size=\"9\" color=\"#444444\">" + html(p.shape) + "</font>";
+  if (!p.arguments.empty()) {
+    s += "<font point-size=\"9\" color=\"#1f4e9c\"> · " + html(p.arguments) + "</font>";
+  }
+  s += "</td></tr>";
+  if (!p.saved.empty()) {
+    s += "<tr><td><font point-size=\"8\" color=\"#7a5c00\">" + html(p.saved) + "</font></td></tr>";
+  }
+  if (!p.values.empty()) s += "<tr><td>" + p.values + "</td></tr>";
+  if (!p.grads.empty()) s += "<tr><td>" + p.grads + "</td></tr>";
+  return s + "</table>>";
+}
+
+// --- the drawing -------------------------------------------------------------------------------
+
+constexpr int32_t kNoHead = -1;
+
+// Which vertices are drawn, and as whom: with collapse_heads every vertex of a non-first head
+// stands in for the vertex at the same position in the first head.
+struct Collapse {
+  std::vector<int32_t> stand_in;    // per vertex: the vertex drawn for it, -1 when none
+  std::vector<int32_t> head_count;  // per scope: H for a drawn first head, else 0
+};
+
+bool is_head_name(const std::string& name) {
+  if (name.size() < 6 || name.compare(0, 5, "head ") != 0) return false;
+  return std::all_of(name.begin() + 5, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+Collapse collapse_heads(const GraphView& view, bool enabled) {
+  const int32_t nv = view.num_vertices();
+  const int32_t ns = static_cast<int32_t>(view.scopes.size());
+  Collapse c;
+  c.stand_in.resize(static_cast<size_t>(nv));
+  for (int32_t v = 0; v < nv; ++v) c.stand_in[static_cast<size_t>(v)] = v;
+  c.head_count.assign(static_cast<size_t>(ns), 0);
+  if (!enabled) return c;
+
+  // Sibling heads, grouped by parent; the first created is drawn.
+  std::map<int32_t, std::vector<int32_t>> groups;
+  for (int32_t s = 0; s < ns; ++s) {
+    if (is_head_name(view.scopes[static_cast<size_t>(s)].name)) {
+      groups[view.scopes[static_cast<size_t>(s)].parent].push_back(s);
+    }
+  }
+  std::vector<int32_t> drawn_head(static_cast<size_t>(ns), kNoHead);
+  for (auto& [parent, heads] : groups) {
+    if (heads.size() < 2) continue;
+    c.head_count[static_cast<size_t>(heads[0])] = static_cast<int32_t>(heads.size());
+    for (int32_t h : heads) drawn_head[static_cast<size_t>(h)] = heads[0];
+  }
+  // The outermost collapsed head around each scope.
+  std::vector<int32_t> head_of(static_cast<size_t>(ns), kNoHead);
+  for (int32_t s = 0; s < ns; ++s) {
+    for (int32_t a = s; a >= 0; a = view.scopes[static_cast<size_t>(a)].parent) {
+      if (drawn_head[static_cast<size_t>(a)] != kNoHead) head_of[static_cast<size_t>(s)] = a;
+    }
+  }
+  // Position of each vertex within its head (forward and gradient vertices counted apart).
+  std::map<std::pair<int32_t, bool>, std::vector<int32_t>> members;
+  for (int32_t v = 0; v < nv; ++v) {
+    const int32_t scope = view.graph[static_cast<Vertex>(v)].scope;
+    if (scope < 0 || head_of[static_cast<size_t>(scope)] == kNoHead) continue;
+    members[{head_of[static_cast<size_t>(scope)], view.is_gradient(static_cast<Vertex>(v))}]
+        .push_back(v);
+  }
+  for (auto& [key, vertices] : members) {
+    const int32_t drawn = drawn_head[static_cast<size_t>(key.first)];
+    if (drawn == key.first) continue;
+    const auto& first = members[{drawn, key.second}];
+    for (size_t i = 0; i < vertices.size(); ++i) {
+      c.stand_in[static_cast<size_t>(vertices[i])] = i < first.size() ? first[i] : -1;
+    }
+  }
+  return c;
+}
+
+class DotWriter {
+ public:
+  DotWriter(const Tape& tape, const DotOptions& options)
+      : tape_(tape),
+        options_(options),
+        view_(make_graph_view(tape, GraphViewOptions{options.backward, options.root})),
+        collapse_(collapse_heads(view_, options.collapse_heads)) {
+    root_ = view_.root;
+    if (root_ < 0) {  // no backward drawn: still mark the loss
+      for (int32_t i = tape.size() - 1; i >= 0 && options.root < 0; --i) {
+        if (tape.node(i).requires_grad) {
+          root_ = i;
+          break;
+        }
+      }
+      if (options.root >= 0 && options.root < tape.size()) root_ = options.root;
+    }
+    place_beside();
+  }
+
+  void write(std::ostream& out) {
+    out << "// tapegrad graph: " << tape_.size() << " tape nodes";
+    if (!options_.title.empty()) out << ", " << options_.title.substr(0, options_.title.find('\n'));
+    out << "\ndigraph tapegrad {\n";
+    out << "  graph [rankdir=" << options_.rankdir << ", newrank=true, fontname=\"" << kFont
+        << "\", fontsize=11, nodesep=0.3, ranksep=0.18, labelloc=t, labeljust=c";
+    const std::string heading = heading_label();
+    if (!heading.empty()) out << ", label=" << heading;
+    out << "];\n";
+    out << "  node [fontname=\"" << kFont
+        << "\", fontsize=10, margin=\"0.08,0.03\", height=0.3];\n";
+    out << "  edge [fontname=\"" << kFont
+        << "\", fontsize=8, color=\"#5b6b80\", fontcolor=\"#5b6b80\", arrowsize=0.6];\n";
+
+    write_cluster(out, -1, false, 1);
+    if (has_drawn_gradient()) {
+      out << "  subgraph cluster_backward {\n";
+      out << "    label=<<b>backward</b>>; style=\"rounded,filled\"; fillcolor=\"#faf7fd\"; "
+             "color=\"#a58cc7\"; fontcolor=\"#6a4c93\";\n";
+      write_cluster(out, -1, true, 2);
+      out << "  }\n";
+    }
+    write_edges(out);
+    out << "}\n";
+  }
+
+ private:
+  bool drawn(int32_t v) const { return collapse_.stand_in[static_cast<size_t>(v)] == v; }
+
+  bool has_drawn_gradient() const {
+    for (int32_t v = view_.num_forward; v < view_.num_vertices(); ++v) {
+      if (drawn(v)) return true;
+    }
+    return false;
+  }
+
+  std::string vertex_id(int32_t v) const {
+    const VertexProps& p = view_.graph[static_cast<Vertex>(v)];
+    return (view_.is_gradient(static_cast<Vertex>(v)) ? "g" : "n") + std::to_string(p.node);
+  }
+
+  // The heading: the title (first line bold), the saved-bytes total, and the legend in one row,
+  // so the legend costs the drawing one line of height instead of a tall box on its first rank.
+  std::string heading_label() const {
+    std::vector<std::string> rows;
+    if (!options_.title.empty()) {
+      const size_t newline = options_.title.find('\n');
+      rows.push_back("<font point-size=\"15\"><b>" + html(options_.title.substr(0, newline)) +
+                     "</b></font>");
+      if (newline != std::string::npos) {
+        rows.push_back("<font point-size=\"11\">" + html(options_.title.substr(newline + 1)) +
+                       "</font>");
+      }
+    }
+    if (options_.saved_bytes) {
+      rows.push_back("<font point-size=\"10\" color=\"#7a5c00\">saved for backward: " +
+                     html(bytes_text(total_saved_bytes())) +
+                     " (distinct tensors and buffers)</font>");
+    }
+    if (options_.legend) rows.push_back(legend_row());
+    if (rows.empty()) return "";
+    std::string s = "<<table border=\"0\" cellborder=\"0\" cellspacing=\"0\" cellpadding=\"2\">";
+    for (const std::string& row : rows) s += "<tr><td>" + row + "</td></tr>";
+    return s + "</table>>";
+  }
+
+  int64_t total_saved_bytes() const {
+    std::vector<char> counted(static_cast<size_t>(tape_.size()), 0);
+    int64_t total = 0;
+    for (int32_t i = 0; i < tape_.size(); ++i) {
+      const Node& n = tape_.node(i);
+      if (n.kind != NodeKind::Op || !n.requires_grad) continue;
+      const OpDrawing* d = find_drawing(n.op_name());
+      if (d == nullptr) continue;
+      for (int32_t id : saved_tensors(n, i, *d)) {
+        if (!counted[static_cast<size_t>(id)]) total += tensor_bytes(tape_.node(id));
+        counted[static_cast<size_t>(id)] = 1;
+      }
+      if (d->extra_bytes != nullptr) total += d->extra_bytes(tape_, n);
+    }
+    return total;
+  }
+
+  LabelParts label_parts(int32_t v) const {
+    const VertexProps& p = view_.graph[static_cast<Vertex>(v)];
+    const Node& node = tape_.node(p.node);
+    LabelParts l;
+    l.shape = shape_text(p.shape, p.dtype);
+    const bool small = options_.values && p.shape.numel() <= options_.max_values;
+    switch (p.kind) {
+      case VertexKind::Op:
+        l.title = p.op;
+        l.subtitle = p.name;
+        l.arguments = op_arguments(tape_, p.node);
+        if (options_.saved_bytes && node.requires_grad) {
+          const int64_t b = saved_bytes(tape_, p.node);
+          l.saved = b > 0 ? "saves " + bytes_text(b) : "saves nothing";
+        }
+        break;
+      case VertexKind::Constant:
+      case VertexKind::Input:
+      case VertexKind::Parameter:
+        l.title = p.name.empty() ? p.op : p.name;  // the kind shows in the colour (legend)
+        break;
+      case VertexKind::Backward:
+        l.title = p.op + " backward";
+        l.subtitle = p.name.empty() ? "" : "∂L/∂" + p.name;
+        break;
+      case VertexKind::Gradient:
+        l.title = "∂L/∂" + (p.name.empty() ? p.op + " #" + std::to_string(p.node) : p.name);
+        break;
+    }
+    const bool gradient_vertex = view_.is_gradient(static_cast<Vertex>(v));
+    if (small && !gradient_vertex && node.value != nullptr) {
+      l.values = values_table(node.value, node.dtype, node.shape, "#222222");
+    }
+    // Gradients go into the gradient vertex when the backward is drawn, else under the value.
+    const bool grad_here =
+        gradient_vertex || view_.gradient_vertex[static_cast<size_t>(p.node)] < 0;
+    if (small && grad_here && node.grad != nullptr && node.requires_grad) {
+      l.grads = values_table(node.grad, node.dtype, node.shape, "#6a4c93");
+    }
+    return l;
+  }
+
+  void write_vertex(std::ostream& out, int32_t v, int indent) const {
+    const VertexProps& p = view_.graph[static_cast<Vertex>(v)];
+    const bool is_root = !view_.is_gradient(static_cast<Vertex>(v)) && p.node == root_;
+    const Style& s = style_of(p.kind, is_root);
+    out << std::string(static_cast<size_t>(indent) * 2, ' ') << vertex_id(v)
+        << " [shape=" << s.shape << ", style=\"" << s.style << "\", fillcolor=\"" << s.fill
+        << "\", color=\"" << s.border << "\", penwidth=" << number(s.penwidth)
+        << ", label=" << html_label(label_parts(v)) << "];\n";
+  }
+
+  // The drawn vertices and child scopes directly in `scope` (of the forward or the backward
+  // part), each ordered by its first vertex: the order they were recorded (or run backward).
+  void write_cluster(std::ostream& out, int32_t scope, bool gradient, int indent) const {
+    struct Item {
+      int32_t first_vertex;
+      int32_t vertex;  // -1 for a child scope
+      int32_t child;
+    };
+    std::vector<Item> items;
+    std::map<int32_t, int32_t> child_first;  // child scope -> its first drawn vertex
+    for (int32_t v = 0; v < view_.num_vertices(); ++v) {
+      if (!drawn(v) || view_.is_gradient(static_cast<Vertex>(v)) != gradient) continue;
+      const int32_t s = view_.graph[static_cast<Vertex>(v)].scope;
+      if (s == scope) {
+        // Vertices drawn beside an op are written with it.
+        if (beside_[static_cast<size_t>(v)] < 0) items.push_back({v, v, -1});
+        continue;
+      }
+      // The child of `scope` on the path from s up to it, if s lies below `scope`.
+      int32_t child = -1;
+      for (int32_t a = s; a >= 0; a = view_.scopes[static_cast<size_t>(a)].parent) {
+        if (view_.scopes[static_cast<size_t>(a)].parent == scope) {
+          child = a;
+          break;
+        }
+      }
+      if (child >= 0 && !child_first.count(child)) child_first[child] = v;
+    }
+    for (auto [child, first] : child_first) items.push_back({first, -1, child});
+    std::sort(items.begin(), items.end(),
+              [](const Item& a, const Item& b) { return a.first_vertex < b.first_vertex; });
+
+    const std::string pad(static_cast<size_t>(indent) * 2, ' ');
+    for (const Item& item : items) {
+      if (item.vertex >= 0) {
+        write_with_beside(out, item.vertex, items.size() > 1, indent);
+        continue;
+      }
+      const ScopeInfo& info = view_.scopes[static_cast<size_t>(item.child)];
+      int depth = 0;
+      for (int32_t a = info.parent; a >= 0; a = view_.scopes[static_cast<size_t>(a)].parent)
+        ++depth;
+      // Deeper clusters are darker. (One 2-D table: GCC 12 -O2 miscompiles `(c ? a : b)[i]`
+      // over two static arrays, always reading the first element.)
+      static constexpr const char* kFills[2][4] = {
+          {"#f3f6fb", "#e6edf7", "#d9e4f2", "#cddbed"},   // forward
+          {"#f3eefa", "#e9e0f5", "#dfd2f0", "#d5c4eb"}};  // backward
+      const char* fill = kFills[gradient ? 1 : 0][std::min(depth, 3)];
+      std::string label = "<b>" + html(info.name) + "</b>";
+      const int32_t heads = collapse_.head_count[static_cast<size_t>(item.child)];
+      if (heads > 0) {
+        label += " <font color=\"#b23b2a\">×" + std::to_string(heads) +
+                 "</font><br/><font point-size=\"9\">one of " + std::to_string(heads) +
+                 " identical heads drawn</font>";
+      }
+      out << pad << "subgraph cluster_" << (gradient ? "b" : "s") << item.child << " {\n";
+      out << pad << "  label=<" << label << ">; style=\"rounded,filled\"; fillcolor=\"" << fill
+          << "\"; color=\"" << (gradient ? "#a58cc7" : "#8a9bb5")
+          << "\"; penwidth=" << (heads > 0 ? "2" : "1") << ";\n";
+      write_cluster(out, item.child, gradient, indent + 1);
+      out << pad << "}\n";
+    }
+  }
+
+  // A weight drawn beside the op that uses it (on its rank) rather than above it keeps the data
+  // flowing straight down: the input enters every projection from the top, its weight from the
+  // side. The same for a leaf's gradient beside the backward that produces it. Flat edges point
+  // left to right, so every second one is written reversed (dir=back) to put it on the right.
+  void place_beside() {
+    const int32_t nv = view_.num_vertices();
+    beside_.assign(static_cast<size_t>(nv), -1);
+    flipped_.assign(static_cast<size_t>(nv), 0);
+    std::map<int32_t, int> placed;  // anchor -> vertices beside it so far
+    for (int32_t v = 0; v < nv; ++v) {
+      if (!drawn(v)) continue;
+      const Vertex vx = static_cast<Vertex>(v);
+      const VertexKind kind = view_.graph[vx].kind;
+      int32_t anchor = -1;
+      if (kind == VertexKind::Parameter && boost::out_degree(vx, view_.graph) == 1) {
+        anchor = static_cast<int32_t>(
+            boost::target(*boost::out_edges(vx, view_.graph).first, view_.graph));
+      } else if (kind == VertexKind::Gradient && boost::in_degree(vx, view_.graph) == 1) {
+        anchor = static_cast<int32_t>(
+            boost::source(*boost::in_edges(vx, view_.graph).first, view_.graph));
+      }
+      // Only within one scope: the pair is then written, with its rank constraint, inside that
+      // cluster (Graphviz 2.43 corrupts memory on flat labelled edges whose rank=same group
+      // lies outside the cluster holding the nodes).
+      if (anchor < 0 || !drawn(anchor) ||
+          view_.graph[static_cast<Vertex>(anchor)].scope != view_.graph[vx].scope) {
+        continue;
+      }
+      beside_[static_cast<size_t>(v)] = anchor;
+      flipped_[static_cast<size_t>(v)] = placed[anchor]++ % 2 == 1;
+    }
+  }
+
+  // An op with the weights (or gradients) drawn beside it: the weights to its left, every second
+  // one to its right, all on one rank, in an invisible cluster of their own when the scope holds
+  // more (so dot keeps them together).
+  void write_with_beside(std::ostream& out, int32_t anchor, bool wrap, int indent) const {
+    std::vector<int32_t> left, right;
+    for (int32_t v = 0; v < view_.num_vertices(); ++v) {
+      if (beside_[static_cast<size_t>(v)] != anchor) continue;
+      (flipped_[static_cast<size_t>(v)] ? right : left).push_back(v);
+    }
+    if (left.empty() && right.empty()) {
+      write_vertex(out, anchor, indent);
+      return;
+    }
+    const std::string pad(static_cast<size_t>(indent) * 2, ' ');
+    if (wrap) {
+      out << pad << "subgraph cluster_" << vertex_id(anchor) << " {\n";
+      out << pad << "  style=invis; margin=4;\n";
+      ++indent;
+    }
+    std::vector<int32_t> row = left;
+    row.push_back(anchor);
+    row.insert(row.end(), right.begin(), right.end());
+    for (int32_t v : row) write_vertex(out, v, indent);
+    out << std::string(static_cast<size_t>(indent) * 2, ' ') << "{rank=same;";
+    for (int32_t v : row) out << " " << vertex_id(v) << ";";
+    out << "}\n";
+    if (wrap) out << pad << "}\n";
+  }
+
+  void write_edges(std::ostream& out) const {
+    struct Out {
+      int32_t from;
+      Edge edge;
+      int count;
+      bool merged;  // stands in for edges from other heads
+    };
+    for (int32_t v = 0; v < view_.num_vertices(); ++v) {
+      if (!drawn(v)) continue;
+      std::vector<Out> edges;
+      for (Edge e :
+           boost::make_iterator_range(boost::in_edges(static_cast<Vertex>(v), view_.graph))) {
+        const int32_t u = static_cast<int32_t>(boost::source(e, view_.graph));
+        const int32_t from = collapse_.stand_in[static_cast<size_t>(u)];
+        if (from < 0) continue;
+        if (from != u) {  // an edge from another head: folded into the drawn head's edge
+          auto it = std::find_if(edges.begin(), edges.end(),
+                                 [&](const Out& o) { return o.from == from; });
+          if (it != edges.end()) {
+            ++it->count;
+            continue;
+          }
+        }
+        edges.push_back({from, e, 1, from != u});
+      }
+      for (const Out& o : edges) {
+        const EdgeProps& p = view_.graph[o.edge];
+        const bool seed = p.gradient && !view_.is_gradient(static_cast<Vertex>(o.from));
+        const int32_t side = beside_[static_cast<size_t>(o.from)] == v   ? o.from
+                             : beside_[static_cast<size_t>(v)] == o.from ? v
+                                                                         : -1;
+        const bool flip = side >= 0 && flipped_[static_cast<size_t>(side)];
+        if (flip) {
+          out << "  " << vertex_id(v) << " -> " << vertex_id(o.from);
+        } else {
+          out << "  " << vertex_id(o.from) << " -> " << vertex_id(v);
+        }
+        std::vector<std::string> attrs;
+        if (options_.edge_labels) {
+          std::string label = seed ? "∂L/∂L = 1" : p.shape.str();
+          if (o.count > 1) label += " ×" + std::to_string(o.count);
+          attrs.push_back("label=\"" + label + "\"");
+        }
+        if (p.gradient) attrs.push_back("color=\"#6a4c93\", fontcolor=\"#6a4c93\"");
+        if (seed) attrs.push_back("style=dashed");
+        if (o.count > 1) attrs.push_back("penwidth=2");
+        if (flip) attrs.push_back("dir=back");
+        // Short edges from the data: every op that reads an input sits right under it (the
+        // projections of all heads on one rank), instead of wherever its result is needed.
+        const VertexKind from_kind = view_.graph[static_cast<Vertex>(o.from)].kind;
+        if (from_kind == VertexKind::Constant || from_kind == VertexKind::Input) {
+          attrs.push_back("weight=4");
+        }
+        if (!attrs.empty()) {
+          out << " [";
+          for (size_t i = 0; i < attrs.size(); ++i) out << (i ? ", " : "") << attrs[i];
+          out << "]";
+        }
+        out << ";\n";
+      }
+    }
+  }
+
+  // One row: a swatch per kind drawn, then how edges and collapsed heads read.
+  std::string legend_row() const {
+    bool present[6] = {};
+    bool loss = false;
+    for (int32_t v = 0; v < view_.num_vertices(); ++v) {
+      if (!drawn(v)) continue;
+      const VertexProps& p = view_.graph[static_cast<Vertex>(v)];
+      if (!view_.is_gradient(static_cast<Vertex>(v)) && p.node == root_) {
+        loss = true;
+      } else {
+        present[static_cast<int>(p.kind)] = true;
+      }
+    }
+    struct Entry {
+      bool shown;
+      const Style& style;
+      const char* text;
+    };
+    const Entry entries[] = {
+        {present[static_cast<int>(VertexKind::Parameter)], kParameterStyle, "parameter"},
+        {present[static_cast<int>(VertexKind::Input)], kInputStyle, "input (requires grad)"},
+        {present[static_cast<int>(VertexKind::Constant)], kConstantStyle, "constant"},
+        {present[static_cast<int>(VertexKind::Op)], kOpStyle, "op: output shape · arguments"},
+        {loss, kLossStyle, "loss"},
+        {present[static_cast<int>(VertexKind::Backward)], kBackwardStyle, "an op's backward"},
+        {present[static_cast<int>(VertexKind::Gradient)], kGradientStyle, "a leaf's gradient"},
+    };
+    std::string s =
+        "<table border=\"0\" cellborder=\"0\" cellspacing=\"3\" cellpadding=\"1\"><tr>"
+        "<td><font point-size=\"9\"><b>legend</b></font></td>";
+    for (const Entry& e : entries) {
+      if (!e.shown) continue;
+      s += std::string("<td border=\"1\" bgcolor=\"") + e.style.fill + "\" color=\"" +
+           e.style.border + "\" width=\"16\"></td><td align=\"left\"><font point-size=\"9\">" +
+           html(e.text) + "</font></td>";
+    }
+    if (options_.edge_labels) {
+      s += "<td><font point-size=\"9\" color=\"#5b6b80\">→ [shape]</font></td><td "
+           "align=\"left\"><font point-size=\"9\">the tensor an edge carries</font></td>";
+    }
+    bool collapsed = false;
+    for (int32_t h : collapse_.head_count) collapsed = collapsed || h > 0;
+    if (collapsed) {
+      s += "<td><font point-size=\"9\" color=\"#b23b2a\">×H</font></td><td "
+           "align=\"left\"><font point-size=\"9\">one head drawn for H identical ones</font></td>";
+    }
+    return s + "</tr></table>";
+  }
+
+  const Tape& tape_;
+  const DotOptions& options_;
+  GraphView view_;
+  Collapse collapse_;
+  int32_t root_ = -1;
+  std::vector<int32_t> beside_;  // per vertex: the vertex it is drawn beside, or -1
+  std::vector<char> flipped_;    // per vertex: its edge is written reversed (it goes right)
+};
+
+// --- rendering ---------------------------------------------------------------------------------
+
+thread_local std::string graphviz_errors;
+
+int collect_graphviz_error(char* message) {
+  graphviz_errors += message;
+  return 0;
+}
+
+// Graphviz reports through a process-wide callback: collect its messages while we call it.
+class GraphvizErrors {
+ public:
+  GraphvizErrors() : previous_(agseterrf(collect_graphviz_error)) { graphviz_errors.clear(); }
+  ~GraphvizErrors() { agseterrf(previous_); }
+  GraphvizErrors(const GraphvizErrors&) = delete;
+  GraphvizErrors& operator=(const GraphvizErrors&) = delete;
+  std::string message(const char* what) const {
+    std::string m = std::string("render: ") + what;
+    std::string details = graphviz_errors;
+    while (!details.empty() && (details.back() == '\n' || details.back() == ' '))
+      details.pop_back();
+    return details.empty() ? m : m + ": " + details;
+  }
+
+ private:
+  agusererrf previous_;
+};
+
+struct ContextDeleter {
+  void operator()(GVC_t* gvc) const { gvFreeContext(gvc); }
+};
+
+// A laid-out graph, freed in the right order (layout, graph, context).
+class Layout {
+ public:
+  Layout(std::string_view dot, const GraphvizErrors& errors) : gvc_(gvContext()) {
+    if (!gvc_) throw Error(errors.message("cannot create a Graphviz context"));
+    const std::string text(dot);
+    graph_ = agmemread(text.c_str());
+    if (graph_ == nullptr) throw Error(errors.message("Graphviz could not parse the DOT text"));
+    if (gvLayout(gvc_.get(), graph_, "dot") != 0) {
+      agclose(graph_);
+      throw Error(errors.message("Graphviz could not lay out the graph"));
+    }
+  }
+  ~Layout() {
+    gvFreeLayout(gvc_.get(), graph_);
+    agclose(graph_);
+  }
+  Layout(const Layout&) = delete;
+  Layout& operator=(const Layout&) = delete;
+  GVC_t* gvc() const { return gvc_.get(); }
+  Agraph_t* graph() const { return graph_; }
+
+ private:
+  std::unique_ptr<GVC_t, ContextDeleter> gvc_;
+  Agraph_t* graph_ = nullptr;
+};
+
+}  // namespace
+
+std::string op_arguments(const Tape& tape, int32_t node) {
+  const Node& n = tape.node(node);
+  if (n.kind != NodeKind::Op) return "";
+  const OpDrawing* d = find_drawing(n.op_name());
+  return d != nullptr && d->arguments != nullptr ? d->arguments(tape, n) : "";
+}
+
+int64_t saved_bytes(const Tape& tape, int32_t node) {
+  const Node& n = tape.node(node);
+  if (n.kind != NodeKind::Op) return 0;
+  const OpDrawing* d = find_drawing(n.op_name());
+  if (d == nullptr) return 0;
+  int64_t total = 0;
+  for (int32_t id : saved_tensors(n, node, *d)) total += tensor_bytes(tape.node(id));
+  if (d->extra_bytes != nullptr) total += d->extra_bytes(tape, n);
+  return total;
+}
+
+void write_dot(const Tape& tape, std::ostream& out, const DotOptions& options) {
+  DotWriter(tape, options).write(out);
+}
+
+std::string to_dot(const Tape& tape, const DotOptions& options) {
+  std::ostringstream out;
+  write_dot(tape, out, options);
+  return out.str();
+}
+
+void render(std::string_view dot, std::string_view format, const std::string& path) {
+  GraphvizErrors errors;
+  Layout layout(dot, errors);
+  const std::string fmt(format);
+  // Graphviz only warns when it cannot open the file; find out first, with the reason.
+  if (std::FILE* f = std::fopen(path.c_str(), "wb")) {
+    std::fclose(f);
+  } else {
+    throw Error("render: cannot write \"" + path + "\": " + std::strerror(errno));
+  }
+  if (gvRenderFilename(layout.gvc(), layout.graph(), fmt.c_str(), path.c_str()) != 0) {
+    throw Error(errors.message(("cannot write " + fmt + " to \"" + path + "\"").c_str()));
+  }
+}
+
+std::string render(std::string_view dot, std::string_view format) {
+  GraphvizErrors errors;
+  Layout layout(dot, errors);
+  const std::string fmt(format);
+  char* data = nullptr;
+  unsigned int length = 0;
+  if (gvRenderData(layout.gvc(), layout.graph(), fmt.c_str(), &data, &length) != 0) {
+    if (data != nullptr) gvFreeRenderData(data);
+    throw Error(errors.message(("cannot render " + fmt).c_str()));
+  }
+  std::string out(data, length);
+  gvFreeRenderData(data);
+  return out;
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,87 @@
+// cross_entropy: the mean over rows of −log softmax(logits)[target], via a stable log-sum-exp.
+#include <algorithm>
+#include <cmath>
+
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+// The saved buffer: the N targets (int64), then the N row log-sum-exps (T).
+template <class T>
+T* saved_lse(void* saved, int64_t rows) {
+  return reinterpret_cast<T*>(static_cast<int64_t*>(saved) + rows);
+}
+
+void cross_entropy_backward(Tape& tape, const Node& node) {
+  // y = Σ_i (lse_i − X[i, t_i]) / N  =>  dX[i, c] += (softmax(X)[i, c] − [c = t_i]) / N · dy
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& x = tape.input(node, 0);
+    T* d = tape.grad_for<T>(node, 0, x.shape);
+    if (d == nullptr) return;
+    const int64_t rows = node.iattr[0], cols = node.iattr[1];
+    const auto* targets = static_cast<const int64_t*>(node.saved);
+    const T* lse = saved_lse<T>(node.saved, rows);
+    const T g = node.grad_as<T>()[0] / static_cast<T>(rows);
+    ConstMatrixMap<T> X(x.value_as<T>(), rows, cols);
+    MatrixMap<T> dX(d, rows, cols);
+    for (int64_t i = 0; i < rows; ++i) {
+      dX.row(i).array() += g * (X.row(i).array() - lse[i]).exp();
+      dX(i, targets[i]) -= g;
+    }
+  });
+}
+
+const OpDef kCrossEntropy{"cross_entropy", cross_entropy_backward};
+
+}  // namespace
+
+Tensor cross_entropy(const Tensor& logits, std::span<const int64_t> targets) {
+  if (logits.rank() != 1 && logits.rank() != 2) {
+    throw Error("cross_entropy: " + describe("logits", logits) +
+                ": expected logits of shape [N, C] or [C]");
+  }
+  const int64_t rows = logits.rank() == 2 ? logits.size(0) : 1;
+  const int64_t cols = logits.size(-1);
+  if (static_cast<int64_t>(targets.size()) != rows) {
+    throw Error("cross_entropy: " + describe("logits", logits) + ": " +
+                std::to_string(targets.size()) + " targets for " + std::to_string(rows) +
+                (rows == 1 ? " row" : " rows"));
+  }
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (targets[i] < 0 || targets[i] >= cols) {
+      throw Error("cross_entropy: " + describe("logits", logits) + ": targets[" +
+                  std::to_string(i) + "] = " + std::to_string(targets[i]) +
+                  " is out of range [0, " + std::to_string(cols) + ")");
+    }
+  }
+  Tensor y = logits.tape().record(kCrossEntropy, Shape{}, logits.dtype(), {logits});
+  Node& n = y.tape().node(y.id());
+  n.iattr[0] = rows;
+  n.iattr[1] = cols;
+  const int64_t saved_bytes = rows * (8 + dtype_size(logits.dtype()));
+  auto* saved_targets =
+      static_cast<int64_t*>(y.tape().arena().allocate(static_cast<size_t>(saved_bytes)));
+  std::copy(targets.begin(), targets.end(), saved_targets);
+  n.saved = saved_targets;
+  dispatch(y.dtype(), [&]<class T>() {
+    ConstMatrixMap<T> X(value_of<T>(logits), rows, cols);
+    T* lse = saved_lse<T>(n.saved, rows);
+    double total = 0.0;
+    for (int64_t i = 0; i < rows; ++i) {
+      // log Σ exp(x) = m + log Σ exp(x − m), m the row max: no overflow for large logits.
+      const double m = X.row(i).maxCoeff();
+      const double s = (X.row(i).array().template cast<double>() - m).exp().sum();
+      const double row_lse = m + std::log(s);
+      lse[i] = static_cast<T>(row_lse);
+      total += row_lse - static_cast<double>(X(i, saved_targets[i]));
+    }
+    // An empty batch gives 0/0 = NaN, as in torch.
+    value_of<T>(y)[0] = static_cast<T>(total / static_cast<double>(rows));
+  });
+  return y;
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,87 @@
+// embedding: rows of a weight table looked up by integer ids (nn.Embedding).
+#include <algorithm>
+#include <array>
+
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+void embedding_backward(Tape& tape, const Node& node) {
+  // Y[p] = W[ids[p]]  =>  dW[ids[p]] += dY[p] for every position p (repeated ids accumulate)
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& w = tape.input(node, 0);
+    T* d = tape.grad_for<T>(node, 0, w.shape);
+    if (d == nullptr) return;
+    const int64_t n = node.iattr[0], cols = node.iattr[1];
+    const auto* ids = static_cast<const int64_t*>(node.saved);
+    MatrixMap<T> dW(d, w.shape[0], cols);
+    ConstMatrixMap<T> dY(node.grad_as<T>(), n, cols);
+    for (int64_t p = 0; p < n; ++p) dW.row(ids[p]) += dY.row(p);
+  });
+}
+
+const OpDef kEmbedding{"embedding", embedding_backward};
+
+// "ids[1, 2]" for the flat position p in `shape` ("ids" for a scalar).
+std::string id_position(int64_t p, const Shape& shape) {
+  if (shape.rank() == 0) return "ids";
+  std::array<int64_t, kMaxRank> index{};
+  for (int d = shape.rank() - 1; d >= 0; --d) {
+    index[static_cast<size_t>(d)] = p % shape[d];
+    p /= shape[d];
+  }
+  std::string s = "ids[";
+  for (int d = 0; d < shape.rank(); ++d) {
+    s += (d > 0 ? ", " : "") + std::to_string(index[static_cast<size_t>(d)]);
+  }
+  return s + "]";
+}
+
+}  // namespace
+
+Tensor embedding(const Tensor& weight, std::span<const int64_t> ids, const Shape& ids_shape) {
+  if (weight.rank() != 2) {
+    throw Error("embedding: " + describe("weight", weight) + ": expected a weight of shape [V, C]");
+  }
+  if (ids_shape.rank() > kMaxRank - 1) {
+    throw Error("embedding: ids of shape " + ids_shape.str() + " would give an output of rank " +
+                std::to_string(ids_shape.rank() + 1) + " (at most " + std::to_string(kMaxRank) +
+                ")");
+  }
+  const int64_t n = ids_shape.numel(), vocab = weight.size(0), cols = weight.size(1);
+  if (static_cast<int64_t>(ids.size()) != n) {
+    throw Error("embedding: " + describe("weight", weight) + ": " + std::to_string(ids.size()) +
+                " ids for ids shape " + ids_shape.str() + " (" + std::to_string(n) + " elements)");
+  }
+  for (int64_t p = 0; p < n; ++p) {
+    const int64_t id = ids[static_cast<size_t>(p)];
+    if (id < 0 || id >= vocab) {
+      throw Error("embedding: " + describe("weight", weight) + ": id " + std::to_string(id) +
+                  " at " + id_position(p, ids_shape) + " is out of range [0, " +
+                  std::to_string(vocab) + ")");
+    }
+  }
+  std::array<int64_t, kMaxRank> dims{};
+  std::copy(ids_shape.dims().begin(), ids_shape.dims().end(), dims.begin());
+  dims[static_cast<size_t>(ids_shape.rank())] = cols;
+  const Shape out_shape(
+      std::span<const int64_t>(dims.data(), static_cast<size_t>(ids_shape.rank() + 1)));
+  Tensor y = weight.tape().record(kEmbedding, out_shape, weight.dtype(), {weight});
+  Node& node = y.tape().node(y.id());
+  node.iattr[0] = n;
+  node.iattr[1] = cols;
+  auto* saved_ids = y.tape().arena().allocate_array<int64_t>(n);
+  std::copy(ids.begin(), ids.end(), saved_ids);
+  node.saved = saved_ids;
+  dispatch(y.dtype(), [&]<class T>() {
+    ConstMatrixMap<T> W(value_of<T>(weight), vocab, cols);
+    MatrixMap<T> Y(value_of<T>(y), n, cols);
+    for (int64_t p = 0; p < n; ++p) Y.row(p) = W.row(saved_ids[p]);
+  });
+  return y;
+}
+
+}  // namespace tapegrad

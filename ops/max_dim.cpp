@@ -1,0 +1,59 @@
+// max_dim: the maximum along one dim (the values of torch.max(x, dim, keepdim)).
+#include <cmath>
+
+#include "ops/op_util.h"
+#include "ops/ops.h"
+#include "ops/reduce_dim.h"
+
+namespace tapegrad {
+
+namespace {
+
+void max_dim_backward(Tape& tape, const Node& node) {
+  // Y = max_dim X  =>  dX[.., argmax, ..] += dY (one element per output: the first maximum)
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& x = tape.input(node, 0);
+    T* dx = tape.grad_for<T>(node, 0, x.shape);
+    if (dx == nullptr) return;
+    const T* dy = node.grad_as<T>();
+    const auto* argmax = static_cast<const int64_t*>(node.saved);
+    const DimView v{node.iattr[0], node.iattr[1], node.iattr[2]};
+    for (int64_t o = 0; o < v.outer; ++o) {
+      for (int64_t i = 0; i < v.inner; ++i) {
+        const int64_t out = o * v.inner + i;
+        dx[(o * v.size + argmax[out]) * v.inner + i] += dy[out];
+      }
+    }
+  });
+}
+
+const OpDef kMaxDim{"max_dim", max_dim_backward};
+
+}  // namespace
+
+Tensor max(const Tensor& x, int dim, bool keepdim) {
+  const DimReduction r = plan_dim_reduction("max_dim", x, dim, keepdim);
+  if (r.view.size == 0) {
+    throw_unary_error("max_dim", x,
+                      "cannot take the max along dim " + std::to_string(dim) + " of size 0");
+  }
+  Tensor y = x.tape().record(kMaxDim, r.out_shape, x.dtype(), {x});
+  Node& n = y.tape().node(y.id());
+  n.iattr = {r.view.outer, r.view.size, r.view.inner, r.dim};
+  auto* argmax = y.tape().arena().allocate_array<int64_t>(r.out_shape.numel());
+  n.saved = argmax;
+  dispatch(y.dtype(), [&]<class T>() {
+    T* out = value_of<T>(y);
+    const T* in = value_of<T>(x);
+    for_each_reduced(r.view, [&](int64_t o, int64_t i, int64_t k) {
+      // Strictly greater keeps the first maximum on ties; a NaN wins and stays, as in torch.
+      if (k == 0 || in[i] > out[o] || (std::isnan(in[i]) && !std::isnan(out[o]))) {
+        out[o] = in[i];
+        argmax[o] = k;
+      }
+    });
+  });
+  return y;
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,43 @@
+// mse_loss: the mean of squared differences between a prediction and a target of the same shape.
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+void mse_loss_backward(Tape& tape, const Node& node) {
+  // y = Σ (P − T)² / n  =>  dP += 2(P − T)/n · dy, dT −= 2(P − T)/n · dy
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& p = tape.input(node, 0);
+    const Node& t = tape.input(node, 1);
+    const int64_t n = p.shape.numel();
+    const T g = T(2) / static_cast<T>(n) * node.grad_as<T>()[0];
+    const ConstArrayMap<T> P(p.value_as<T>(), n), Tg(t.value_as<T>(), n);
+    if (T* d = tape.grad_for<T>(node, 0, p.shape)) ArrayMap<T>(d, n) += g * (P - Tg);
+    if (T* d = tape.grad_for<T>(node, 1, t.shape)) ArrayMap<T>(d, n) -= g * (P - Tg);
+  });
+}
+
+const OpDef kMseLoss{"mse_loss", mse_loss_backward};
+
+}  // namespace
+
+Tensor mse_loss(const Tensor& prediction, const Tensor& target) {
+  check_same_dtype("mse_loss", prediction, target);
+  if (prediction.shape() != target.shape()) {
+    throw Error("mse_loss: " + describe("prediction", prediction) + " and " +
+                describe("target", target) + ": shapes must be equal");
+  }
+  Tensor y = prediction.tape().record(kMseLoss, Shape{}, prediction.dtype(), {prediction, target});
+  dispatch(y.dtype(), [&]<class T>() {
+    const int64_t n = prediction.numel();
+    const ConstArrayMap<T> P(value_of<T>(prediction), n), Tg(value_of<T>(target), n);
+    // Squared and summed in double; an empty pair gives 0/0 = NaN, as in torch.
+    const double total = (P.template cast<double>() - Tg.template cast<double>()).square().sum();
+    value_of<T>(y)[0] = static_cast<T>(total / static_cast<double>(n));
+  });
+  return y;
+}
+
+}  // namespace tapegrad

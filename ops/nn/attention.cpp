@@ -1,0 +1,237 @@
+// The chapter 3 attention modules: the book's classes, parameters drawn in the book's order.
+#include "ops/nn/attention.h"
+
+#include <cmath>
+
+#include "graph/error.h"
+#include "graph/random.h"
+
+namespace tapegrad::nn {
+
+namespace {
+
+// torch.rand(shape) into a new Parameter: the book's nn.Parameter(torch.rand(d_in, d_out)).
+Parameter rand_parameter(const Shape& shape, DType dtype, const std::string& name,
+                         Generator& generator) {
+  Parameter p(shape, dtype, name);
+  if (dtype == DType::Float32) {
+    generator.uniform(p.data<float>(), p.numel());
+  } else {
+    generator.uniform(p.data<double>(), p.numel());
+  }
+  return p;
+}
+
+Tensor named(Tensor t, const char* name) {
+  t.set_name(name);
+  return t;
+}
+
+void check_dropout(const std::string& module, double p) {
+  if (!(p >= 0.0 && p <= 1.0)) {
+    throw Error(module + ": dropout probability " + std::to_string(p) + " is not in [0, 1]");
+  }
+}
+
+// The book's `x.shape` unpacking `b, num_tokens, d_in = x.shape`, with the mask's limit.
+void check_batch_input(const std::string& module, const Tensor& x, int64_t d_in,
+                       int64_t context_length) {
+  if (x.rank() != 3 || x.size(2) != d_in) {
+    throw Error(module + ": input " + x.shape().str() + " must be [B, T, " + std::to_string(d_in) +
+                "] (batch, tokens, d_in)");
+  }
+  if (x.size(1) > context_length) {
+    throw Error(module + ": input " + x.shape().str() + " has " + std::to_string(x.size(1)) +
+                " tokens, more than context_length " + std::to_string(context_length));
+  }
+}
+
+void check_sequence_input(const std::string& module, const Tensor& x, int64_t d_in) {
+  if (x.rank() != 2 || x.size(1) != d_in) {
+    throw Error(module + ": input " + x.shape().str() + " must be [T, " + std::to_string(d_in) +
+                "] (tokens, d_in; one sequence, no batch dim)");
+  }
+}
+
+std::vector<Parameter> concat(std::initializer_list<const Linear*> layers) {
+  std::vector<Parameter> out;
+  for (const Linear* layer : layers) {
+    for (Parameter& p : layer->parameters()) out.push_back(p);
+  }
+  return out;
+}
+
+}  // namespace
+
+// --- SelfAttention_v1 ----------------------------------------------------------------------------
+
+SelfAttentionV1::SelfAttentionV1(int64_t d_in, int64_t d_out, DType dtype, Generator& generator,
+                                 std::string name)
+    : W_query(rand_parameter({d_in, d_out}, dtype, "W_query", generator)),  // [C_in, D]
+      W_key(rand_parameter({d_in, d_out}, dtype, "W_key", generator)),      // [C_in, D]
+      W_value(rand_parameter({d_in, d_out}, dtype, "W_value", generator)),  // [C_in, D]
+      name_(std::move(name)) {}
+
+Tensor SelfAttentionV1::forward(const Tensor& x) const {
+  check_sequence_input(name_, x, W_query.shape()[0]);
+  Tape& tape = x.tape();
+  NameScope scope(name_, tape);
+  Tensor keys = named(matmul(x, tape.parameter(W_key)), "keys");          // [T, D]
+  Tensor queries = named(matmul(x, tape.parameter(W_query)), "queries");  // [T, D]
+  Tensor values = named(matmul(x, tape.parameter(W_value)), "values");    // [T, D]
+  Tensor attn_scores = named(matmul(queries, t(keys)), "attn_scores");    // [T, T]
+  const double d_k = static_cast<double>(keys.size(-1));
+  Tensor attn_weights = named(softmax(attn_scores / std::sqrt(d_k), -1), "attn_weights");  // [T, T]
+  return named(matmul(attn_weights, values), "context_vec");                               // [T, D]
+}
+
+// --- SelfAttention_v2 ----------------------------------------------------------------------------
+
+SelfAttentionV2::SelfAttentionV2(int64_t d_in, int64_t d_out, bool qkv_bias, DType dtype,
+                                 Generator& generator, std::string name)
+    : W_query(d_in, d_out, qkv_bias, dtype, "W_query", generator),  // W [D, C_in]
+      W_key(d_in, d_out, qkv_bias, dtype, "W_key", generator),      // W [D, C_in]
+      W_value(d_in, d_out, qkv_bias, dtype, "W_value", generator),  // W [D, C_in]
+      name_(std::move(name)) {}
+
+Tensor SelfAttentionV2::forward(const Tensor& x) const {
+  check_sequence_input(name_, x, W_query.in_features());
+  NameScope scope(name_, x.tape());
+  Tensor keys = named(W_key(x), "keys");                                // [T, D]
+  Tensor queries = named(W_query(x), "queries");                        // [T, D]
+  Tensor values = named(W_value(x), "values");                          // [T, D]
+  Tensor attn_scores = named(matmul(queries, t(keys)), "attn_scores");  // [T, T]
+  const double d_k = static_cast<double>(keys.size(-1));
+  Tensor attn_weights = named(softmax(attn_scores / std::sqrt(d_k), -1), "attn_weights");  // [T, T]
+  return named(matmul(attn_weights, values), "context_vec");                               // [T, D]
+}
+
+std::vector<Parameter> SelfAttentionV2::parameters() const {
+  return concat({&W_query, &W_key, &W_value});
+}
+
+// --- CausalAttention -----------------------------------------------------------------------------
+
+CausalAttention::CausalAttention(int64_t d_in, int64_t d_out, int64_t context_length,
+                                 double dropout, bool qkv_bias, DType dtype, Generator& generator,
+                                 std::string name)
+    : W_query(d_in, d_out, qkv_bias, dtype, "W_query", generator),  // W [D, C_in]
+      W_key(d_in, d_out, qkv_bias, dtype, "W_key", generator),      // W [D, C_in]
+      W_value(d_in, d_out, qkv_bias, dtype, "W_value", generator),  // W [D, C_in]
+      context_length_(context_length),
+      dropout_(dropout),
+      generator_(&generator),
+      name_(std::move(name)) {
+  check_dropout(name_, dropout);
+}
+
+Tensor CausalAttention::forward(const Tensor& x) const {
+  check_batch_input(name_, x, W_query.in_features(), context_length_);
+  NameScope scope(name_, x.tape());
+  Tensor keys = named(W_key(x), "keys");                                              // [B, T, D]
+  Tensor queries = named(W_query(x), "queries");                                      // [B, T, D]
+  Tensor values = named(W_value(x), "values");                                        // [B, T, D]
+  Tensor attn_scores = named(matmul(queries, transpose(keys, 1, 2)), "attn_scores");  // [B, T, T]
+  attn_scores = causal_mask(attn_scores);  // [B, T, T], -inf above the diagonal
+  const double d_k = static_cast<double>(keys.size(-1));
+  Tensor attn_weights =
+      named(softmax(attn_scores / std::sqrt(d_k), -1), "attn_weights");  // [B, T, T]
+  // nn.Dropout draws nothing when p == 0 or in eval mode: neither do we.
+  if (training_ && dropout_ > 0.0) {
+    attn_weights = dropout(attn_weights, dropout_, true, *generator_);  // [B, T, T]
+  }
+  return named(matmul(attn_weights, values), "context_vec");  // [B, T, D]
+}
+
+std::vector<Parameter> CausalAttention::parameters() const {
+  return concat({&W_query, &W_key, &W_value});
+}
+
+// --- MultiHeadAttentionWrapper -------------------------------------------------------------------
+
+MultiHeadAttentionWrapper::MultiHeadAttentionWrapper(int64_t d_in, int64_t d_out,
+                                                     int64_t context_length, double dropout,
+                                                     int64_t num_heads, bool qkv_bias, DType dtype,
+                                                     Generator& generator, std::string name)
+    : name_(std::move(name)) {
+  if (num_heads <= 0) {
+    throw Error(name_ + ": num_heads " + std::to_string(num_heads) + " must be positive");
+  }
+  heads.reserve(static_cast<size_t>(num_heads));
+  for (int64_t i = 0; i < num_heads; ++i) {
+    // nn.ModuleList builds head 0's three layers, then head 1's, ...: the same draws here.
+    CausalAttention& head = heads.emplace_back(d_in, d_out, context_length, dropout, qkv_bias,
+                                               dtype, generator, "head " + std::to_string(i));
+    for (Parameter& p : head.parameters())
+      p.set_name("heads." + std::to_string(i) + "." + p.name());
+  }
+}
+
+Tensor MultiHeadAttentionWrapper::forward(const Tensor& x) const {
+  NameScope scope(name_, x.tape());
+  std::vector<Tensor> outputs;
+  outputs.reserve(heads.size());
+  for (const CausalAttention& head : heads) outputs.push_back(head(x));  // H x [B, T, D]
+  return named(cat(outputs, -1), "context_vec");                         // [B, T, H*D]
+}
+
+std::vector<Parameter> MultiHeadAttentionWrapper::parameters() const {
+  std::vector<Parameter> out;
+  for (const CausalAttention& head : heads) {
+    for (Parameter& p : head.parameters()) out.push_back(p);
+  }
+  return out;
+}
+
+void MultiHeadAttentionWrapper::train(bool on) {
+  for (CausalAttention& head : heads) head.train(on);
+}
+
+// --- MultiHeadAttention --------------------------------------------------------------------------
+
+MultiHeadAttention::MultiHeadAttention(int64_t d_in, int64_t d_out, int64_t context_length,
+                                       double dropout, int64_t num_heads, bool qkv_bias,
+                                       DType dtype, Generator& generator, std::string name)
+    : d_out_(d_out),
+      num_heads_(num_heads),
+      head_dim_(num_heads > 0 ? d_out / num_heads : 0),
+      context_length_(context_length),
+      dropout_(dropout),
+      generator_(&generator),
+      name_(std::move(name)) {
+  if (num_heads <= 0 || d_out % num_heads != 0) {
+    throw Error(name_ + ": d_out " + std::to_string(d_out) + " must be divisible by num_heads " +
+                std::to_string(num_heads));
+  }
+  check_dropout(name_, dropout);
+  W_query = Linear(d_in, d_out, qkv_bias, dtype, "W_query", generator);  // W [D, C_in]
+  W_key = Linear(d_in, d_out, qkv_bias, dtype, "W_key", generator);      // W [D, C_in]
+  W_value = Linear(d_in, d_out, qkv_bias, dtype, "W_value", generator);  // W [D, C_in]
+  out_proj = Linear(d_out, d_out, true, dtype, "out_proj", generator);   // W [D, D], b [D]
+}
+
+Tensor MultiHeadAttention::forward(const Tensor& x) const {
+  check_batch_input(name_, x, W_query.in_features(), context_length_);
+  NameScope scope(name_, x.tape());
+  Tensor keys = named(split_heads(W_key(x), num_heads_), "keys");          // [B, H, T, D_h]
+  Tensor queries = named(split_heads(W_query(x), num_heads_), "queries");  // [B, H, T, D_h]
+  Tensor values = named(split_heads(W_value(x), num_heads_), "values");    // [B, H, T, D_h]
+  Tensor attn_scores =
+      named(matmul(queries, transpose(keys, 2, 3)), "attn_scores");  // [B, H, T, T]
+  attn_scores = causal_mask(attn_scores);  // [B, H, T, T], -inf above the diagonal
+  const double d_k = static_cast<double>(head_dim_);
+  Tensor attn_weights =
+      named(softmax(attn_scores / std::sqrt(d_k), -1), "attn_weights");  // [B, H, T, T]
+  if (training_ && dropout_ > 0.0) {
+    attn_weights = dropout(attn_weights, dropout_, true, *generator_);  // [B, H, T, T]
+  }
+  Tensor context_vec =
+      named(merge_heads(matmul(attn_weights, values)), "context_vec");  // [B, T, D]
+  return out_proj(context_vec);                                         // [B, T, D]
+}
+
+std::vector<Parameter> MultiHeadAttention::parameters() const {
+  return concat({&W_query, &W_key, &W_value, &out_proj});
+}
+
+}  // namespace tapegrad::nn

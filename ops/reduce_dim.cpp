@@ -1,0 +1,39 @@
+// Planning a reduction along one dim: the dim check, the [outer, size, inner] view, the out shape.
+#include "ops/reduce_dim.h"
+
+#include <array>
+
+#include "ops/op_util.h"
+
+namespace tapegrad {
+
+DimReduction plan_dim_reduction(const char* op, const Tensor& x, int dim, bool keepdim) {
+  const Shape& s = x.shape();
+  const int rank = s.rank();
+  const int lo = rank == 0 ? -1 : -rank, hi = rank == 0 ? 0 : rank - 1;
+  if (dim < lo || dim > hi) {
+    throw_unary_error(op, x,
+                      "dim " + std::to_string(dim) + " is out of range for rank " +
+                          std::to_string(rank) + " (expected " + std::to_string(lo) + ".." +
+                          std::to_string(hi) + ")");
+  }
+  DimReduction r;
+  r.dim = dim < 0 ? dim + rank : dim;
+  if (rank == 0) return {0, {}, Shape{}};  // a scalar reduces to itself, as in torch
+  std::array<int64_t, kMaxRank> dims{};
+  int out_rank = 0;
+  for (int d = 0; d < rank; ++d) {
+    if (d < r.dim) r.view.outer *= s[d];
+    if (d > r.dim) r.view.inner *= s[d];
+    if (d != r.dim) {
+      dims[static_cast<size_t>(out_rank++)] = s[d];
+    } else if (keepdim) {
+      dims[static_cast<size_t>(out_rank++)] = 1;
+    }
+  }
+  r.view.size = s[r.dim];
+  r.out_shape = Shape(std::span<const int64_t>(dims.data(), static_cast<size_t>(out_rank)));
+  return r;
+}
+
+}  // namespace tapegrad

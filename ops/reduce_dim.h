@@ -1,0 +1,58 @@
+// Reducing along one dim (sum_dim, mean_dim, max_dim): x read as [outer, size, inner].
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "graph/tape.h"
+
+namespace tapegrad {
+
+// x viewed as [outer, size, inner] around the reduced dim; the output is [outer, inner].
+struct DimView {
+  int64_t outer = 1;
+  int64_t size = 1;
+  int64_t inner = 1;
+};
+
+struct DimReduction {
+  int dim = 0;  // normalised to 0..rank-1 (0 for a scalar)
+  DimView view;
+  Shape out_shape;  // x's shape with dim removed, or kept as 1 when keepdim
+};
+
+// Checks dim against x's rank and plans the reduction; throws
+// `max_dim: x "scores" [2, 3]: dim 2 is out of range for rank 2 (expected -2..1)`.
+DimReduction plan_dim_reduction(const char* op, const Tensor& x, int dim, bool keepdim);
+
+// Calls f(out_index, in_index, k) for every element of x, in memory order, where k is the
+// element's position along the reduced dim and out_index its output element. Walking memory
+// in order keeps the inner loop contiguous (and vectorisable) whatever dim is reduced.
+template <class F>
+void for_each_reduced(const DimView& v, F&& f) {
+  int64_t in = 0;
+  for (int64_t o = 0; o < v.outer; ++o) {
+    const int64_t out_base = o * v.inner;
+    for (int64_t k = 0; k < v.size; ++k) {
+      for (int64_t i = 0; i < v.inner; ++i, ++in) f(out_base + i, in, k);
+    }
+  }
+}
+
+// out[o] = (Σ_k x[o, k, i]) / divisor, summed in double so float32 keeps its precision over
+// long dims (for float32, a double scratch of the output's size comes from the arena).
+template <class T>
+void sum_along(Arena& arena, const DimView& v, const T* x, T* out, double divisor) {
+  const int64_t n_out = v.outer * v.inner;
+  double* acc;
+  if constexpr (std::is_same_v<T, double>) {
+    acc = out;
+  } else {
+    acc = arena.allocate_array<double>(n_out);
+  }
+  for (int64_t o = 0; o < n_out; ++o) acc[o] = 0.0;
+  for_each_reduced(v, [&](int64_t o, int64_t i, int64_t) { acc[o] += x[i]; });
+  for (int64_t o = 0; o < n_out; ++o) out[o] = static_cast<T>(acc[o] / divisor);
+}
+
+}  // namespace tapegrad

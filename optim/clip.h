@@ -1,0 +1,29 @@
+// Gradient clipping, as torch.nn.utils.clip_grad_norm_ / clip_grad_value_ (1.13): call after
+// backward and before optimizer.step().
+#pragma once
+
+#include <vector>
+
+#include "graph/parameter.h"
+
+namespace tapegrad {
+
+class Optimizer;
+
+// Scales every gradient by min(1, max_norm / (total_norm + 1e-6)), where total_norm is the
+// norm_type-norm of all gradients taken together (2 by default; INFINITY for the largest
+// magnitude; any p > 0), and returns total_norm, like torch. The norm is accumulated in double;
+// the coefficient is computed and applied in each gradient's dtype, as torch does.
+// Throws Error, scaling nothing, when max_norm < 0 or norm_type <= 0, or when the norm is not
+// finite and error_if_nonfinite is set (otherwise, like torch, the gradients are scaled by the
+// resulting NaN/0 coefficient). Parameters with requires_grad() == false are left out.
+double clip_grad_norm_(const std::vector<Parameter>& params, double max_norm,
+                       double norm_type = 2.0, bool error_if_nonfinite = false);
+double clip_grad_norm_(const Optimizer& optimizer, double max_norm, double norm_type = 2.0,
+                       bool error_if_nonfinite = false);
+
+// Clamps every gradient element to [-clip_value, clip_value] (clip_value >= 0).
+void clip_grad_value_(const std::vector<Parameter>& params, double clip_value);
+void clip_grad_value_(const Optimizer& optimizer, double clip_value);
+
+}  // namespace tapegrad

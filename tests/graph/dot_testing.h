@@ -1,0 +1,69 @@
+// Test helpers for DOT output: files, byte-for-byte golden comparison, and running Graphviz.
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace tapegrad::testing {
+
+inline std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline void write_text_file(const std::string& path, const std::string& text) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// A scratch path in the build tree for files the tests write.
+inline std::string scratch_path(const std::string& name) {
+  return std::string(TAPEGRAD_BINARY_DIR) + "/tests/dot_scratch/" + name;
+}
+
+// Requires `text` to equal the golden file byte for byte. With TAPEGRAD_UPDATE_GOLDENS=1 in the
+// environment the golden is rewritten first (then review the change with `git diff`).
+inline void check_golden(const std::string& text, const std::string& golden) {
+  const char* update = std::getenv("TAPEGRAD_UPDATE_GOLDENS");
+  if (update != nullptr && std::string(update) == "1") write_text_file(golden, text);
+  INFO("golden: " << golden);
+  REQUIRE(std::filesystem::exists(golden));
+  const std::string expected = read_text_file(golden);
+  if (text != expected) {
+    // Name the first differing line, so a failure says what changed.
+    std::istringstream a(text), b(expected);
+    std::string la, lb;
+    int line = 0;
+    while (true) {
+      ++line;
+      const bool ga = static_cast<bool>(std::getline(a, la));
+      const bool gb = static_cast<bool>(std::getline(b, lb));
+      if (!ga && !gb) break;
+      if (la != lb || ga != gb) {
+        INFO("first difference at line " << line << "\n  got:      " << la
+                                         << "\n  expected: " << lb);
+        CHECK(text == expected);
+        return;
+      }
+    }
+  }
+  CHECK(text == expected);
+}
+
+// Runs Graphviz's `dot -Tsvg` on the text (written to a scratch file) and returns its exit
+// status; its SVG goes to a scratch file next to it.
+inline int run_dot_program(const std::string& dot_text, const std::string& name) {
+  const std::string dot_path = scratch_path(name + ".dot");
+  write_text_file(dot_path, dot_text);
+  const std::string command = std::string("\"") + TAPEGRAD_DOT_PROGRAM + "\" -Tsvg \"" + dot_path +
+                              "\" -o \"" + scratch_path(name + ".svg") + "\"";
+  return std::system(command.c_str());
+}
+
+}  // namespace tapegrad::testing

@@ -1,0 +1,118 @@
+// Tests for ops/cross_entropy.cpp.
+#include <cmath>
+#include <vector>
+
+#include "graph/factory.h"
+#include "ops/ops.h"
+#include "tests/ops/gradcheck_registry.h"
+#include "tests/ops/reductions_goldens.h"
+
+using namespace tapegrad;
+
+TEST_CASE("cross_entropy: small exact cases", "[cross_entropy]") {
+  Tape tape;
+  TapeScope scope(tape);
+  const std::vector<int64_t> one{1}, two{2, 0};
+  // Equal logits: −log(1/C).
+  CHECK(cross_entropy(tensor({{0.0, 0.0}}, DType::Float64), one).item() == std::log(2.0));
+  CHECK(cross_entropy(tensor({3.0, 3.0, 3.0, 3.0}, DType::Float64), one).item() ==
+        Approx(std::log(4.0)).epsilon(1e-15));
+  // Row 0, target 2: log(1 + e + 1) − 0; row 1, target 0: (2 + log 3) − 2.
+  Tensor logits = tensor({{0.0, 1.0, 0.0}, {2.0, 2.0, 2.0}}, DType::Float64);
+  const double row0 = std::log(2.0 + std::exp(1.0));
+  const double row1 = std::log(3.0);
+  CHECK(cross_entropy(logits, two).item() == Approx((row0 + row1) / 2).epsilon(1e-15));
+}
+
+TEST_CASE("cross_entropy: backward is (softmax − onehot) / N · dY", "[cross_entropy]") {
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor logits = from_values({2, 2}, std::vector<double>{0, 0, 5, 5}, DType::Float64, true);
+  const std::vector<int64_t> targets{1, 0};
+  Tensor y = cross_entropy(logits, targets);
+  tape.backward(y, std::vector<double>{4.0});
+  // softmax is ½ everywhere (up to the rounding of exp(−log 2)); (½ − onehot) / 2 · 4
+  const std::vector<double> expected{1, -1, -1, 1};
+  const std::vector<double> grad = logits.grad_values();
+  for (size_t i = 0; i < expected.size(); ++i) CHECK(grad[i] == Approx(expected[i]).margin(1e-15));
+}
+
+TEST_CASE("cross_entropy: large logits stay finite (stable log-sum-exp)", "[cross_entropy]") {
+  Tape tape;
+  TapeScope scope(tape);
+  const std::vector<int64_t> target{1};
+  Tensor y = cross_entropy(tensor({1000.0, 0.0}, DType::Float32), target);
+  CHECK(y.item() == 1000.0f);
+  Tensor y64 = cross_entropy(tensor({{1000.0, 1000.0}}, DType::Float64), target);
+  CHECK(y64.item() == Approx(std::log(2.0)).margin(1e-12));  // (1000 + log 2) − 1000
+}
+
+TEST_CASE("cross_entropy: forward and gradient match PyTorch", "[cross_entropy][golden]") {
+  const testing::GoldenFile golden("cross_entropy.txt");
+  for (const std::string name : {"batch", "single", "large"}) {
+    INFO("case " << name);
+    Tape tape;
+    TapeScope scope(tape);
+    const auto& l = golden[name + ".logits"];
+    Tensor logits = from_values(l.shape, l.values, DType::Float64, true);
+    const std::vector<int64_t> targets = golden[name + ".targets"].ints();
+    Tensor loss = cross_entropy(logits, targets);
+    testing::require_close(loss.values(), golden[name + ".loss"], 1e-12, "loss");
+    tape.backward(loss, golden[name + ".dy"].values);
+    testing::require_close(logits.grad_values(), golden[name + ".dlogits"], 1e-12, "dlogits");
+  }
+}
+
+TEST_CASE("cross_entropy: float32 is within float32 rounding of PyTorch's float64 values",
+          "[cross_entropy][golden]") {
+  const testing::GoldenFile golden("cross_entropy.txt");
+  for (const std::string name : {"batch", "single"}) {
+    INFO("case " << name);
+    Tape tape;
+    TapeScope scope(tape);
+    const auto& l = golden[name + ".logits"];
+    Tensor logits = from_values(l.shape, l.values, DType::Float32, true);
+    Tensor loss = cross_entropy(logits, golden[name + ".targets"].ints());
+    CHECK(loss.dtype() == DType::Float32);
+    testing::require_close(loss.values(), golden[name + ".loss"], 1e-5, "loss");
+    tape.backward(loss, golden[name + ".dy"].values);
+    testing::require_close(logits.grad_values(), golden[name + ".dlogits"], 1e-6, "dlogits");
+  }
+}
+
+TEST_CASE("cross_entropy: bad targets and shapes are errors", "[cross_entropy][errors]") {
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor logits = zeros({3, 4});
+  logits.set_name("scores");
+  const std::vector<int64_t> bad{0, 4, 1}, negative{0, 1, -1}, short_list{0, 1};
+  CHECK_THROWS_WITH(
+      cross_entropy(logits, bad),
+      "cross_entropy: logits \"scores\" [3, 4]: targets[1] = 4 is out of range [0, 4)");
+  CHECK_THROWS_WITH(
+      cross_entropy(logits, negative),
+      "cross_entropy: logits \"scores\" [3, 4]: targets[2] = -1 is out of range [0, 4)");
+  CHECK_THROWS_WITH(cross_entropy(logits, short_list),
+                    "cross_entropy: logits \"scores\" [3, 4]: 2 targets for 3 rows");
+  CHECK_THROWS_WITH(cross_entropy(zeros({4}), short_list),
+                    "cross_entropy: logits [4]: 2 targets for 1 row");
+  CHECK_THROWS_WITH(cross_entropy(zeros({2, 3, 4}), short_list),
+                    "cross_entropy: logits [2, 3, 4]: expected logits of shape [N, C] or [C]");
+  CHECK(tape.size() == 3);  // nothing recorded by the failed calls
+}
+
+GRADCHECK_TEST_CASE("cross_entropy", "w.r.t. logits, [N, C] and [C]") {
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> targets;
+  };
+  for (const Case& c :
+       {Case{{5}, {3}}, Case{{1, 3}, {0}}, Case{{4, 3}, {2, 0, 2, 1}}, Case{{3, 6}, {5, 0, 3}}}) {
+    INFO("logits " << c.shape.str());
+    auto report =
+        gradcheck("cross_entropy",
+                  [&](std::span<const Tensor> in) { return cross_entropy(in[0], c.targets); },
+                  {random_input(c.shape, 31, -3.0, 3.0)});
+    testing::require_gradcheck(report, "cross_entropy");
+  }
+}

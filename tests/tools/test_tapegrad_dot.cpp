@@ -1,0 +1,351 @@
+// Tests for tools/tapegrad_dot.cpp and tools/models.cpp: goldens, Graphviz, and graph structure.
+//
+// Built only when the tool is (TAPEGRAD_BUILD_EXAMPLES). Regenerating the goldens: see
+// tests/goldens/dot/README.md.
+#ifdef TAPEGRAD_HAVE_DOT_TOOL
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "graph/dot.h"
+#include "graph/factory.h"
+#include "graph/graph_view.h"
+#include "graph/random.h"
+#include "ops/nn/attention.h"
+#include "tests/graph/dot_testing.h"
+#include "tools/models.h"
+
+using namespace tapegrad;
+using tapegrad::testing::check_golden;
+using tapegrad::testing::read_text_file;
+using tapegrad::testing::scratch_path;
+
+namespace {
+
+// Runs the tool with `args`; returns its exit status, its stderr in `errors`.
+int run_tool(const std::string& args, std::string* errors = nullptr) {
+  // One file per process: ctest runs test cases in parallel processes.
+  const std::string err_path = scratch_path("tool_stderr_" + std::to_string(getpid()) + ".txt");
+  std::filesystem::create_directories(std::filesystem::path(err_path).parent_path());
+  const std::string command =
+      std::string("\"") + TAPEGRAD_DOT_TOOL + "\" " + args + " 2> \"" + err_path + "\"";
+  const int status = std::system(command.c_str());
+  if (errors != nullptr) *errors = read_text_file(err_path);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The tool's DOT for `args` (written with -o to a scratch file named `name`).
+std::string tool_dot(const std::string& args, const std::string& name) {
+  const std::string path = scratch_path(name + ".dot");
+  std::filesystem::remove(path);
+  std::string errors;
+  INFO("tapegrad-dot " << args);
+  REQUIRE(run_tool(args + " -o \"" + path + "\"", &errors) == 0);
+  INFO(errors);
+  return read_text_file(path);
+}
+
+int graphviz_accepts(const std::string& dot_path) {
+  const std::string command = std::string("\"") + TAPEGRAD_DOT_PROGRAM + "\" -Tsvg \"" + dot_path +
+                              "\" -o \"" + dot_path + ".svg\"";
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string golden(const std::string& name) {
+  return std::string(TAPEGRAD_GOLDEN_DIR) + "/dot/" + name + ".dot";
+}
+
+// The scopes named `name` in the view.
+std::vector<int32_t> scopes_named(const GraphView& view, const std::string& name) {
+  std::vector<int32_t> out;
+  for (size_t s = 0; s < view.scopes.size(); ++s) {
+    if (view.scopes[s].name == name) out.push_back(static_cast<int32_t>(s));
+  }
+  return out;
+}
+
+}  // namespace
+
+// --- goldens: the tool's output, byte for byte -----------------------------------------------
+
+TEST_CASE("tapegrad-dot: golden DOT of every chapter-3 model", "[tapegrad-dot][golden]") {
+  for (std::string_view model : tools::model_names()) {
+    const std::string name(model);
+    check_golden(tool_dot("--model " + name, name), golden(name));
+  }
+}
+
+TEST_CASE("tapegrad-dot: golden DOT with backward, collapsed heads, saved bytes, values, dropout",
+          "[tapegrad-dot][golden]") {
+  check_golden(tool_dot("--model multihead --backward --saved-bytes", "multihead_backward"),
+               golden("multihead_backward"));
+  check_golden(tool_dot("--model multihead-wrapper --collapse-heads", "wrapper_collapsed"),
+               golden("multihead-wrapper_collapsed"));
+  check_golden(tool_dot("--model simplified --backward --values", "simplified_values"),
+               golden("simplified_backward_values"));
+  check_golden(tool_dot("--model causal --dropout 0.5", "causal_dropout"),
+               golden("causal_dropout"));
+}
+
+TEST_CASE("tapegrad-dot: the same flags give byte-identical DOT", "[tapegrad-dot]") {
+  const std::string args = "--model multihead --backward --values --saved-bytes";
+  CHECK(tool_dot(args, "run1") == tool_dot(args, "run2"));
+  // In-process too, through the model builders and write_dot.
+  auto draw = [] {
+    Tape tape;
+    tools::BuiltModel m = tools::build_model(tape, "multihead-wrapper");
+    m.loss.backward();
+    return to_dot(tape, {.backward = true, .values = true});
+  };
+  CHECK(draw() == draw());
+}
+
+// --- Graphviz accepts everything the tool writes ----------------------------------------------
+
+TEST_CASE("tapegrad-dot: Graphviz's dot accepts every model's DOT", "[tapegrad-dot][graphviz]") {
+  const std::vector<std::string> variants = {"", "--backward", "--collapse-heads",
+                                             "--values --saved-bytes --backward",
+                                             "--rankdir LR --no-legend --no-edge-labels"};
+  int i = 0;
+  for (std::string_view model : tools::model_names()) {
+    for (const std::string& flags : variants) {
+      const std::string path = scratch_path("accepts" + std::to_string(i++) + ".dot");
+      INFO("tapegrad-dot --model " << model << " " << flags);
+      REQUIRE(run_tool("--model " + std::string(model) + " " + flags + " -o \"" + path + "\"") ==
+              0);
+      CHECK(graphviz_accepts(path) == 0);
+    }
+  }
+}
+
+TEST_CASE("tapegrad-dot: --svg and --png render in-process", "[tapegrad-dot][graphviz]") {
+  const std::string svg = scratch_path("mha.svg"), png = scratch_path("mha.png");
+  std::filesystem::remove(svg);
+  std::filesystem::remove(png);
+  REQUIRE(run_tool("--model multihead --svg \"" + svg + "\" --png \"" + png + "\"") == 0);
+  CHECK_THAT(read_text_file(svg), Catch::Contains("<svg") && Catch::Contains("MultiHeadAttention"));
+  const std::string png_bytes = read_text_file(png);
+  REQUIRE(png_bytes.size() > 8);
+  CHECK(png_bytes.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0);
+}
+
+TEST_CASE("tapegrad-dot: bad arguments are reported, with an exit status", "[tapegrad-dot]") {
+  std::string errors;
+  CHECK(run_tool("--model gpt2 -o /dev/null", &errors) == 1);
+  CHECK_THAT(errors, Catch::Contains("unknown model \"gpt2\"; the models are simplified, "
+                                     "self-attention-v1"));
+  CHECK(run_tool("--model multihead --d-out 3 --heads 2 -o /dev/null", &errors) == 1);
+  CHECK_THAT(errors, Catch::Contains("d_out 3 must be divisible by heads 2"));
+  CHECK(run_tool("--model multihead --frobnicate", &errors) == 2);
+  CHECK_THAT(errors, Catch::Contains("unknown option \"--frobnicate\""));
+  CHECK(run_tool("--model multihead --seq six", &errors) == 2);
+  CHECK_THAT(errors, Catch::Contains("--seq expects an integer, got \"six\""));
+  CHECK(run_tool("--backward", &errors) == 2);
+  CHECK_THAT(errors, Catch::Contains("--model is required"));
+}
+
+TEST_CASE("tapegrad-dot: sizes change the shapes drawn", "[tapegrad-dot]") {
+  const std::string dot =
+      tool_dot("--model multihead --batch 3 --seq 4 --d-in 5 --d-out 8 --heads 4", "sizes");
+  CHECK_THAT(dot, Catch::Contains("[3, 4, 5]"));     // the batch
+  CHECK_THAT(dot, Catch::Contains("[3, 4, 4, 2]"));  // [B, H, T, D/H]
+  CHECK_THAT(dot, Catch::Contains("H = 4"));
+  CHECK_THAT(dot, Catch::Contains("batch 3, seq 4, d_in 5, d_out 8, heads 4"));
+}
+
+// --- structure, on the Boost.Graph view ------------------------------------------------------
+
+TEST_CASE("models: the multi-head attention graph, op by op", "[tapegrad-dot][graph_view]") {
+  Tape tape;
+  const tools::BuiltModel m = tools::build_model(tape, "multihead");
+  const GraphView view = make_graph_view(tape);
+  const std::map<std::string, int> counts = op_counts(view);
+  // 3 projections and out_proj; keys/values/queries split; queries·keysᵀ and weights·values.
+  CHECK(counts.at("linear") == 4);
+  CHECK(counts.at("split_heads") == 3);
+  CHECK(counts.at("transpose") == 1);
+  CHECK(counts.at("matmul") == 2);
+  CHECK(counts.at("causal_mask") == 1);
+  CHECK(counts.at("scale") == 1);
+  CHECK(counts.at("softmax") == 1);
+  CHECK(counts.count("dropout") == 0);  // p = 0 (the book's): dropout returns its input, as torch
+  CHECK(counts.at("merge_heads") == 1);
+  CHECK(counts.at("sum") == 1);
+  CHECK(counts.at("parameter") == 5);  // W_query, W_key, W_value, out_proj weight and bias
+  CHECK(counts.at("constant") == 1);   // the batch
+  CHECK(counts.size() == 11);
+  // The parameters (and the batch) are the sources, the loss the only sink.
+  std::set<std::string> source_names;
+  for (Vertex v : sources(view)) source_names.insert(view[v].name);
+  CHECK(source_names == std::set<std::string>{"batch", "W_query.weight", "W_key.weight",
+                                              "W_value.weight", "out_proj.weight",
+                                              "out_proj.bias"});
+  CHECK(sinks(view) == std::vector<Vertex>{static_cast<Vertex>(m.loss.id())});
+  CHECK(view[static_cast<Vertex>(m.loss.id())].name == "loss");
+  // One cluster per projection inside the module.
+  for (const char* layer : {"W_query", "W_key", "W_value", "out_proj"}) {
+    const std::vector<int32_t> s = scopes_named(view, layer);
+    REQUIRE(s.size() == 1);
+    CHECK(view.scopes[static_cast<size_t>(s[0])].path ==
+          std::string("MultiHeadAttention/") + layer);
+  }
+  CHECK(m.parameters.size() == 5);
+}
+
+TEST_CASE("models: dropout appears with its p when p > 0", "[tapegrad-dot][graph_view]") {
+  Tape tape;
+  tools::build_model(tape, "multihead", {.dropout = 0.1});
+  const GraphView view = make_graph_view(tape);
+  CHECK(op_counts(view).at("dropout") == 1);
+  int32_t dropout_node = -1;
+  for (int32_t v = 0; v < view.num_forward; ++v) {
+    if (view[static_cast<Vertex>(v)].op == "dropout") dropout_node = v;
+  }
+  REQUIRE(dropout_node >= 0);
+  CHECK(op_arguments(tape, dropout_node) == "p = 0.1");
+  CHECK(view[static_cast<Vertex>(dropout_node)].shape == Shape{2, 2, 6, 6});
+}
+
+TEST_CASE("models: the wrapper has one cluster per head, each a full causal attention",
+          "[tapegrad-dot][graph_view]") {
+  for (int64_t heads : {2, 3}) {
+    Tape tape;
+    const tools::BuiltModel m =
+        tools::build_model(tape, "multihead-wrapper", {.heads = heads, .dropout = 0.5});
+    const GraphView view = make_graph_view(tape);
+    const std::vector<int32_t> wrapper = scopes_named(view, "MultiHeadAttentionWrapper");
+    REQUIRE(wrapper.size() == 1);
+    for (int64_t h = 0; h < heads; ++h) {
+      const std::string name = "head " + std::to_string(h);
+      INFO(name);
+      const std::vector<int32_t> s = scopes_named(view, name);
+      REQUIRE(s.size() == 1);
+      CHECK(view.scopes[static_cast<size_t>(s[0])].parent == wrapper[0]);
+      // Everything of the head lies in its cluster: its 3 weights, 3 projections, the scores,
+      // the mask, the scale, softmax, dropout and the context.
+      std::map<std::string, int> in_head;
+      for (int32_t v = 0; v < view.num_forward; ++v) {
+        const int32_t scope = view[static_cast<Vertex>(v)].scope;
+        if (scope < 0) continue;
+        const std::string& path = view.scopes[static_cast<size_t>(scope)].path;
+        if (path.rfind("MultiHeadAttentionWrapper/" + name, 0) == 0) {
+          ++in_head[view[static_cast<Vertex>(v)].op];
+        }
+      }
+      CHECK(in_head == std::map<std::string, int>{{"parameter", 3},
+                                                  {"linear", 3},
+                                                  {"transpose", 1},
+                                                  {"matmul", 2},
+                                                  {"causal_mask", 1},
+                                                  {"scale", 1},
+                                                  {"softmax", 1},
+                                                  {"dropout", 1}});
+    }
+    CHECK(scopes_named(view, "head " + std::to_string(heads)).empty());
+    CHECK(op_counts(view).at("cat") == 1);
+    CHECK(op_counts(view).at("parameter") == 3 * heads);
+    CHECK(sinks(view) == std::vector<Vertex>{static_cast<Vertex>(m.loss.id())});
+    for (Vertex v : sources(view)) {
+      const VertexKind kind = view[v].kind;
+      CHECK((kind == VertexKind::Parameter || view[v].name == "batch"));
+    }
+    // The DOT draws one cluster per head, labelled with its name.
+    const std::string dot = to_dot(tape);
+    for (int64_t h = 0; h < heads; ++h) {
+      CHECK_THAT(dot, Catch::Contains("label=<<b>head " + std::to_string(h) + "</b>>"));
+    }
+  }
+}
+
+TEST_CASE("models: the tool draws the library's modules, seeded as the book seeds them",
+          "[tapegrad-dot][graph_view]") {
+  // The book's batch: two copies of "Your journey starts with one step" (§3.3), [2, 6, 3].
+  const std::vector<double> inputs = {0.43, 0.15, 0.89, 0.55, 0.87, 0.66, 0.57, 0.85, 0.64,
+                                      0.22, 0.58, 0.33, 0.77, 0.25, 0.10, 0.05, 0.80, 0.55};
+  std::vector<double> batch = inputs;
+  batch.insert(batch.end(), inputs.begin(), inputs.end());
+  auto same_parameters = [](const std::vector<Parameter>& drawn,
+                            const std::vector<Parameter>& module) {
+    REQUIRE(drawn.size() == module.size());
+    for (size_t i = 0; i < drawn.size(); ++i) {
+      INFO(module[i].name());
+      CHECK(drawn[i].name() == module[i].name());
+      CHECK(drawn[i].values() == module[i].values());
+    }
+  };
+  Tape tape;
+  TapeScope on_tape(tape);
+  SECTION("self-attention-v1, torch.manual_seed(123)") {
+    const tools::BuiltModel m = tools::build_model(tape, "self-attention-v1");
+    manual_seed(123);
+    const nn::SelfAttentionV1 module(3, 2);
+    same_parameters(m.parameters, module.parameters());
+    CHECK(m.output.values() == module(from_values({6, 3}, inputs)).values());
+  }
+  SECTION("self-attention-v2, torch.manual_seed(789)") {
+    const tools::BuiltModel m = tools::build_model(tape, "self-attention-v2");
+    manual_seed(789);
+    const nn::SelfAttentionV2 module(3, 2);
+    same_parameters(m.parameters, module.parameters());
+    CHECK(m.output.values() == module(from_values({6, 3}, inputs)).values());
+  }
+  SECTION("causal, torch.manual_seed(123)") {
+    const tools::BuiltModel m = tools::build_model(tape, "causal");
+    manual_seed(123);
+    const nn::CausalAttention module(3, 2, 6, 0.0);
+    same_parameters(m.parameters, module.parameters());
+    CHECK(m.output.values() == module(from_values({2, 6, 3}, batch)).values());
+  }
+  SECTION("multihead-wrapper, torch.manual_seed(123)") {
+    const tools::BuiltModel m = tools::build_model(tape, "multihead-wrapper");
+    manual_seed(123);
+    const nn::MultiHeadAttentionWrapper module(3, 2, 6, 0.0, 2);
+    same_parameters(m.parameters, module.parameters());
+    CHECK(m.output.values() == module(from_values({2, 6, 3}, batch)).values());
+  }
+  SECTION("multihead, torch.manual_seed(123)") {
+    const tools::BuiltModel m = tools::build_model(tape, "multihead");
+    manual_seed(123);
+    const nn::MultiHeadAttention module(3, 2, 6, 0.0, 2);
+    same_parameters(m.parameters, module.parameters());
+    CHECK(m.output.values() == module(from_values({2, 6, 3}, batch)).values());
+  }
+  SECTION("--seed replaces the book's seed") {
+    const tools::BuiltModel m = tools::build_model(tape, "multihead", {.seed = 7});
+    manual_seed(7);
+    const nn::MultiHeadAttention module(3, 2, 6, 0.0, 2);
+    same_parameters(m.parameters, module.parameters());
+  }
+}
+
+TEST_CASE("models: backward reaches every parameter", "[tapegrad-dot][graph_view]") {
+  for (std::string_view model : tools::model_names()) {
+    INFO(model);
+    Tape tape;
+    const tools::BuiltModel m = tools::build_model(tape, model);
+    m.loss.backward({.retain_graph = true});
+    for (const Parameter& p : m.parameters) {
+      INFO(p.name());
+      const std::vector<double> g = p.grad_values();
+      CHECK(std::any_of(g.begin(), g.end(), [](double x) { return x != 0.0; }));
+    }
+    const GraphView view = make_graph_view(tape, {.backward = true});
+    CHECK(view.root == m.loss.id());
+    int gradients = 0;
+    for (int32_t v = view.num_forward; v < view.num_vertices(); ++v) {
+      gradients += view[static_cast<Vertex>(v)].kind == VertexKind::Gradient;
+    }
+    // One gradient sink per parameter (the simplified model's is its input).
+    CHECK(gradients == (m.parameters.empty() ? 1 : static_cast<int>(m.parameters.size())));
+  }
+}
+
+#endif  // TAPEGRAD_HAVE_DOT_TOOL
