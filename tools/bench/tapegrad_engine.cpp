@@ -109,7 +109,7 @@ double TapegradEngine::step() {
   }
 #endif
   const Tensor out = add(matmul(ctx, st.wo), st.bo);
-  const Tensor loss = div_scalar(sum(mul(out, out)), static_cast<double>(out.numel()));
+  const Tensor loss = mean(mul(out, out));
   tape.backward(loss);
   const float lr = 1e-3f;
   for (const Parameter* p : {&st.wq, &st.wk, &st.wv, &st.wo, &st.bo}) sgd_update(*p, lr);
