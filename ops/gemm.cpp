@@ -1,12 +1,16 @@
 // gemm: Eigen's blocked GEMM kernel driven directly, so that packing buffers come from a
 // per-thread scratch (Eigen would malloc them on every large product) and work splits over the
-// tapegrad thread pool.
+// tapegrad thread pool; or OpenBLAS's, loaded at run time, when chosen.
 #include "ops/gemm.h"
+
+#include <dlfcn.h>
 
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <type_traits>
 
 #include "graph/threads.h"
 
@@ -15,6 +19,45 @@ namespace tapegrad {
 namespace {
 
 using Eigen::Index;
+
+// OpenBLAS's CBLAS entry points, resolved at run time (blasint is int in Debian's build).
+struct OpenBlas {
+  using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int,
+                         float, float*, int);
+  using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*,
+                         int, double, double*, int);
+  Sgemm sgemm = nullptr;
+  Dgemm dgemm = nullptr;
+  std::string info;
+};
+constexpr int kCblasRowMajor = 101, kCblasNoTrans = 111, kCblasTrans = 112;
+
+GemmBackend backend = GemmBackend::Eigen;
+const OpenBlas* openblas = nullptr;
+
+const OpenBlas* load_openblas() {
+  static const OpenBlas* loaded = []() -> const OpenBlas* {
+    void* h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) return nullptr;
+    auto* o = new OpenBlas;  // lives as long as the process, like the library
+    o->sgemm = reinterpret_cast<OpenBlas::Sgemm>(dlsym(h, "cblas_sgemm"));
+    o->dgemm = reinterpret_cast<OpenBlas::Dgemm>(dlsym(h, "cblas_dgemm"));
+    using SetThreads = void (*)(int);
+    using Str = char* (*)();
+    auto set_threads = reinterpret_cast<SetThreads>(dlsym(h, "openblas_set_num_threads"));
+    auto config = reinterpret_cast<Str>(dlsym(h, "openblas_get_config"));
+    auto core = reinterpret_cast<Str>(dlsym(h, "openblas_get_corename"));
+    if (o->sgemm == nullptr || o->dgemm == nullptr || set_threads == nullptr) {
+      delete o;
+      return nullptr;
+    }
+    set_threads(1);  // tapegrad splits the work itself
+    o->info = config != nullptr ? config() : "OpenBLAS";
+    if (core != nullptr) o->info += std::string(" (kernels: ") + core() + ")";
+    return o;
+  }();
+  return loaded;
+}
 
 // Below this many multiply-adds a product is not worth a second thread.
 constexpr double kParallelFlops = 4e6;
@@ -83,10 +126,12 @@ void gemm_serial(Index m, Index n, Index k, const T* a, Index lda, bool trans_a,
     gemm_tiny(m, n, k, a, lda, trans_a, b, ldb, trans_b, c, ldc, accumulate, alpha);
     return;
   }
-  if (!accumulate) {
-    for (Index i = 0; i < m; ++i) std::memset(c + i * ldc, 0, static_cast<size_t>(n) * sizeof(T));
+  if (k == 0 || m == 1 || n == 1 || backend == GemmBackend::Eigen) {
+    if (!accumulate) {
+      for (Index i = 0; i < m; ++i) std::memset(c + i * ldc, 0, static_cast<size_t>(n) * sizeof(T));
+    }
+    if (k == 0) return;
   }
-  if (k == 0) return;
   using Stride = Eigen::OuterStride<>;
   using RowM = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   if (m == 1 || n == 1) {
@@ -104,6 +149,20 @@ void gemm_serial(Index m, Index n, Index k, const T* a, Index lda, bool trans_a,
       run(Am, Bm.transpose());
     } else {
       run(Am, Bm);
+    }
+    return;
+  }
+  if (backend == GemmBackend::OpenBLAS) {
+    const int ta = trans_a ? kCblasTrans : kCblasNoTrans,
+              tb = trans_b ? kCblasTrans : kCblasNoTrans;
+    const T beta = accumulate ? T(1) : T(0);  // beta 0: C is written, never read
+    const auto i = [](Index v) { return static_cast<int>(v); };
+    if constexpr (std::is_same_v<T, float>) {
+      openblas->sgemm(kCblasRowMajor, ta, tb, i(m), i(n), i(k), alpha, a, i(lda), b, i(ldb), beta,
+                      c, i(ldc));
+    } else {
+      openblas->dgemm(kCblasRowMajor, ta, tb, i(m), i(n), i(k), alpha, a, i(lda), b, i(ldb), beta,
+                      c, i(ldc));
     }
     return;
   }
@@ -157,6 +216,26 @@ void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, bool trans_a
                      accumulate, alpha);
     }
   });
+}
+
+bool set_gemm_backend(GemmBackend b) {
+  if (b == GemmBackend::OpenBLAS) {
+    openblas = load_openblas();
+    if (openblas == nullptr) return false;
+  }
+  backend = b;
+  return true;
+}
+
+GemmBackend gemm_backend() {
+  return backend;
+}
+
+const char* gemm_backend_info() {
+  static const std::string eigen = "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
+                                   std::to_string(EIGEN_MAJOR_VERSION) + "." +
+                                   std::to_string(EIGEN_MINOR_VERSION);
+  return backend == GemmBackend::OpenBLAS ? openblas->info.c_str() : eigen.c_str();
 }
 
 template void gemm<float>(int64_t, int64_t, int64_t, const float*, int64_t, bool, const float*,

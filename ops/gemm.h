@@ -7,6 +7,19 @@
 
 namespace tapegrad {
 
+// The kernel for products that are neither tiny nor matrix-vector. Eigen (the default) is built
+// into tapegrad. OpenBLAS is loaded at run time from libopenblas.so.0 (Debian's
+// libopenblas0-pthread; nothing to link), kept single-threaded inside each of tapegrad's parts,
+// and picks its kernels for the CPU (or as OPENBLAS_CORETYPE says): faster where its kernels
+// beat Eigen's (AVX-512 CPUs). Results are bit-identical run to run for a given backend, thread
+// count and OpenBLAS kernel. Set it between steps, like set_num_threads.
+enum class GemmBackend { Eigen, OpenBLAS };
+// Returns false, keeping the current backend, when OpenBLAS cannot be loaded.
+bool set_gemm_backend(GemmBackend backend);
+GemmBackend gemm_backend();
+// "Eigen 3.4.0" or "OpenBLAS 0.3.21 ... (kernels: Cooperlake)".
+const char* gemm_backend_info();
+
 // C [m, n] (row-major, row stride ldc) = alpha · op(A) · op(B), or += when `accumulate`.
 // op(A) is [m, k]: A itself (row-major [m, k], row stride lda), or when trans_a the transpose
 // of a row-major [k, m] A (row stride lda), read without a copy; likewise op(B) is [k, n].

@@ -68,7 +68,8 @@ void check_case(int64_t m, int64_t n, int64_t k, bool ta, bool tb, bool accumula
 
 }  // namespace
 
-TEST_CASE("gemm: all transposes, strides, accumulation and alpha, on every path", "[gemm]") {
+namespace {
+void check_all_cases() {
   for (int threads : {1, 2}) {
     set_num_threads(threads);
     INFO("threads " << threads);
@@ -90,6 +91,23 @@ TEST_CASE("gemm: all transposes, strides, accumulation and alpha, on every path"
     }
   }
   set_num_threads(1);
+}
+}  // namespace
+
+TEST_CASE("gemm: all transposes, strides, accumulation and alpha, on every path", "[gemm]") {
+  REQUIRE(gemm_backend() == GemmBackend::Eigen);
+  check_all_cases();
+}
+
+TEST_CASE("gemm: the OpenBLAS backend computes the same products", "[gemm]") {
+  if (!set_gemm_backend(GemmBackend::OpenBLAS)) {
+    WARN("libopenblas.so.0 cannot be loaded (apt-get install libopenblas0-pthread): not checked");
+    return;
+  }
+  INFO(gemm_backend_info());
+  check_all_cases();
+  set_gemm_backend(GemmBackend::Eigen);
+  CHECK(gemm_backend() == GemmBackend::Eigen);
 }
 
 TEST_CASE("gemm: a split product gives the same bits run to run", "[gemm][threads]") {

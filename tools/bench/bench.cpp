@@ -272,7 +272,10 @@ int worker_main(const std::vector<std::string>& args) {
     }
   }
   if (engine == "tapegrad") {
-    tgb::TapegradEngine e(shape, threads, parse_path(path));
+    // PATH or PATH+openblas.
+    const size_t plus = path.find('+');
+    const bool openblas = plus != std::string::npos && path.substr(plus + 1) == "openblas";
+    tgb::TapegradEngine e(shape, threads, parse_path(path.substr(0, plus)), openblas);
     StepFns fns{[&] { return e.step(); }, [&] { return e.checksum(); },
                 std::string("tapegrad, path ") + path};
     return run_step_worker(fns, steps);
@@ -484,9 +487,9 @@ double run_gemm_worker(const char* engine, int threads, int64_t n, std::string* 
 }
 
 // The float32 GEMM rates measured on this machine: tapegrad's kernel (Eigen), LibTorch's mm as
-// the comparator runs it, and, on CPUs with AVX-512 that OpenBLAS 0.3.21 does not recognise (it
-// then picks its AVX2 "Haswell" kernels), OpenBLAS forced to its AVX-512 kernels: the machine's
-// peak is the best of all of them, not just of the engines compared.
+// the comparator runs it (OpenBLAS), and, when the comparator's OpenBLAS kernels are forced by
+// OPENBLAS_CORETYPE on an AVX-512 CPU, OpenBLAS's AVX-512 kernels: the machine's peak is the best
+// of them all, not just of the engines compared.
 struct Peaks {
   double eigen = 0, torch = 0, openblas_avx512 = 0;
   double best() const { return std::max({eigen, torch, openblas_avx512}); }
@@ -506,8 +509,8 @@ Peaks measure_peaks(int threads, int64_t n, bool torch, std::string* torch_info)
   p.eigen = run_gemm_worker("gemm-eigen", threads, n, nullptr);
   if (torch) {
     p.torch = run_gemm_worker("gemm-torch", threads, n, torch_info);
-    const char* forced = std::getenv("OPENBLAS_CORETYPE");
-    if (cpu_has_avx512() && forced == nullptr) {
+    if (std::getenv("OPENBLAS_CORETYPE") != nullptr && cpu_has_avx512()) {
+      // The comparator runs forced kernels: measure OpenBLAS's AVX-512 ones too, for the peak.
       p.openblas_avx512 =
           run_gemm_worker("gemm-torch", threads, n, nullptr, "OPENBLAS_CORETYPE=SkylakeX");
     }
@@ -519,9 +522,12 @@ void usage() {
   std::printf(
       "usage: tapegrad-bench [--threads N[,N...]] [--workloads book,small,gpt2] [--path P[,P...]]\n"
       "                      [--samples-factor F] [--no-torch] [--baseline EXE[:PATH]]\n"
+      "                      [--keep-openblas-env]\n"
       "  Times one causal multi-head self-attention training step (forward, backward, SGD) per\n"
       "  workload in tapegrad and, when built with LibTorch, in LibTorch, interleaved.\n"
-      "  --path: tapegrad's attention path(s), first one compared with LibTorch (default: all).\n"
+      "  --path: tapegrad's attention path(s): attention, causal_softmax, composed, each\n"
+      "    optionally +openblas (products on OpenBLAS); default: all, and attention+openblas\n"
+      "    when libopenblas.so.0 is installed.\n"
       "  --baseline EXE[:PATH]: another build of tapegrad-bench (e.g. of an older commit) whose\n"
       "    PATH (default composed) runs interleaved with the others, labelled baseline/PATH.\n");
 }
@@ -538,6 +544,7 @@ int main(int argc, char** argv) {
   double sample_factor = 1.0;
   bool torch = plugin_path() != nullptr;
   std::string baseline;
+  bool keep_openblas_env = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&]() -> std::string {
@@ -555,6 +562,8 @@ int main(int argc, char** argv) {
       sample_factor = std::stod(value());
     } else if (a == "--baseline") {
       baseline = value();
+    } else if (a == "--keep-openblas-env") {
+      keep_openblas_env = true;
     } else if (a == "--no-torch") {
       torch = false;
     } else if (a == "--help" || a == "-h") {
@@ -572,19 +581,39 @@ int main(int argc, char** argv) {
       paths.push_back(n);
     }
     std::reverse(paths.begin(), paths.end());  // the most fused path first
+    if (access("/usr/lib/x86_64-linux-gnu/libopenblas.so.0", R_OK) == 0 ||
+        access("/usr/lib/libopenblas.so.0", R_OK) == 0) {
+      paths.push_back("attention+openblas");
+    }
   }
 
+  // OpenBLAS picks its kernels for the CPU unless OPENBLAS_CORETYPE forces some (this
+  // machine's environment may set it, e.g. to Haswell's AVX2 kernels on an AVX-512 CPU): the
+  // comparison is against OpenBLAS at its best here, unless told to keep the setting.
+  std::string removed_coretype;
+  if (!keep_openblas_env) {
+    if (const char* c = std::getenv("OPENBLAS_CORETYPE")) {
+      removed_coretype = c;
+      unsetenv("OPENBLAS_CORETYPE");
+    }
+  }
   std::printf("tapegrad-bench on %s, %u cores; load average at start: %s\n", cpu_model().c_str(),
               std::thread::hardware_concurrency(), load_average().c_str());
   std::printf("Eigen %d.%d.%d, SIMD: %s\n", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
               EIGEN_MINOR_VERSION, Eigen::SimdInstructionSetsInUse());
   if (!torch) std::printf("LibTorch comparator: not built or disabled (--no-torch)\n");
+  if (!removed_coretype.empty()) {
+    std::printf(
+        "OPENBLAS_CORETYPE=%s was set in the environment: removed, so OpenBLAS picks its "
+        "kernels for this CPU (--keep-openblas-env keeps it)\n",
+        removed_coretype.c_str());
+  }
 
   struct Row {
     std::string workload;
     int threads;
-    double tg_median, torch_median;
-    long tg_rss, torch_rss;
+    std::string label;
+    double median;
   };
   std::vector<Row> rows;
   for (int threads : thread_counts) {
@@ -650,9 +679,9 @@ int main(int argc, char** argv) {
     }
     std::printf("  -> the machine's measured peak: %.1f GFLOP/s\n", peak);
     if (torch) std::printf("comparator: %s\n", torch_info.c_str());
-    std::printf("%-6s %-22s %6s %10s %10s %10s %10s %8s %6s %8s %9s %14s\n", "work", "engine",
-                "steps", "median us", "min us", "max us", "cpu us", "GFLOP/s", "%peak", "RSS MiB",
-                "allocs/st", "loss@1");
+    std::printf("%-6s %-27s %5s %10s %10s %10s %10s %7s %5s %7s %6s %8s %7s %13s\n", "work",
+                "engine", "steps", "median us", "min us", "max us", "cpu us", "GFLOP/s", "%peak",
+                "x torch", "RSS MB", "RSS/tch", "allocs", "loss@1");
     for (const Done& d : done) {
       const tgb::Workload* w = d.w;
       const Plan& plan = d.plan;
@@ -660,11 +689,18 @@ int main(int argc, char** argv) {
       const double flops = tgb::step_flops(*w);
       for (size_t e = 0; e < r.size(); ++e) {
         const double gflops = flops / (r[e].median() * 1e-6) / 1e9;
-        std::printf("%-6s %-22s %6d %10.2f %10.2f %10.2f %10.2f %8.2f %6.1f %8.1f %9.1f %14.8g\n",
-                    w->name, d.labels[e].c_str(), plan.steps_per_sample, r[e].median(), r[e].min(),
-                    r[e].max(), EngineResult::median_of(r[e].cpu_us_per_step), gflops,
-                    100.0 * gflops / peak, r[e].peak_rss_kib / 1024.0, r[e].allocations_per_step,
-                    r[e].loss_first);
+        // Speed-up over LibTorch (its median time / this one's) and the peak RSS ratio.
+        const double speedup = torch ? r.back().median() / r[e].median() : 0.0;
+        const double rss_ratio = torch ? static_cast<double>(r[e].peak_rss_kib) /
+                                             static_cast<double>(r.back().peak_rss_kib)
+                                       : 0.0;
+        std::printf(
+            "%-6s %-27s %5d %10.2f %10.2f %10.2f %10.2f %7.2f %5.1f %7.2f %6.1f %8.3f %7.1f "
+            "%13.8g\n",
+            w->name, d.labels[e].c_str(), plan.steps_per_sample, r[e].median(), r[e].min(),
+            r[e].max(), EngineResult::median_of(r[e].cpu_us_per_step), gflops,
+            100.0 * gflops / peak, speedup, r[e].peak_rss_kib / 1024.0, rss_ratio,
+            r[e].allocations_per_step, r[e].loss_first);
       }
       if (torch) {
         const EngineResult& t = r.back();
@@ -678,27 +714,22 @@ int main(int argc, char** argv) {
             w->name, same_init ? "identical" : "DIFFERS", g.checksum, rel,
             rel < 1e-5 ? "OK" : "MISMATCH", (plan.warmup + plan.samples) * plan.steps_per_sample,
             g.loss_last, t.loss_last, rel_last);
-        std::printf("%-6s ratio %s/LibTorch: time %.4f (%.2fx faster), peak RSS %.3f\n", w->name,
-                    d.labels.front().c_str(), g.median() / t.median(), t.median() / g.median(),
-                    static_cast<double>(g.peak_rss_kib) / static_cast<double>(t.peak_rss_kib));
-        rows.push_back({w->name, threads, g.median(), t.median(), g.peak_rss_kib, t.peak_rss_kib});
-      } else {
-        rows.push_back({w->name, threads, r.front().median(), 0, r.front().peak_rss_kib, 0});
       }
+      for (size_t e = 0; e < r.size(); ++e)
+        rows.push_back({w->name, threads, d.labels[e], r[e].median()});
     }
     std::fflush(stdout);
   }
-  // Thread scaling of tapegrad's first path, where several thread counts ran.
+  // Thread scaling of every engine, where several thread counts ran.
   if (thread_counts.size() > 1) {
-    std::printf("\nthread scaling (tapegrad, %s path, speed relative to %d thread%s):\n",
-                paths.front().c_str(), thread_counts.front(),
-                thread_counts.front() == 1 ? "" : "s");
+    std::printf("\nthread scaling (speed relative to %d thread%s, from the medians):\n",
+                thread_counts.front(), thread_counts.front() == 1 ? "" : "s");
     for (const Row& a : rows) {
       if (a.threads != thread_counts.front()) continue;
       for (const Row& b : rows) {
-        if (b.workload == a.workload && b.threads != a.threads) {
-          std::printf("  %-6s %d threads: %.2fx\n", a.workload.c_str(), b.threads,
-                      a.tg_median / b.tg_median);
+        if (b.workload == a.workload && b.label == a.label && b.threads != a.threads) {
+          std::printf("  %-6s %-27s %d threads: %.2fx\n", a.workload.c_str(), a.label.c_str(),
+                      b.threads, a.median / b.median);
         }
       }
     }

@@ -11,6 +11,9 @@
 #include "graph/tape.h"
 #include "graph/threads.h"
 #include "ops/ops.h"
+#ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
+#include "ops/gemm.h"
+#endif
 
 namespace tapegrad_bench {
 
@@ -54,9 +57,16 @@ struct TapegradEngine::State {
   Parameter x, wq, wk, wv, wo, bo;
 };
 
-TapegradEngine::TapegradEngine(const tgb_shape& shape, int threads, Path path)
+TapegradEngine::TapegradEngine(const tgb_shape& shape, int threads, Path path, bool openblas)
     : shape_(shape), path_(path), state_(std::make_unique<State>()) {
   set_num_threads(threads);
+#ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
+  if (openblas && !set_gemm_backend(GemmBackend::OpenBLAS)) {
+    throw std::runtime_error("OpenBLAS (libopenblas.so.0) cannot be loaded");
+  }
+#else
+  if (openblas) throw std::runtime_error("this build has no OpenBLAS backend");
+#endif
   const tgb_shape& s = shape_;
   const double in_factor = s.scaled ? 1.0 / std::sqrt(static_cast<double>(s.d_in)) : 1.0;
   const double out_factor = s.scaled ? 1.0 / std::sqrt(static_cast<double>(s.d_out)) : 1.0;

@@ -17,7 +17,8 @@ class TapegradEngine {
     CausalSoftmax,  // the same with causal_mask, div_scalar, softmax fused (causal_softmax)
     Attention,      // split_heads .. merge_heads as one op (causal_attention on [B, T, C])
   };
-  TapegradEngine(const tgb_shape& shape, int threads, Path path);
+  // openblas: products on OpenBLAS (set_gemm_backend), else on Eigen.
+  TapegradEngine(const tgb_shape& shape, int threads, Path path, bool openblas = false);
   ~TapegradEngine();
   double checksum() const;  // Σ of x and every parameter after init
   double step();            // one training step; returns its loss (before the update)
