@@ -100,7 +100,8 @@ void forward_head(const Heads& g, const T* q, const T* k, const T* v, T* o, T* l
         // are then set to exactly 0, whatever the packet exp makes of -inf.
         if (!exact) row.head(n) /= c;
         row.tail(jb - n).setConstant(-std::numeric_limits<T>::infinity());
-        const T m_new = std::max(m[r], row.head(n).template maxCoeff<Eigen::PropagateNaN>());
+        // (A NaN the max skips still reaches the sum through its exp: the row is NaN either way.)
+        const T m_new = std::max(m[r], row.head(n).maxCoeff());
         row = (row - m_new).exp();
         row.tail(jb - n).setZero();
         if (j0 == 0) {

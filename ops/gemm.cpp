@@ -7,6 +7,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -37,6 +38,10 @@ const OpenBlas* openblas = nullptr;
 
 const OpenBlas* load_openblas() {
   static const OpenBlas* loaded = []() -> const OpenBlas* {
+    // Without this, OpenBLAS starts a pool of (cores - 1) threads at load, which tapegrad never
+    // uses (it calls OpenBLAS from its own threads, one product each) but which spin and yield.
+    // A value the program set itself is kept.
+    setenv("OPENBLAS_NUM_THREADS", "1", /*overwrite=*/0);
     void* h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr) return nullptr;
     auto* o = new OpenBlas;  // lives as long as the process, like the library
