@@ -43,11 +43,12 @@ double sum_of(const Parameter& p) {
 void sgd_update(const Parameter& p, float lr) {
   float* v = p.data<float>();
   float* g = p.grad<float>();
-  const int64_t n = p.numel();
-  for (int64_t i = 0; i < n; ++i) {
-    v[i] = std::fma(g[i], -lr, v[i]);
-    g[i] = 0.0f;
-  }
+  parallel_for(p.numel(), 2.0, [&](int, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      v[i] = std::fma(g[i], -lr, v[i]);
+      g[i] = 0.0f;
+    }
+  });
 }
 
 }  // namespace
