@@ -377,7 +377,7 @@ struct Plan {
 };
 
 Plan plan_for(const tgb::Workload& w, double sample_factor) {
-  Plan p{1, 2, 9};
+  Plan p{1, 2, 15};
   if (std::string(w.name) == "book") p = {1000, 2, 15};
   if (std::string(w.name) == "small") p = {20, 2, 15};
   p.samples = std::max(3, static_cast<int>(std::lround(p.samples * sample_factor)));
