@@ -2,6 +2,7 @@
 // and claim the parts of each loop alongside the calling thread.
 #include "graph/threads.h"
 
+#include <Eigen/Core>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -144,7 +145,10 @@ void set_num_threads(int n) {
   if (inside_part) throw Error("set_num_threads: called from inside a parallel loop");
   if (n == thread_count) return;
   pool().reset();
-  if (n > 1) pool() = std::make_unique<Pool>(n);
+  if (n > 1) {
+    Eigen::initParallel();  // Eigen's lazily initialised cache sizes, set before threads race
+    pool() = std::make_unique<Pool>(n);
+  }
   thread_count = n;
 }
 
