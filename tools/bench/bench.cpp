@@ -714,6 +714,12 @@ int main(int argc, char** argv) {
             w->name, same_init ? "identical" : "DIFFERS", g.checksum, rel,
             rel < 1e-5 ? "OK" : "MISMATCH", (plan.warmup + plan.samples) * plan.steps_per_sample,
             g.loss_last, t.loss_last, rel_last);
+        std::printf("%-6s ratio tapegrad/LibTorch, median time (peak RSS):", w->name);
+        for (size_t e = 0; e + 1 < r.size(); ++e) {
+          std::printf(" %s %.4f (%.3f)", d.labels[e].c_str(), r[e].median() / t.median(),
+                      static_cast<double>(r[e].peak_rss_kib) / static_cast<double>(t.peak_rss_kib));
+        }
+        std::printf("\n");
       }
       for (size_t e = 0; e < r.size(); ++e)
         rows.push_back({w->name, threads, d.labels[e], r[e].median()});
