@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <ostream>
 #include <sstream>
 #include <vector>
@@ -827,34 +828,45 @@ class GraphvizErrors {
   agusererrf previous_;
 };
 
-struct ContextDeleter {
-  void operator()(GVC_t* gvc) const { gvFreeContext(gvc); }
-};
+// One Graphviz context for the whole process, never freed. Graphviz 2.42's pango text-layout
+// plugin remembers the last font name it measured in a static pointer (pango_textlayout's
+// `fontname`) that points into the context's font dictionary: with a context per render, the
+// next render's strcmp reads the freed name (AddressSanitizer: heap-use-after-free). Graphviz is
+// not thread-safe either, so renders hold graphviz_mutex().
+GVC_t* shared_context() {
+  static GVC_t* const gvc = gvContext();
+  return gvc;
+}
 
-// A laid-out graph, freed in the right order (layout, graph, context).
+std::mutex& graphviz_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+// A laid-out graph on the shared context, freed in the right order (layout, graph).
 class Layout {
  public:
-  Layout(std::string_view dot, const GraphvizErrors& errors) : gvc_(gvContext()) {
-    if (!gvc_) throw Error(errors.message("cannot create a Graphviz context"));
+  Layout(std::string_view dot, const GraphvizErrors& errors) : gvc_(shared_context()) {
+    if (gvc_ == nullptr) throw Error(errors.message("cannot create a Graphviz context"));
     const std::string text(dot);
     graph_ = agmemread(text.c_str());
     if (graph_ == nullptr) throw Error(errors.message("Graphviz could not parse the DOT text"));
-    if (gvLayout(gvc_.get(), graph_, "dot") != 0) {
+    if (gvLayout(gvc_, graph_, "dot") != 0) {
       agclose(graph_);
       throw Error(errors.message("Graphviz could not lay out the graph"));
     }
   }
   ~Layout() {
-    gvFreeLayout(gvc_.get(), graph_);
+    gvFreeLayout(gvc_, graph_);
     agclose(graph_);
   }
   Layout(const Layout&) = delete;
   Layout& operator=(const Layout&) = delete;
-  GVC_t* gvc() const { return gvc_.get(); }
+  GVC_t* gvc() const { return gvc_; }
   Agraph_t* graph() const { return graph_; }
 
  private:
-  std::unique_ptr<GVC_t, ContextDeleter> gvc_;
+  GVC_t* gvc_;
   Agraph_t* graph_ = nullptr;
 };
 
@@ -889,6 +901,7 @@ std::string to_dot(const Tape& tape, const DotOptions& options) {
 }
 
 void render(std::string_view dot, std::string_view format, const std::string& path) {
+  const std::lock_guard<std::mutex> lock(graphviz_mutex());
   GraphvizErrors errors;
   Layout layout(dot, errors);
   const std::string fmt(format);
@@ -904,6 +917,7 @@ void render(std::string_view dot, std::string_view format, const std::string& pa
 }
 
 std::string render(std::string_view dot, std::string_view format) {
+  const std::lock_guard<std::mutex> lock(graphviz_mutex());
   GraphvizErrors errors;
   Layout layout(dot, errors);
   const std::string fmt(format);

@@ -3,6 +3,10 @@
 # then runs the main job (`main`) or the whole test suite through ctest (`test`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache: paths relative to the repository, and no working directory in the hash of -g
+# compiles (the sanitizer build), so clones in other directories share the cache.
+export CCACHE_BASEDIR="$PWD"
+export CCACHE_NOHASHDIR=1
 
 PACKAGES=(cmake make g++ pkg-config ccache libeigen3-dev libboost-graph-dev catch2 graphviz
           libgraphviz-dev python3 python3-numpy)
@@ -36,6 +40,10 @@ case "${1:-}" in
     install_missing
     build build
     ctest --test-dir build --output-on-failure -j "$(nproc)"
+    # The same suite again under AddressSanitizer + UndefinedBehaviorSanitizer (and LeakSanitizer):
+    # a second build directory, Debug with assertions, optimised like Release (see CMakeLists.txt).
+    build build-asan -DCMAKE_BUILD_TYPE=Debug -DTAPEGRAD_SANITIZE=address,undefined
+    ctest --test-dir build-asan --output-on-failure -j "$(nproc)"
     ;;
   *)
     echo "usage: bash tools/dev.sh main|test" >&2

@@ -54,7 +54,8 @@ TEST_CASE("safetensors: a minimal file, whitespace and padding as other writers 
       "  \"b\": {\"dtype\": \"F64\", \"shape\": [1], \"data_offsets\": [4, 12]},\n"
       "  \"a\": {\"shape\": [], \"data_offsets\": [0, 4], \"dtype\": \"F32\"}\n}      ";
   const std::string data = kFourBytes + std::string(8, '\0');
-  const SafetensorsView v = parse_safetensors(make_file(header, data), "f");
+  const std::vector<uint8_t> file = make_file(header, data);  // the view points into it
+  const SafetensorsView v = parse_safetensors(file, "f");
   REQUIRE(v.entries.size() == 2);
   CHECK(v.entries[0].name == "a");  // ordered by offset
   CHECK(v.entries[0].shape.empty());
@@ -72,8 +73,9 @@ TEST_CASE("safetensors: a minimal file, whitespace and padding as other writers 
 
 TEST_CASE("safetensors: empty tensors and an empty file body are valid", "[safetensors]") {
   CHECK(parse_safetensors(make_file("{}"), "f").entries.empty());
-  const SafetensorsView v = parse_safetensors(
-      make_file(R"({"e":{"dtype":"F32","shape":[0,3],"data_offsets":[0,0]}})"), "f");
+  const std::vector<uint8_t> file =
+      make_file(R"({"e":{"dtype":"F32","shape":[0,3],"data_offsets":[0,0]}})");
+  const SafetensorsView v = parse_safetensors(file, "f");
   REQUIRE(v.entries.size() == 1);
   CHECK(v.entries[0].numel() == 0);
 }

@@ -6,7 +6,6 @@
 
 #include <sys/wait.h>
 #include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -31,8 +30,8 @@ namespace {
 
 // Runs the tool with `args`; returns its exit status, its stderr in `errors`.
 int run_tool(const std::string& args, std::string* errors = nullptr) {
-  // One file per process: ctest runs test cases in parallel processes.
-  const std::string err_path = scratch_path("tool_stderr_" + std::to_string(getpid()) + ".txt");
+  // One file per process: ctest runs these test cases in parallel processes.
+  const std::string err_path = scratch_path("tool_stderr." + std::to_string(::getpid()) + ".txt");
   std::filesystem::create_directories(std::filesystem::path(err_path).parent_path());
   const std::string command =
       std::string("\"") + TAPEGRAD_DOT_TOOL + "\" " + args + " 2> \"" + err_path + "\"";
