@@ -33,16 +33,6 @@ const char* file_dtype(DType dtype) {
   return dtype == DType::Float32 ? "F32" : "F64";
 }
 
-std::string dims_str(std::span<const int64_t> dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
-std::string describe_entry(const SafetensorsEntry& e) {
-  return "\"" + e.name + "\" " + dims_str(e.shape) + " " + e.dtype;
-}
-
 std::string format_double(double v) {
   char buf[64];
   const auto result = std::to_chars(buf, buf + sizeof(buf), v);
@@ -294,7 +284,7 @@ void load_checkpoint_bytes(std::span<const uint8_t> file, const std::string& sou
       Generator probe;
       probe.set_state(words);
     } catch (const Error& err) {
-      loader.fail("generator state \"" + e->name + "\": " + err.what());
+      loader.fail("generator state " + describe_entry(*e) + ": " + err.what());
     }
     rng_states.push_back(std::move(words));
   }

@@ -427,10 +427,20 @@ class HeaderParser {
   size_t crc_at_ = std::string::npos;  // where the CRC's digits start in the header, if present
 };
 
-std::string shape_str(const std::vector<int64_t>& shape) {
+// "[2, 3]"; a hostile rank is cut short: "[1, 1, 1, 1, 1, 1, 1, 1, ... (3000 dims)]".
+std::string shape_str(std::span<const int64_t> shape) {
+  constexpr size_t kShown = 8;
   std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  for (size_t i = 0; i < shape.size() && i < kShown; ++i) {
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  }
+  if (shape.size() > kShown) s += ", ... (" + std::to_string(shape.size()) + " dims)";
   return s + "]";
+}
+
+// The name in quotes, cut short past 80 bytes.
+std::string name_str(const std::string& name) {
+  return "\"" + (name.size() > 80 ? name.substr(0, 80) + "..." : name) + "\"";
 }
 
 // ---- writing ---------------------------------------------------------------------------------
@@ -511,6 +521,10 @@ const SafetensorsEntry* SafetensorsView::find(std::string_view name) const {
   return nullptr;
 }
 
+std::string describe_entry(const SafetensorsEntry& e) {
+  return name_str(e.name) + " " + shape_str(e.shape) + " " + e.dtype;
+}
+
 const std::string* SafetensorsView::find_metadata(std::string_view key) const {
   for (const auto& [k, v] : metadata) {
     if (k == key) return &v;
@@ -563,8 +577,7 @@ SafetensorsView parse_safetensors(std::span<const uint8_t> file, const std::stri
 
   const uint64_t data_size = view.data.size();
   for (SafetensorsEntry& e : view.entries) {
-    const std::string who =
-        source + ": tensor \"" + e.name + "\" " + shape_str(e.shape) + " " + e.dtype;
+    const std::string who = source + ": tensor " + describe_entry(e);
     uint64_t bytes = static_cast<uint64_t>(safetensors_dtype_size(e.dtype));
     for (int64_t d : e.shape) {
       if (d != 0 && bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) /
@@ -595,8 +608,9 @@ SafetensorsView parse_safetensors(std::span<const uint8_t> file, const std::stri
   uint64_t covered = 0;
   for (const SafetensorsEntry& e : view.entries) {
     if (e.begin != covered) {
-      throw Error(source + ": invalid safetensors file: tensor \"" + e.name + "\" starts at byte " +
-                  std::to_string(e.begin) + " of the data, expected " + std::to_string(covered) +
+      throw Error(source + ": invalid safetensors file: tensor " + name_str(e.name) +
+                  " starts at byte " + std::to_string(e.begin) + " of the data, expected " +
+                  std::to_string(covered) +
                   (e.begin < covered ? " (tensors overlap)" : " (a gap between tensors)"));
     }
     covered = e.end;

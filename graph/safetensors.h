@@ -44,6 +44,9 @@ struct SafetensorsEntry {
   int64_t numel() const;
 };
 
+// `"name" [2, 3] F32`, for messages (a long name or a hostile rank is cut short).
+std::string describe_entry(const SafetensorsEntry& entry);
+
 // A validated file held in memory: the header parsed, the data still in the caller's bytes.
 struct SafetensorsView {
   std::vector<std::pair<std::string, std::string>> metadata;  // file order, keys unique

@@ -43,7 +43,8 @@ inline std::vector<uint8_t> with_fixed_crc(std::span<const uint8_t> data) {
   uint8_t* digits = fixed.data() + at + field.size();
   std::memset(digits, '0', 8);
   uint32_t crc = crc32(fixed);
-  for (int i = 7; i >= 0; --i, crc >>= 4) digits[i] = static_cast<uint8_t>("0123456789abcdef"[crc & 0xF]);
+  for (int i = 7; i >= 0; --i, crc >>= 4)
+    digits[i] = static_cast<uint8_t>("0123456789abcdef"[crc & 0xF]);
   return fixed;
 }
 
