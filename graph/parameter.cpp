@@ -9,7 +9,9 @@
 
 namespace tapegrad {
 
-void AlignedBuffer::FreeDeleter::operator()(void* p) const { std::free(p); }
+void AlignedBuffer::FreeDeleter::operator()(void* p) const {
+  std::free(p);
+}
 
 AlignedBuffer::AlignedBuffer(size_t bytes) : bytes_(bytes) {
   const size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;

@@ -5,7 +5,9 @@
 
 namespace tapegrad {
 
-const char* dtype_name(DType dtype) { return dtype == DType::Float32 ? "float32" : "float64"; }
+const char* dtype_name(DType dtype) {
+  return dtype == DType::Float32 ? "float32" : "float64";
+}
 
 namespace {
 std::string dims_str(std::span<const int64_t> dims) {
@@ -20,7 +22,8 @@ void check_dims(std::span<const int64_t> dims) {
                 ", above the maximum of " + std::to_string(kMaxRank));
   }
   for (int64_t d : dims) {
-    if (d < 0) throw Error("Shape: " + dims_str(dims) + " has a negative dimension " + std::to_string(d));
+    if (d < 0)
+      throw Error("Shape: " + dims_str(dims) + " has a negative dimension " + std::to_string(d));
   }
   // Byte counts (numel * 8) must fit in int64: no later size computation can overflow.
   constexpr int64_t kMaxNumel = int64_t{1} << 60;
@@ -51,7 +54,9 @@ int64_t Shape::numel() const {
   return n;
 }
 
-int64_t Shape::size(int dim) const { return (*this)[normalize_dim("size", dim, rank_)]; }
+int64_t Shape::size(int dim) const {
+  return (*this)[normalize_dim("size", dim, rank_)];
+}
 
 std::array<int64_t, kMaxRank> Shape::strides() const {
   std::array<int64_t, kMaxRank> s{};

@@ -15,7 +15,9 @@ inline constexpr int kMaxRank = 4;
 enum class DType : uint8_t { Float32, Float64 };
 
 const char* dtype_name(DType dtype);  // "float32" / "float64"
-inline int64_t dtype_size(DType dtype) { return dtype == DType::Float32 ? 4 : 8; }
+inline int64_t dtype_size(DType dtype) {
+  return dtype == DType::Float32 ? 4 : 8;
+}
 
 template <class T>
 constexpr DType dtype_of();

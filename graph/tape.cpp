@@ -92,8 +92,7 @@ Tensor Tape::record(const OpDef& op, Shape shape, DType dtype,
   return record(op, shape, dtype, std::span<const Tensor>(inputs.begin(), inputs.size()));
 }
 
-Tensor Tape::record(const OpDef& op, Shape shape, DType dtype,
-                    std::span<const Tensor> inputs) {
+Tensor Tape::record(const OpDef& op, Shape shape, DType dtype, std::span<const Tensor> inputs) {
   bool needs_grad = false;
   auto* ids = arena_.allocate_array<int32_t>(static_cast<int64_t>(inputs.size()));
   for (size_t k = 0; k < inputs.size(); ++k) {
@@ -160,8 +159,7 @@ void* Tape::grad_buffer(const Node& consumer, int k, const Shape& grad_shape) {
   if (grad_shape != in.shape) {
     throw Error(std::string(consumer.op_name()) + " backward: the gradient for input " +
                 std::to_string(k) + (in.name.empty() ? "" : " \"" + in.name + "\"") +
-                " has shape " + grad_shape.str() + " but the tensor has shape " +
-                in.shape.str());
+                " has shape " + grad_shape.str() + " but the tensor has shape " + in.shape.str());
   }
   if (in.grad == nullptr) {
     in.grad = arena_.allocate_zeroed(static_cast<size_t>(in.shape.numel() * dtype_size(in.dtype)));
@@ -214,7 +212,8 @@ void Tape::backward(const Tensor& root, std::span<const double> root_grad,
   }
   Node& seed = nodes_[static_cast<size_t>(root.id())];
   if (seed.grad == nullptr) {
-    seed.grad = arena_.allocate_zeroed(static_cast<size_t>(seed.shape.numel() * dtype_size(seed.dtype)));
+    seed.grad =
+        arena_.allocate_zeroed(static_cast<size_t>(seed.shape.numel() * dtype_size(seed.dtype)));
   }
   if (seed.dtype == DType::Float32) {
     add_seed(seed.grad_as<float>(), root_grad);

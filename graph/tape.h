@@ -50,7 +50,7 @@ struct Node {
   DType dtype = DType::Float32;
   bool requires_grad = false;
   void* value = nullptr;
-  void* grad = nullptr;  // null until backward first accumulates into it
+  void* grad = nullptr;                  // null until backward first accumulates into it
   std::shared_ptr<ParameterImpl> param;  // set for NodeKind::Parameter
   const int32_t* inputs = nullptr;       // ids of the input nodes, in the op's argument order
   int32_t num_inputs = 0;
@@ -94,8 +94,7 @@ class Tape {
   // move the nodes.)
   // Appends an op node with an uninitialised output of `shape`; the op then writes the value.
   // The node requires grad when grad mode is on and any input does; then `op.backward` runs.
-  Tensor record(const OpDef& op, Shape shape, DType dtype,
-                std::initializer_list<Tensor> inputs);
+  Tensor record(const OpDef& op, Shape shape, DType dtype, std::initializer_list<Tensor> inputs);
   Tensor record(const OpDef& op, Shape shape, DType dtype, std::span<const Tensor> inputs);
   // A leaf holding a copy of `data` (or zeros when null), of dtype `dtype`.
   Tensor leaf(Shape shape, DType dtype, const void* data, bool requires_grad);
@@ -108,7 +107,9 @@ class Tape {
   int32_t size() const { return static_cast<int32_t>(nodes_.size()); }
   const Node& node(int32_t id) const { return nodes_[static_cast<size_t>(id)]; }
   Node& node(int32_t id) { return nodes_[static_cast<size_t>(id)]; }
-  const Node& input(const Node& node, int k) const { return nodes_[static_cast<size_t>(node.inputs[k])]; }
+  const Node& input(const Node& node, int k) const {
+    return nodes_[static_cast<size_t>(node.inputs[k])];
+  }
   Arena& arena() { return arena_; }
   uint64_t generation() const { return generation_; }
   bool released() const { return released_; }
@@ -138,7 +139,9 @@ class Tape {
   int32_t current_scope() const { return current_scope_; }
   // "MultiHeadAttention/head 0"; empty for -1.
   std::string scope_path(int32_t scope) const;
-  const std::string& scope_name(int32_t scope) const { return scopes_[static_cast<size_t>(scope)].name; }
+  const std::string& scope_name(int32_t scope) const {
+    return scopes_[static_cast<size_t>(scope)].name;
+  }
   int32_t scope_parent(int32_t scope) const { return scopes_[static_cast<size_t>(scope)].parent; }
   int32_t num_scopes() const { return static_cast<int32_t>(scopes_.size()); }
 

@@ -1,4 +1,5 @@
-// Every op tapegrad offers, one declaration each; each is defined, with its backward, in ops/<name>.cpp.
+// Every op tapegrad offers, one declaration each; each is defined, with its backward, in
+// ops/<name>.cpp.
 //
 // Conventions (as in PyTorch unless said): shapes are row-major, dims may be negative (counted
 // from the end), binary elementwise ops broadcast, and every op checks its operands' shapes
@@ -17,7 +18,7 @@
 
 namespace tapegrad {
 
-class Generator;            // graph/random.h
+class Generator;  // graph/random.h
 Generator& default_generator();
 
 // --- elementwise, with broadcasting -----------------------------------------------------------
@@ -25,27 +26,47 @@ Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);
-Tensor scale(const Tensor& x, double factor);   // x * factor
+Tensor scale(const Tensor& x, double factor);  // x * factor
 // x / divisor, divided as torch divides (not x * (1/divisor), which rounds differently); it is
 // recorded as op "scale" with the divide flag set.
 Tensor div_scalar(const Tensor& x, double divisor);
-Tensor add_scalar(const Tensor& x, double c);   // x + c
+Tensor add_scalar(const Tensor& x, double c);  // x + c
 Tensor neg(const Tensor& x);
 Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);
 Tensor sqrt(const Tensor& x);
 Tensor pow(const Tensor& x, double exponent);
 
-inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
-inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
-inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
-inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-inline Tensor operator-(const Tensor& x) { return neg(x); }
-inline Tensor operator*(const Tensor& x, double c) { return scale(x, c); }
-inline Tensor operator*(double c, const Tensor& x) { return scale(x, c); }
-inline Tensor operator/(const Tensor& x, double c) { return div_scalar(x, c); }
-inline Tensor operator+(const Tensor& x, double c) { return add_scalar(x, c); }
-inline Tensor operator-(const Tensor& x, double c) { return add_scalar(x, -c); }
+inline Tensor operator+(const Tensor& a, const Tensor& b) {
+  return add(a, b);
+}
+inline Tensor operator-(const Tensor& a, const Tensor& b) {
+  return sub(a, b);
+}
+inline Tensor operator*(const Tensor& a, const Tensor& b) {
+  return mul(a, b);
+}
+inline Tensor operator/(const Tensor& a, const Tensor& b) {
+  return div(a, b);
+}
+inline Tensor operator-(const Tensor& x) {
+  return neg(x);
+}
+inline Tensor operator*(const Tensor& x, double c) {
+  return scale(x, c);
+}
+inline Tensor operator*(double c, const Tensor& x) {
+  return scale(x, c);
+}
+inline Tensor operator/(const Tensor& x, double c) {
+  return div_scalar(x, c);
+}
+inline Tensor operator+(const Tensor& x, double c) {
+  return add_scalar(x, c);
+}
+inline Tensor operator-(const Tensor& x, double c) {
+  return add_scalar(x, -c);
+}
 
 // --- linear algebra ---------------------------------------------------------------------------
 // torch.matmul: 1-D operands are promoted (and the added dim removed), leading batch dims of
@@ -57,7 +78,9 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 
 // --- layout (each copies into a new contiguous tensor) -----------------------------------------
 Tensor transpose(const Tensor& x, int dim0, int dim1);
-inline Tensor t(const Tensor& x) { return transpose(x, 0, 1); }  // the book's `x.T` for 2-D
+inline Tensor t(const Tensor& x) {
+  return transpose(x, 0, 1);
+}  // the book's `x.T` for 2-D
 // One dim may be -1 (inferred).
 Tensor reshape(const Tensor& x, std::initializer_list<int64_t> dims);
 Tensor reshape(const Tensor& x, std::span<const int64_t> dims);
@@ -86,7 +109,8 @@ Tensor triu(const Tensor& x, int64_t diagonal = 0);
 // In training, zeroes each element with probability p (torch's CPU mask stream) and scales the
 // rest by 1/(1-p) as torch does; the mask is kept on the tape for backward. p must be in [0, 1).
 // In eval mode, or with p == 0, returns x itself (no new node, nothing drawn), like torch.
-Tensor dropout(const Tensor& x, double p, bool training, Generator& generator = default_generator());
+Tensor dropout(const Tensor& x, double p, bool training,
+               Generator& generator = default_generator());
 
 // --- fused attention (for speed; each equals the composed ops above up to rounding) ------------
 // softmax(causal_mask(scores) / divisor, -1) in one pass over [.., Tq, Tk]: (i, j) with j > i
@@ -109,7 +133,7 @@ Tensor sum(const Tensor& x);
 Tensor sum(const Tensor& x, int dim, bool keepdim = false);
 Tensor mean(const Tensor& x);
 Tensor mean(const Tensor& x, int dim, bool keepdim = false);
-Tensor max(const Tensor& x, int dim, bool keepdim = false);  // values; gradient to the arg max
+Tensor max(const Tensor& x, int dim, bool keepdim = false);       // values; gradient to the arg max
 Tensor mse_loss(const Tensor& prediction, const Tensor& target);  // mean of squared errors
 // logits [N, C] (or [C]), targets in [0, C): mean cross entropy via a stable log-softmax.
 Tensor cross_entropy(const Tensor& logits, std::span<const int64_t> targets);

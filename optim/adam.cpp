@@ -21,15 +21,10 @@ namespace tapegrad {
 
 using optim_detail::dispatch_dtype;
 using optim_detail::format_number;
+using optim_detail::one_group;
 using optim_detail::with_flags;
 
 namespace {
-
-std::vector<ParamGroup> one_group(std::vector<Parameter> params) {
-  std::vector<ParamGroup> groups(1);
-  groups[0].params = std::move(params);
-  return groups;
-}
 
 AdamOptions from_adamw(const AdamWOptions& o) {
   return AdamOptions{.lr = o.lr,

@@ -15,15 +15,10 @@ namespace tapegrad {
 
 using optim_detail::dispatch_dtype;
 using optim_detail::format_number;
+using optim_detail::one_group;
 using optim_detail::with_flags;
 
 namespace {
-
-std::vector<ParamGroup> one_group(std::vector<Parameter> params) {
-  std::vector<ParamGroup> groups(1);
-  groups[0].params = std::move(params);
-  return groups;
-}
 
 // torch casts each Python scalar to the parameter's dtype, and its add(x, y, alpha) kernel
 // computes fma(y, alpha, x): the same roundings here. The flags are template arguments so the

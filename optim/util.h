@@ -1,13 +1,21 @@
 // Internal helpers shared by the optim/ sources (not installed API): number formatting, dtype
-// dispatch.
+// dispatch, one-group construction.
 #pragma once
 
 #include <charconv>
 #include <string>
 
 #include "graph/shape.h"
+#include "optim/optimizer.h"
 
 namespace tapegrad::optim_detail {
+
+// All parameters in one group: what the single-list constructors mean.
+inline std::vector<ParamGroup> one_group(std::vector<Parameter> params) {
+  std::vector<ParamGroup> groups(1);
+  groups[0].params = std::move(params);
+  return groups;
+}
 
 // The shortest text that reads back as `v` ("0.1", "-3", "1e-08"), for error messages.
 inline std::string format_number(double v) {
