@@ -57,17 +57,6 @@ Parameter& Parameter::set_requires_grad(bool requires_grad) {
   return *this;
 }
 
-namespace {
-std::vector<double> to_doubles(const void* p, DType dtype, int64_t n) {
-  std::vector<double> out(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    out[static_cast<size_t>(i)] = dtype == DType::Float32 ? static_cast<const float*>(p)[i]
-                                                          : static_cast<const double*>(p)[i];
-  }
-  return out;
-}
-}  // namespace
-
 std::vector<double> Parameter::values() const {
   return to_doubles(raw_data(), dtype(), numel());
 }

@@ -80,6 +80,15 @@ std::string Shape::str() const {
   return s + "]";
 }
 
+std::vector<double> to_doubles(const void* data, DType dtype, int64_t n) {
+  std::vector<double> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    out[static_cast<size_t>(i)] = dtype == DType::Float32 ? static_cast<const float*>(data)[i]
+                                                          : static_cast<const double*>(data)[i];
+  }
+  return out;
+}
+
 int normalize_dim(const char* op, int dim, int rank) {
   const int lo = rank == 0 ? -1 : -rank;
   const int hi = rank == 0 ? 0 : rank - 1;

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace tapegrad {
 
@@ -53,6 +54,9 @@ class Shape {
   std::array<int64_t, kMaxRank> dims_{};
   int rank_ = 0;
 };
+
+// n elements of `dtype` at `data`, widened to double (exact for float32).
+std::vector<double> to_doubles(const void* data, DType dtype, int64_t n);
 
 // Turns a possibly negative dim into 0..rank-1; throws Error naming `op` when out of range.
 int normalize_dim(const char* op, int dim, int rank);

@@ -348,17 +348,6 @@ void Tensor::check_dtype(DType requested) const {
   }
 }
 
-namespace {
-std::vector<double> to_doubles(const void* p, DType dtype, int64_t n) {
-  std::vector<double> out(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    out[static_cast<size_t>(i)] = dtype == DType::Float32 ? static_cast<const float*>(p)[i]
-                                                          : static_cast<const double*>(p)[i];
-  }
-  return out;
-}
-}  // namespace
-
 std::vector<double> Tensor::values() const {
   const Node& n = node();
   if (anomaly_mode) tape_->check_forward_value(id_, nullptr, -2);

@@ -1,4 +1,5 @@
 // linear: nn.Linear's y = x·Wᵀ + b, one GEMM over all of x's leading dims.
+#include "ops/gemm.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -20,13 +21,12 @@ void linear_backward(Tape& tape, const Node& node) {
     const Node& w = tape.input(node, 1);
     const int64_t out = w.shape[0], in = w.shape[1];
     const int64_t rows = leading_rows(x.shape);
-    ConstMatrixMap<T> dY(node.grad_as<T>(), rows, out);
+    const T* dy = node.grad_as<T>();
     if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
-      MatrixMap<T>(d, rows, in).noalias() += dY * ConstMatrixMap<T>(w.value_as<T>(), out, in);
+      gemm<T>(rows, in, out, dy, out, false, w.value_as<T>(), in, false, d, in, true);
     }
     if (T* d = tape.grad_for<T>(node, 1, w.shape)) {
-      MatrixMap<T>(d, out, in).noalias() +=
-          dY.transpose() * ConstMatrixMap<T>(x.value_as<T>(), rows, in);
+      gemm<T>(out, in, rows, dy, out, true, x.value_as<T>(), in, false, d, in, true);
     }
     if (node.num_inputs == 3) {
       if (T* d = tape.grad_for<T>(node, 2, tape.input(node, 2).shape)) {
@@ -78,14 +78,11 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
                             : x.tape().record(kLinear, shape, x.dtype(), {x, weight});
   dispatch(y.dtype(), [&]<class T>() {
     MatrixMap<T> Y(value_of<T>(y), rows, out);
-    ConstMatrixMap<T> X(value_of<T>(x), rows, in);
-    ConstMatrixMap<T> W(value_of<T>(weight), out, in);
     if (bias.defined()) {
       Y.rowwise() = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(value_of<T>(bias), out);
-      Y.noalias() += X * W.transpose();
-    } else {
-      Y.noalias() = X * W.transpose();
     }
+    gemm<T>(rows, out, in, value_of<T>(x), in, false, value_of<T>(weight), in, true, Y.data(), out,
+            bias.defined());
   });
   return y;
 }

@@ -1,6 +1,8 @@
 // matmul: torch.matmul (1-D operands promoted, batch dims broadcast), and dot as its 1-D form.
 #include <algorithm>
 
+#include "graph/threads.h"
+#include "ops/gemm.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -46,36 +48,27 @@ Geometry geometry(const Shape& a, const Shape& b) {
   return g;
 }
 
-template <class T>
-using ColMap = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>;
-template <class T>
-using ConstColMap = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>;
+// How many matrices an operand holds: less than the output batch when it broadcasts.
+int64_t matrices(const std::array<int64_t, 2>& dims) {
+  return dims[0] * dims[1];
+}
 
-// The three products over row-major storage (A m×k, B k×n, Y m×n). When n == 1 the column is
-// mapped as a vector: Eigen's matrix-vector kernel then reads it in place, where a one-column
-// matrix view would first be copied into a contiguous temporary.
-template <class T>
-void product(T* y, const T* a, const T* b, int64_t m, int64_t k, int64_t n) {
-  if (n == 1) {
-    ColMap<T>(y, m).noalias() = ConstMatrixMap<T>(a, m, k) * ConstColMap<T>(b, k);
-  } else {
-    MatrixMap<T>(y, m, n).noalias() = ConstMatrixMap<T>(a, m, k) * ConstMatrixMap<T>(b, k, n);
+// Runs f(p, q) for every output batch slice. Slices are independent when each writes its own
+// output: then they are split over the threads (each product on one thread, in a fixed order);
+// otherwise (an operand's gradient is shared by broadcast slices) they run in order and each
+// product splits itself over the threads.
+template <class F>
+void for_each_slice(const Geometry& g, bool independent, F&& f) {
+  const int64_t count = g.batch[0] * g.batch[1];
+  const double flops = 2.0 * static_cast<double>(g.m * g.n * g.k);
+  if (independent && count >= num_threads()) {
+    parallel_for(count, flops, [&](int, int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) f(i / g.batch[1], i % g.batch[1], false);
+    });
+    return;
   }
-}
-// dA += dY·Bᵀ
-template <class T>
-void add_grad_a(T* da, const T* dy, const T* b, int64_t m, int64_t k, int64_t n) {
-  MatrixMap<T>(da, m, k).noalias() +=
-      ConstMatrixMap<T>(dy, m, n) * ConstMatrixMap<T>(b, k, n).transpose();
-}
-// dB += Aᵀ·dY
-template <class T>
-void add_grad_b(T* db, const T* a, const T* dy, int64_t m, int64_t k, int64_t n) {
-  if (n == 1) {
-    ColMap<T>(db, k).noalias() += ConstMatrixMap<T>(a, m, k).transpose() * ConstColMap<T>(dy, m);
-  } else {
-    MatrixMap<T>(db, k, n).noalias() +=
-        ConstMatrixMap<T>(a, m, k).transpose() * ConstMatrixMap<T>(dy, m, n);
+  for (int64_t p = 0; p < g.batch[0]; ++p) {
+    for (int64_t q = 0; q < g.batch[1]; ++q) f(p, q, true);
   }
 }
 
@@ -98,18 +91,29 @@ void matmul_backward(Tape& tape, const Node& node) {
     T* db = tape.grad_for<T>(node, 1, b.shape);
     if (folds(b.shape)) {
       const int64_t rows = g.batch[0] * g.batch[1] * m;
-      if (da) add_grad_a(da, dy, bv, rows, k, n);
-      if (db) add_grad_b(db, av, dy, rows, k, n);
+      if (da) gemm<T>(rows, k, n, dy, n, false, bv, n, true, da, k, true);
+      if (db) gemm<T>(k, n, rows, av, k, true, dy, n, false, db, n, true);
       return;
     }
-    for (int64_t p = 0; p < g.batch[0]; ++p) {
-      for (int64_t q = 0; q < g.batch[1]; ++q) {
-        const int64_t ao = (p * g.a_step[0] + q * g.a_step[1]) * m * k;
-        const int64_t bo = (p * g.b_step[0] + q * g.b_step[1]) * k * n;
-        const T* dys = dy + (p * g.batch[1] + q) * m * n;
-        if (da) add_grad_a(da + ao, dys, bv + bo, m, k, n);
-        if (db) add_grad_b(db + bo, av + ao, dys, m, k, n);
-      }
+    const int64_t slices = g.batch[0] * g.batch[1];
+    const auto slice = [&](int64_t p, int64_t q, const std::array<int64_t, 2>& step) {
+      return p * step[0] + q * step[1];
+    };
+    if (da) {
+      for_each_slice(g, matrices(batch_dims(a.shape)) == slices,
+                     [&](int64_t p, int64_t q, bool par) {
+                       const T* dys = dy + (p * g.batch[1] + q) * m * n;
+                       gemm<T>(m, k, n, dys, n, false, bv + slice(p, q, g.b_step) * k * n, n, true,
+                               da + slice(p, q, g.a_step) * m * k, k, true, T(1), par);
+                     });
+    }
+    if (db) {
+      for_each_slice(g, matrices(batch_dims(b.shape)) == slices,
+                     [&](int64_t p, int64_t q, bool par) {
+                       const T* dys = dy + (p * g.batch[1] + q) * m * n;
+                       gemm<T>(k, n, m, av + slice(p, q, g.a_step) * m * k, k, true, dys, n, false,
+                               db + slice(p, q, g.b_step) * k * n, n, true, T(1), par);
+                     });
     }
   });
 }
@@ -149,16 +153,15 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     const T* bv = value_of<T>(b);
     T* yv = value_of<T>(y);
     if (folds(b.shape())) {
-      product(yv, av, bv, g.batch[0] * g.batch[1] * m, k, n);
+      gemm<T>(g.batch[0] * g.batch[1] * m, n, k, av, k, false, bv, n, false, yv, n, false);
       return;
     }
-    for (int64_t p = 0; p < g.batch[0]; ++p) {
-      for (int64_t q = 0; q < g.batch[1]; ++q) {
-        const int64_t ao = (p * g.a_step[0] + q * g.a_step[1]) * m * k;
-        const int64_t bo = (p * g.b_step[0] + q * g.b_step[1]) * k * n;
-        product(yv + (p * g.batch[1] + q) * m * n, av + ao, bv + bo, m, k, n);
-      }
-    }
+    for_each_slice(g, true, [&](int64_t p, int64_t q, bool par) {
+      const int64_t ao = (p * g.a_step[0] + q * g.a_step[1]) * m * k;
+      const int64_t bo = (p * g.b_step[0] + q * g.b_step[1]) * k * n;
+      gemm<T>(m, n, k, av + ao, k, false, bv + bo, n, false, yv + (p * g.batch[1] + q) * m * n, n,
+              false, T(1), par);
+    });
   });
   return y;
 }

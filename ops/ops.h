@@ -88,6 +88,22 @@ Tensor triu(const Tensor& x, int64_t diagonal = 0);
 // In eval mode, or with p == 0, returns x itself (no new node, nothing drawn), like torch.
 Tensor dropout(const Tensor& x, double p, bool training, Generator& generator = default_generator());
 
+// --- fused attention (for speed; each equals the composed ops above up to rounding) ------------
+// softmax(causal_mask(scores) / divisor, -1) in one pass over [.., Tq, Tk]: (i, j) with j > i
+// gives exactly 0, and the division is torch's (not a multiply by 1/divisor). The backward reads
+// only the output: dX = Y ⊙ (dY − Σ_j dY ⊙ Y) / divisor.
+Tensor causal_softmax(const Tensor& scores, double divisor = 1.0);
+// Causal scaled dot-product attention, softmax(causal_mask(q·kᵀ) / √D)·v per (batch, head),
+// computed in blocks of queries and keys with an online softmax, so the [T, T] scores are never
+// held whole (only the rows' log-sum-exp is saved; backward recomputes the scores per block),
+// and blocks wholly above the diagonal are skipped. Two layouts:
+//  - q, k, v [B, H, T, D] and num_heads == 0: returns [B, H, T, D];
+//  - q, k, v [B, T, C] and num_heads = H > 0 (C % H == 0): the heads are read in place and the
+//    result is [B, T, C], i.e. merge_heads(causal_attention(split_heads(q, H), ...)) without
+//    the four copies.
+// The (batch, head) pairs are split over set_num_threads() threads.
+Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t num_heads = 0);
+
 // --- reductions and losses --------------------------------------------------------------------
 Tensor sum(const Tensor& x);
 Tensor sum(const Tensor& x, int dim, bool keepdim = false);

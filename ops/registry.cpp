@@ -8,13 +8,14 @@
 namespace tapegrad {
 
 namespace {
-constexpr std::array<std::string_view, 36> kOps = {
+constexpr std::array<std::string_view, 38> kOps = {
     "add",        "sub",         "mul",         "div",        "scale",        "add_scalar",
     "neg",        "exp",         "log",         "sqrt",       "pow",          "matmul",
     "linear",     "transpose",   "reshape",     "select",     "narrow",       "cat",
     "split_heads", "merge_heads", "softmax",    "masked_fill", "causal_mask", "tril",
     "triu",       "dropout",     "sum",         "sum_dim",    "mean",         "mean_dim",
     "max_dim",    "mse_loss",    "cross_entropy", "layer_norm", "gelu",        "embedding",
+    "causal_softmax", "causal_attention",
 };
 }  // namespace
 

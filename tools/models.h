@@ -1,5 +1,6 @@
-// The chapter-3 attention models as tapegrad-dot draws them: each records its forward (and a
-// loss) on a tape, one NameScope per module, layer and head, so the drawing gets its clusters.
+// The chapter-3 attention models as tapegrad-dot draws them: the library's modules
+// (ops/nn/attention.h) built with the book's seeds, each recording its forward (and a loss) on a
+// tape, one NameScope per module, layer and head, so the drawing gets its clusters.
 #pragma once
 
 #include <cstdint>

@@ -471,20 +471,8 @@ TEST_CASE("nn attention modules: gradients of every parameter pass gradcheck (fl
 
 namespace {
 
-// Printed tensors known to differ from torch's print in the last digit, though their values are
-// within the tolerance: the [!mayfail] test below checks every print, these included, so the
-// day the cause is fixed that test passes and the entry can go.
-//  - attn_weights_2_naive.sum: torch prints tensor(1.), the sum being exactly 1; here it is
-//    1 + 2^-23, because tapegrad's float32 dot (Eigen, with FMA) and sum_dim (accumulating in
-//    double) round differently from torch 1.13 on this machine, which sums float32 products
-//    one after the other in float32 (reference BLAS sdot; TensorIterator sum).
-const std::map<std::string, std::string> kKnownPrintDifferences = {
-    {"attn_weights_2_naive.sum", "float32 dot and sum_dim round differently from torch's"},
-};
-
 // Each printed golden found in the program's output after the previous one: the book's order.
-void check_program_prints_goldens(const std::string& program, const std::string& file,
-                                  bool include_known_differences = false) {
+void check_program_prints_goldens(const std::string& program, const std::string& file) {
   int status = -1;
   const std::string output =
       golden::run_program(golden::example_binary(program) + " 2>&1", &status);
@@ -496,7 +484,6 @@ void check_program_prints_goldens(const std::string& program, const std::string&
   int shown = 0;
   for (const auto& r : goldens(file).records()) {
     if (!r.shown) continue;
-    if (!include_known_differences && kKnownPrintDifferences.count(r.name) != 0) continue;
     ++shown;
     const size_t found = output.find(r.str, position);
     INFO("expected, after what was already matched, golden \"" << r.name << "\":\n" << r.str);
@@ -507,13 +494,6 @@ void check_program_prints_goldens(const std::string& program, const std::string&
 }
 
 }  // namespace
-
-TEST_CASE(
-    "example ch03_01_simplified_attention prints all of torch's prints, known differences too",
-    "[chapter3][examples][!mayfail]") {
-  check_program_prints_goldens("ch03_01_simplified_attention", "ch03_01_simplified_attention.txt",
-                               /*include_known_differences=*/true);
-}
 
 TEST_CASE("example ch03_01_simplified_attention prints PyTorch's tensors", "[chapter3][examples]") {
   check_program_prints_goldens("ch03_01_simplified_attention", "ch03_01_simplified_attention.txt");

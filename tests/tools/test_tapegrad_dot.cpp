@@ -1,7 +1,7 @@
 // Tests for tools/tapegrad_dot.cpp and tools/models.cpp: goldens, Graphviz, and graph structure.
 //
-// Built only when the tool is (tools/CMakeLists.txt checks that ops/ defines every op the models
-// use). Regenerating the goldens: see tests/goldens/dot/README.md.
+// Built only when the tool is (TAPEGRAD_BUILD_EXAMPLES). Regenerating the goldens: see
+// tests/goldens/dot/README.md.
 #ifdef TAPEGRAD_HAVE_DOT_TOOL
 
 #include <sys/wait.h>
@@ -14,7 +14,10 @@
 #include <vector>
 
 #include "graph/dot.h"
+#include "graph/factory.h"
 #include "graph/graph_view.h"
+#include "graph/random.h"
+#include "ops/nn/attention.h"
 #include "tests/graph/dot_testing.h"
 #include "tools/models.h"
 
@@ -258,6 +261,67 @@ TEST_CASE("models: the wrapper has one cluster per head, each a full causal atte
     for (int64_t h = 0; h < heads; ++h) {
       CHECK_THAT(dot, Catch::Contains("label=<<b>head " + std::to_string(h) + "</b>>"));
     }
+  }
+}
+
+TEST_CASE("models: the tool draws the library's modules, seeded as the book seeds them",
+          "[tapegrad-dot][graph_view]") {
+  // The book's batch: two copies of "Your journey starts with one step" (§3.3), [2, 6, 3].
+  const std::vector<double> inputs = {0.43, 0.15, 0.89, 0.55, 0.87, 0.66, 0.57, 0.85, 0.64,
+                                      0.22, 0.58, 0.33, 0.77, 0.25, 0.10, 0.05, 0.80, 0.55};
+  std::vector<double> batch = inputs;
+  batch.insert(batch.end(), inputs.begin(), inputs.end());
+  auto same_parameters = [](const std::vector<Parameter>& drawn,
+                            const std::vector<Parameter>& module) {
+    REQUIRE(drawn.size() == module.size());
+    for (size_t i = 0; i < drawn.size(); ++i) {
+      INFO(module[i].name());
+      CHECK(drawn[i].name() == module[i].name());
+      CHECK(drawn[i].values() == module[i].values());
+    }
+  };
+  Tape tape;
+  TapeScope on_tape(tape);
+  SECTION("self-attention-v1, torch.manual_seed(123)") {
+    const tools::BuiltModel m = tools::build_model(tape, "self-attention-v1");
+    manual_seed(123);
+    const nn::SelfAttentionV1 module(3, 2);
+    same_parameters(m.parameters, module.parameters());
+    CHECK(m.output.values() == module(from_values({6, 3}, inputs)).values());
+  }
+  SECTION("self-attention-v2, torch.manual_seed(789)") {
+    const tools::BuiltModel m = tools::build_model(tape, "self-attention-v2");
+    manual_seed(789);
+    const nn::SelfAttentionV2 module(3, 2);
+    same_parameters(m.parameters, module.parameters());
+    CHECK(m.output.values() == module(from_values({6, 3}, inputs)).values());
+  }
+  SECTION("causal, torch.manual_seed(123)") {
+    const tools::BuiltModel m = tools::build_model(tape, "causal");
+    manual_seed(123);
+    const nn::CausalAttention module(3, 2, 6, 0.0);
+    same_parameters(m.parameters, module.parameters());
+    CHECK(m.output.values() == module(from_values({2, 6, 3}, batch)).values());
+  }
+  SECTION("multihead-wrapper, torch.manual_seed(123)") {
+    const tools::BuiltModel m = tools::build_model(tape, "multihead-wrapper");
+    manual_seed(123);
+    const nn::MultiHeadAttentionWrapper module(3, 2, 6, 0.0, 2);
+    same_parameters(m.parameters, module.parameters());
+    CHECK(m.output.values() == module(from_values({2, 6, 3}, batch)).values());
+  }
+  SECTION("multihead, torch.manual_seed(123)") {
+    const tools::BuiltModel m = tools::build_model(tape, "multihead");
+    manual_seed(123);
+    const nn::MultiHeadAttention module(3, 2, 6, 0.0, 2);
+    same_parameters(m.parameters, module.parameters());
+    CHECK(m.output.values() == module(from_values({2, 6, 3}, batch)).values());
+  }
+  SECTION("--seed replaces the book's seed") {
+    const tools::BuiltModel m = tools::build_model(tape, "multihead", {.seed = 7});
+    manual_seed(7);
+    const nn::MultiHeadAttention module(3, 2, 6, 0.0, 2);
+    same_parameters(m.parameters, module.parameters());
   }
 }
 

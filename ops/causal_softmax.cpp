@@ -1,0 +1,87 @@
+// causal_softmax: softmax(causal_mask(x) / divisor, -1) fused into one pass over each row.
+//
+// Row i of a [.., Tq, Tk] slice keeps columns j <= i (as causal_mask's triu(ones, 1) fill), so
+// only those are read, divided, exponentiated and summed; the rest of the row is written as 0,
+// which is exactly what exp(-inf - max) gives in the composed ops. Arithmetic per kept entry as
+// the composed ops (torch's): x / divisor in the tensor's dtype, max, e = exp(x - max),
+// s = 1 / Σ e, y = e * s; only the order of the sum differs (the masked zeros are not added).
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "graph/threads.h"
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+// The number of kept entries in row `row` of a [.., tq, tk] tensor: j <= i.
+inline int64_t kept(int64_t row, int64_t tq, int64_t tk) {
+  return std::min(row % tq + 1, tk);
+}
+
+void causal_softmax_backward(Tape& tape, const Node& node) {
+  // Y = softmax(mask(X) / c)  =>  dX += [j ≤ i] · Y ⊙ (dY − Σ_j dY ⊙ Y) / c   (reads only Y)
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& x = tape.input(node, 0);
+    T* dx = tape.grad_for<T>(node, 0, x.shape);
+    if (dx == nullptr) return;
+    const int64_t tk = node.shape[node.shape.rank() - 1];
+    const int64_t tq = node.shape[node.shape.rank() - 2];
+    if (tk == 0 || tq == 0) return;
+    const int64_t rows = node.shape.numel() / tk;
+    const T c = static_cast<T>(node.attr[0]);
+    const T* y = node.value_as<const T>();
+    const T* dy = node.grad_as<const T>();
+    parallel_for(rows, 8.0 * static_cast<double>(tk), [&](int, int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t n = kept(r, tq, tk), off = r * tk;
+        ConstArrayMap<T> yr(y + off, n), dyr(dy + off, n);
+        const T s = (dyr * yr).sum();
+        ArrayMap<T>(dx + off, n) += (yr * (dyr - s)) / c;
+      }
+    });
+  });
+}
+
+const OpDef kCausalSoftmax{"causal_softmax", causal_softmax_backward};
+
+}  // namespace
+
+Tensor causal_softmax(const Tensor& scores, double divisor) {
+  if (scores.rank() < 2) {
+    throw_unary_error("causal_softmax", scores, "expected at least 2 dims [.., Tq, Tk]");
+  }
+  if (!(divisor != 0.0) || !std::isfinite(divisor)) {
+    throw_unary_error("causal_softmax", scores,
+                      "divisor must be finite and nonzero (got " + std::to_string(divisor) + ")");
+  }
+  Tensor y = scores.tape().record(kCausalSoftmax, scores.shape(), scores.dtype(), {scores});
+  y.tape().node(y.id()).attr[0] = divisor;
+  const int64_t tk = scores.shape()[scores.rank() - 1];
+  const int64_t tq = scores.shape()[scores.rank() - 2];
+  if (tk == 0 || tq == 0) return y;
+  const int64_t rows = scores.numel() / tk;
+  dispatch(y.dtype(), [&]<class T>() {
+    const T* x = value_of<T>(scores);
+    T* out = value_of<T>(y);
+    const T c = static_cast<T>(divisor);
+    parallel_for(rows, 20.0 * static_cast<double>(tk), [&](int, int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t n = kept(r, tq, tk), off = r * tk;
+        ArrayMap<T> yr(out + off, n);
+        yr = ConstArrayMap<T>(x + off, n) / c;
+        const T m = yr.template maxCoeff<Eigen::PropagateNaN>();
+        yr = (yr - m).exp();
+        const T s = T(1) / yr.sum();
+        yr *= s;
+        std::fill(out + off + n, out + off + tk, T(0));
+      }
+    });
+  });
+  return y;
+}
+
+}  // namespace tapegrad

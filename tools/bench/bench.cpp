@@ -1,0 +1,745 @@
+// tapegrad-bench: times the attention training step of tapegrad against LibTorch's, interleaved in
+// one run, with the machine's measured GEMM peak and each engine's peak memory.
+//
+// Every engine runs in a worker process of its own (this program, re-executed), so each gets its
+// own peak RSS and LibTorch's libraries are never loaded into tapegrad's process. The parent
+// only steers: it asks the two workers for one sample at a time, alternating which goes first,
+// so a change of load on the machine hits both engines alike. A sample is K consecutive steps
+// (K fixed per workload, the same for both engines) timed together.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "graph/threads.h"
+#include "tools/bench/tapegrad_engine.h"
+#include "tools/bench/workload.h"
+
+// --- heap allocation counting ----------------------------------------------------------------
+// Interposes glibc's allocation entry points to count calls: "allocations per step" is measured,
+// not assumed, for both engines (LibTorch's plugin resolves malloc to these too).
+extern "C" {
+void* __libc_malloc(size_t);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void* __libc_memalign(size_t, size_t);
+}
+namespace {
+std::atomic<uint64_t> g_allocations{0};
+}
+extern "C" {
+void* malloc(size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_malloc(n);
+}
+void* calloc(size_t n, size_t m) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_calloc(n, m);
+}
+void* realloc(void* p, size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_realloc(p, n);
+}
+void* memalign(size_t a, size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_memalign(a, n);
+}
+void* aligned_alloc(size_t a, size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_memalign(a, n);
+}
+int posix_memalign(void** out, size_t a, size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  void* p = __libc_memalign(a, n);
+  if (p == nullptr) return 12;  // ENOMEM
+  *out = p;
+  return 0;
+}
+}
+
+namespace tgb = tapegrad_bench;
+
+namespace {
+
+// --- small utilities -------------------------------------------------------------------------
+
+[[noreturn]] void die(const std::string& what) {
+  std::fprintf(stderr, "tapegrad-bench: %s\n", what.c_str());
+  std::exit(2);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, sep)) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// CPU time of the whole process (all its threads), in seconds.
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// The process's peak resident set (VmHWM), in KiB.
+long peak_rss_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
+  }
+  return -1;
+}
+
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      return colon == std::string::npos ? line : line.substr(colon + 2);
+    }
+  }
+  return "unknown CPU";
+}
+
+// --- the LibTorch plugin ---------------------------------------------------------------------
+
+struct TorchPlugin {
+  void* (*create)(const tgb_shape*, int) = nullptr;
+  double (*checksum)(void*) = nullptr;
+  double (*step)(void*) = nullptr;
+  void (*destroy)(void*) = nullptr;
+  double (*gemm_gflops)(int64_t, int, int) = nullptr;
+  const char* (*info)() = nullptr;
+};
+
+const char* plugin_path() {
+#ifdef TAPEGRAD_BENCH_TORCH_PLUGIN
+  if (const char* env = std::getenv("TAPEGRAD_BENCH_TORCH_PLUGIN")) return env;
+  return TAPEGRAD_BENCH_TORCH_PLUGIN;
+#else
+  return nullptr;
+#endif
+}
+
+TorchPlugin load_torch() {
+  const char* path = plugin_path();
+  if (path == nullptr) die("built without LibTorch");
+  void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) die(std::string("cannot load the LibTorch plugin: ") + dlerror());
+  TorchPlugin p;
+  auto sym = [&](const char* name) {
+    void* s = dlsym(h, name);
+    if (s == nullptr) die(std::string("the LibTorch plugin lacks ") + name);
+    return s;
+  };
+  p.create = reinterpret_cast<decltype(p.create)>(sym("tgb_torch_create"));
+  p.checksum = reinterpret_cast<decltype(p.checksum)>(sym("tgb_torch_checksum"));
+  p.step = reinterpret_cast<decltype(p.step)>(sym("tgb_torch_step"));
+  p.destroy = reinterpret_cast<decltype(p.destroy)>(sym("tgb_torch_destroy"));
+  p.gemm_gflops = reinterpret_cast<decltype(p.gemm_gflops)>(sym("tgb_torch_gemm_gflops"));
+  p.info = reinterpret_cast<decltype(p.info)>(sym("tgb_torch_info"));
+  return p;
+}
+
+// --- workers -----------------------------------------------------------------------------------
+// Protocol on stdin/stdout, one line each way:
+//   worker -> "ready <init checksum> <info...>"
+//   "s" -> "<seconds for K steps> <loss of the first of them> <loss of the last> <allocations>"
+//   "q" -> "<peak RSS KiB>", then the worker exits.
+
+struct StepFns {
+  std::function<double()> step;
+  std::function<double()> checksum;
+  std::string info;
+};
+
+int run_step_worker(const StepFns& fns, int steps) {
+  std::printf("ready %.17g %s\n", fns.checksum(), fns.info.c_str());
+  std::fflush(stdout);
+  char command[16];
+  while (std::fgets(command, sizeof command, stdin) != nullptr) {
+    if (command[0] == 'q') {
+      std::printf("%ld\n", peak_rss_kib());
+      std::fflush(stdout);
+      return 0;
+    }
+    const uint64_t allocations_before = g_allocations.load(std::memory_order_relaxed);
+    double first = 0, last = 0;
+    const double cpu0 = cpu_seconds();
+    const double t0 = now_seconds();
+    for (int i = 0; i < steps; ++i) {
+      last = fns.step();
+      if (i == 0) first = last;
+    }
+    const double elapsed = now_seconds() - t0;
+    const double cpu = cpu_seconds() - cpu0;
+    const uint64_t allocations = g_allocations.load(std::memory_order_relaxed) - allocations_before;
+    std::printf("%.9g %.9g %.9g %llu %.9g\n", elapsed, first, last,
+                static_cast<unsigned long long>(allocations), cpu);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+tgb::TapegradEngine::Path parse_path(const std::string& name) {
+  for (int p = 0;; ++p) {
+    const auto path = static_cast<tgb::TapegradEngine::Path>(p);
+    const std::string n = tgb::TapegradEngine::path_name(path);
+    if (n == "?") break;
+    if (n == name) return path;
+  }
+  die("unknown --path " + name);
+}
+
+// GFLOP/s of Eigen's float32 product on n x n matrices, split over `threads` row blocks the way
+// tapegrad splits its products: the best of `reps` (after one warm-up).
+double eigen_gemm_gflops(int64_t n, int reps, int threads) {
+  tapegrad::set_num_threads(threads);
+  using M = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  M a = M::Random(n, n), b = M::Random(n, n), c(n, n);
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    const double t0 = now_seconds();
+    tapegrad::parallel_for(n, 2.0 * static_cast<double>(n * n), [&](int, int64_t r0, int64_t r1) {
+      c.middleRows(r0, r1 - r0).noalias() = a.middleRows(r0, r1 - r0) * b;
+    });
+    const double sec = now_seconds() - t0;
+    if (r > 0) best = std::min(best, sec);
+  }
+  return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / best /
+         1e9;
+}
+
+int worker_main(const std::vector<std::string>& args) {
+  std::string engine, path = "composed";
+  tgb_shape shape{};
+  int threads = 1, steps = 1;
+  int64_t n = 1024;
+  for (size_t i = 0; i + 1 < args.size(); i += 2) {
+    const std::string& key = args[i];
+    const std::string& value = args[i + 1];
+    if (key == "--worker") {
+      engine = value;
+    } else if (key == "--shape") {
+      const std::vector<std::string> v = split(value, ',');
+      if (v.size() != 6) die("--shape wants b,t,d_in,d_out,heads,scaled");
+      shape = {std::stoll(v[0]), std::stoll(v[1]), std::stoll(v[2]),
+               std::stoll(v[3]), std::stoll(v[4]), std::stoi(v[5])};
+    } else if (key == "--threads") {
+      threads = std::stoi(value);
+    } else if (key == "--steps") {
+      steps = std::stoi(value);
+    } else if (key == "--path") {
+      path = value;
+    } else if (key == "--n") {
+      n = std::stoll(value);
+    }
+  }
+  if (engine == "tapegrad") {
+    // PATH or PATH+openblas.
+    const size_t plus = path.find('+');
+    const bool openblas = plus != std::string::npos && path.substr(plus + 1) == "openblas";
+    tgb::TapegradEngine e(shape, threads, parse_path(path.substr(0, plus)), openblas);
+    StepFns fns{[&] { return e.step(); }, [&] { return e.checksum(); },
+                std::string("tapegrad, path ") + path};
+    return run_step_worker(fns, steps);
+  }
+  if (engine == "torch") {
+    const TorchPlugin t = load_torch();
+    void* handle = t.create(&shape, threads);
+    StepFns fns{[&] { return t.step(handle); }, [&] { return t.checksum(handle); }, t.info()};
+    const int rc = run_step_worker(fns, steps);
+    t.destroy(handle);
+    return rc;
+  }
+  if (engine == "gemm-eigen") {
+    std::printf("%.6g\n", eigen_gemm_gflops(n, 6, threads));
+    return 0;
+  }
+  if (engine == "gemm-torch") {
+    const TorchPlugin t = load_torch();
+    std::printf("%.6g %s\n", t.gemm_gflops(n, 6, threads), t.info());
+    return 0;
+  }
+  die("unknown --worker " + engine);
+}
+
+// --- the parent ----------------------------------------------------------------------------------
+
+class Worker {
+ public:
+  // Runs this program (or `exe`, another build of it, when args[0] is "--exe=PATH").
+  explicit Worker(std::vector<std::string> args) {
+    if (!args.empty() && args[0].rfind("--exe=", 0) == 0) {
+      exe_ = args[0].substr(6);
+      args.erase(args.begin());
+    }
+    std::string env;  // "--env=NAME=VALUE": set in the worker's environment only
+    if (!args.empty() && args[0].rfind("--env=", 0) == 0) {
+      env = args[0].substr(6);
+      args.erase(args.begin());
+    }
+    int to_child[2], from_child[2];
+    if (pipe(to_child) != 0 || pipe(from_child) != 0) die("pipe failed");
+    pid_ = fork();
+    if (pid_ < 0) die("fork failed");
+    if (pid_ == 0) {
+      dup2(to_child[0], 0);
+      dup2(from_child[1], 1);
+      close(to_child[0]);
+      close(to_child[1]);
+      close(from_child[0]);
+      close(from_child[1]);
+      if (const size_t eq = env.find('='); eq != std::string::npos) {
+        setenv(env.substr(0, eq).c_str(), env.substr(eq + 1).c_str(), 1);
+      }
+      std::vector<char*> argv;
+      static char self[] = "tapegrad-bench";
+      argv.push_back(self);
+      for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      execv(exe_.c_str(), argv.data());
+      _exit(127);
+    }
+    close(to_child[0]);
+    close(from_child[1]);
+    in_ = fdopen(to_child[1], "w");
+    out_ = fdopen(from_child[0], "r");
+  }
+  ~Worker() {
+    if (in_ != nullptr) std::fclose(in_);
+    if (out_ != nullptr) std::fclose(out_);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+  }
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  void send(const char* line) {
+    std::fputs(line, in_);
+    std::fflush(in_);
+  }
+  std::string receive() {
+    char buffer[4096];
+    if (std::fgets(buffer, sizeof buffer, out_) == nullptr) die("a worker died (see above)");
+    std::string s(buffer);
+    if (!s.empty() && s.back() == '\n') s.pop_back();
+    return s;
+  }
+
+ private:
+  std::string exe_ = "/proc/self/exe";
+  pid_t pid_ = -1;
+  FILE* in_ = nullptr;
+  FILE* out_ = nullptr;
+};
+
+struct Plan {
+  int steps_per_sample;
+  int warmup;
+  int samples;
+};
+
+Plan plan_for(const tgb::Workload& w, double sample_factor) {
+  Plan p{1, 2, 15};
+  if (std::string(w.name) == "book") p = {1000, 2, 15};
+  if (std::string(w.name) == "small") p = {20, 2, 15};
+  p.samples = std::max(3, static_cast<int>(std::lround(p.samples * sample_factor)));
+  return p;
+}
+
+struct EngineResult {
+  std::string info;
+  double checksum = 0;
+  std::vector<double> us_per_step;      // wall time, one per sample
+  std::vector<double> cpu_us_per_step;  // CPU time of all the engine's threads, one per sample
+  double loss_first = 0, loss_last = 0;
+  double allocations_per_step = 0;  // over the timed samples
+  long peak_rss_kib = 0;
+  bool ran = false;
+
+  double median() const { return median_of(us_per_step); }
+  static double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t m = v.size() / 2;
+    return v.size() % 2 == 1 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+  }
+  double min() const { return *std::min_element(us_per_step.begin(), us_per_step.end()); }
+  double max() const { return *std::max_element(us_per_step.begin(), us_per_step.end()); }
+};
+
+std::vector<std::string> step_worker_args(const char* engine, const tgb::Workload& w, int threads,
+                                          int steps, const std::string& path) {
+  return {"--worker",
+          engine,
+          "--shape",
+          std::to_string(w.b) + "," + std::to_string(w.t) + "," + std::to_string(w.d_in) + "," +
+              std::to_string(w.d_out) + "," + std::to_string(w.heads) + "," +
+              std::to_string(w.scaled ? 1 : 0),
+          "--threads",
+          std::to_string(threads),
+          "--steps",
+          std::to_string(steps),
+          "--path",
+          path};
+}
+
+void parse_ready(const std::string& line, EngineResult& r) {
+  std::istringstream ss(line);
+  std::string word;
+  ss >> word >> r.checksum;
+  std::getline(ss, r.info);
+  if (!r.info.empty() && r.info[0] == ' ') r.info.erase(0, 1);
+}
+
+// Runs the workload on the engines given, interleaved, and fills one result per engine.
+std::vector<EngineResult> run_workload(const Plan& plan,
+                                       const std::vector<std::vector<std::string>>& engines) {
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<EngineResult> results(engines.size());
+  for (size_t e = 0; e < engines.size(); ++e) {
+    workers.push_back(std::make_unique<Worker>(engines[e]));
+    parse_ready(workers[e]->receive(), results[e]);
+    results[e].ran = true;
+  }
+  std::vector<uint64_t> allocations(engines.size(), 0);
+  const int total = plan.warmup + plan.samples;
+  for (int s = 0; s < total; ++s) {
+    for (size_t i = 0; i < engines.size(); ++i) {
+      // Alternate which engine goes first.
+      const size_t e = (s % 2 == 0) ? i : engines.size() - 1 - i;
+      workers[e]->send("s\n");
+      std::istringstream ss(workers[e]->receive());
+      double seconds = 0, first = 0, last = 0;
+      unsigned long long allocs = 0;
+      double cpu = 0;
+      ss >> seconds >> first >> last >> allocs >> cpu;
+      if (s == 0) results[e].loss_first = first;
+      results[e].loss_last = last;
+      if (s >= plan.warmup) {
+        results[e].us_per_step.push_back(seconds * 1e6 / plan.steps_per_sample);
+        results[e].cpu_us_per_step.push_back(cpu * 1e6 / plan.steps_per_sample);
+        allocations[e] += allocs;
+      }
+      // Let the other engine's pool threads stop spinning before the next sample.
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    }
+  }
+  for (size_t e = 0; e < engines.size(); ++e) {
+    workers[e]->send("q\n");
+    results[e].peak_rss_kib = std::stol(workers[e]->receive());
+    results[e].allocations_per_step =
+        static_cast<double>(allocations[e]) / (plan.samples * plan.steps_per_sample);
+  }
+  return results;
+}
+
+double run_gemm_worker(const char* engine, int threads, int64_t n, std::string* info,
+                       const std::string& env = "") {
+  std::vector<std::string> args{"--worker", engine,           "--threads", std::to_string(threads),
+                                "--n",      std::to_string(n)};
+  if (!env.empty()) args.insert(args.begin(), "--env=" + env);
+  Worker worker(args);
+  std::istringstream ss(worker.receive());
+  double gflops = 0;
+  ss >> gflops;
+  if (info != nullptr) {
+    std::getline(ss, *info);
+    if (!info->empty() && (*info)[0] == ' ') info->erase(0, 1);
+  }
+  return gflops;
+}
+
+// The float32 GEMM rates measured on this machine: tapegrad's kernel (Eigen), LibTorch's mm as
+// the comparator runs it (OpenBLAS), and, when the comparator's OpenBLAS kernels are forced by
+// OPENBLAS_CORETYPE on an AVX-512 CPU, OpenBLAS's AVX-512 kernels: the machine's peak is the best
+// of them all, not just of the engines compared.
+struct Peaks {
+  double eigen = 0, torch = 0, openblas_avx512 = 0;
+  double best() const { return std::max({eigen, torch, openblas_avx512}); }
+};
+
+bool cpu_has_avx512() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("flags", 0) == 0) return line.find(" avx512f") != std::string::npos;
+  }
+  return false;
+}
+
+Peaks measure_peaks(int threads, int64_t n, bool torch, std::string* torch_info) {
+  Peaks p;
+  p.eigen = run_gemm_worker("gemm-eigen", threads, n, nullptr);
+  if (torch) {
+    p.torch = run_gemm_worker("gemm-torch", threads, n, torch_info);
+    if (std::getenv("OPENBLAS_CORETYPE") != nullptr && cpu_has_avx512()) {
+      // The comparator runs forced kernels: measure OpenBLAS's AVX-512 ones too, for the peak.
+      p.openblas_avx512 =
+          run_gemm_worker("gemm-torch", threads, n, nullptr, "OPENBLAS_CORETYPE=SkylakeX");
+    }
+  }
+  return p;
+}
+
+void usage() {
+  std::printf(
+      "usage: tapegrad-bench [--threads N[,N...]] [--workloads book,small,gpt2] [--path P[,P...]]\n"
+      "                      [--samples-factor F] [--no-torch] [--baseline EXE[:PATH]]\n"
+      "                      [--keep-openblas-env]\n"
+      "  Times one causal multi-head self-attention training step (forward, backward, SGD) per\n"
+      "  workload in tapegrad and, when built with LibTorch, in LibTorch, interleaved.\n"
+      "  --path: tapegrad's attention path(s): attention, causal_softmax, composed, each\n"
+      "    optionally +openblas (products on OpenBLAS); default: all, and attention+openblas\n"
+      "    when libopenblas.so.0 is installed.\n"
+      "  --baseline EXE[:PATH]: another build of tapegrad-bench (e.g. of an older commit) whose\n"
+      "    PATH (default composed) runs interleaved with the others, labelled baseline/PATH.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "--worker") return worker_main(args);
+
+  std::vector<int> thread_counts{1};
+  std::vector<std::string> workload_names{"book", "small", "gpt2"};
+  std::vector<std::string> paths;
+  double sample_factor = 1.0;
+  bool torch = plugin_path() != nullptr;
+  std::string baseline;
+  bool keep_openblas_env = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) die(a + " needs a value");
+      return args[++i];
+    };
+    if (a == "--threads") {
+      thread_counts.clear();
+      for (const std::string& t : split(value(), ',')) thread_counts.push_back(std::stoi(t));
+    } else if (a == "--workloads") {
+      workload_names = split(value(), ',');
+    } else if (a == "--path") {
+      paths = split(value(), ',');
+    } else if (a == "--samples-factor") {
+      sample_factor = std::stod(value());
+    } else if (a == "--baseline") {
+      baseline = value();
+    } else if (a == "--keep-openblas-env") {
+      keep_openblas_env = true;
+    } else if (a == "--no-torch") {
+      torch = false;
+    } else if (a == "--help" || a == "-h") {
+      usage();
+      return 0;
+    } else {
+      usage();
+      die("unknown argument " + a);
+    }
+  }
+  if (paths.empty()) {
+    for (int p = 0;; ++p) {
+      const char* n = tgb::TapegradEngine::path_name(static_cast<tgb::TapegradEngine::Path>(p));
+      if (std::string(n) == "?") break;
+      paths.push_back(n);
+    }
+    std::reverse(paths.begin(), paths.end());  // the most fused path first
+    if (access("/usr/lib/x86_64-linux-gnu/libopenblas.so.0", R_OK) == 0 ||
+        access("/usr/lib/libopenblas.so.0", R_OK) == 0) {
+      paths.push_back("attention+openblas");
+    }
+  }
+
+  // OpenBLAS picks its kernels for the CPU unless OPENBLAS_CORETYPE forces some (this
+  // machine's environment may set it, e.g. to Haswell's AVX2 kernels on an AVX-512 CPU): the
+  // comparison is against OpenBLAS at its best here, unless told to keep the setting.
+  std::string removed_coretype;
+  if (!keep_openblas_env) {
+    if (const char* c = std::getenv("OPENBLAS_CORETYPE")) {
+      removed_coretype = c;
+      unsetenv("OPENBLAS_CORETYPE");
+    }
+  }
+  std::printf("tapegrad-bench on %s, %u cores; load average at start: %s\n", cpu_model().c_str(),
+              std::thread::hardware_concurrency(), load_average().c_str());
+  std::printf("Eigen %d.%d.%d, SIMD: %s\n", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
+              EIGEN_MINOR_VERSION, Eigen::SimdInstructionSetsInUse());
+  if (!torch) std::printf("LibTorch comparator: not built or disabled (--no-torch)\n");
+  if (!removed_coretype.empty()) {
+    std::printf(
+        "OPENBLAS_CORETYPE=%s was set in the environment: removed, so OpenBLAS picks its "
+        "kernels for this CPU (--keep-openblas-env keeps it)\n",
+        removed_coretype.c_str());
+  }
+
+  struct Row {
+    std::string workload;
+    int threads;
+    std::string label;
+    double median;
+  };
+  std::vector<Row> rows;
+  for (int threads : thread_counts) {
+    std::string torch_info;
+    const int64_t n = 1024;
+    std::fprintf(stderr, "[%d thread%s] measuring the GEMM peak, then the workloads...\n", threads,
+                 threads == 1 ? "" : "s");
+    const Peaks before = measure_peaks(threads, n, torch, &torch_info);
+    struct Done {
+      const tgb::Workload* w;
+      Plan plan;
+      std::vector<std::string> labels;
+      std::vector<EngineResult> r;
+    };
+    std::vector<Done> done;
+    for (const std::string& name : workload_names) {
+      const tgb::Workload* w = nullptr;
+      for (const tgb::Workload& c : tgb::kWorkloads) {
+        if (name == c.name) w = &c;
+      }
+      if (w == nullptr) die("unknown workload " + name);
+      const Plan plan = plan_for(*w, sample_factor);
+      std::vector<std::vector<std::string>> engines;
+      std::vector<std::string> labels;
+      for (const std::string& p : paths) {
+        engines.push_back(step_worker_args("tapegrad", *w, threads, plan.steps_per_sample, p));
+        labels.push_back("tapegrad/" + p);
+      }
+      if (!baseline.empty()) {
+        // EXE or EXE:PATH (the path the other build runs; composed unless given).
+        const size_t colon = baseline.rfind(':');
+        const std::string exe = colon == std::string::npos ? baseline : baseline.substr(0, colon);
+        const std::string path =
+            colon == std::string::npos ? "composed" : baseline.substr(colon + 1);
+        engines.push_back(step_worker_args("tapegrad", *w, threads, plan.steps_per_sample, path));
+        engines.back().insert(engines.back().begin(), "--exe=" + exe);
+        labels.push_back("baseline/" + path);
+      }
+      if (torch) {
+        labels.push_back("libtorch");
+        engines.push_back(step_worker_args("torch", *w, threads, plan.steps_per_sample, "-"));
+      }
+      std::fprintf(stderr, "  %s...\n", w->name);
+      done.push_back({w, plan, labels, run_workload(plan, engines)});
+    }
+    const Peaks after = measure_peaks(threads, n, torch, nullptr);
+    const double peak = std::max(before.best(), after.best());
+
+    std::printf("\n== %d thread%s ==\n", threads, threads == 1 ? "" : "s");
+    std::printf("float32 GEMM %lldx%lldx%lld, best of 5, measured before / after the workloads:\n",
+                static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(n));
+    std::printf("  Eigen (tapegrad's kernel)        %6.1f / %6.1f GFLOP/s\n", before.eigen,
+                after.eigen);
+    if (torch) {
+      std::printf("  LibTorch mm (the comparator)     %6.1f / %6.1f GFLOP/s\n", before.torch,
+                  after.torch);
+      if (before.openblas_avx512 > 0) {
+        std::printf(
+            "  OpenBLAS forced to AVX-512       %6.1f / %6.1f GFLOP/s "
+            "(OPENBLAS_CORETYPE=SkylakeX; not what the comparator runs)\n",
+            before.openblas_avx512, after.openblas_avx512);
+      }
+    }
+    std::printf("  -> the machine's measured peak: %.1f GFLOP/s\n", peak);
+    if (torch) std::printf("comparator: %s\n", torch_info.c_str());
+    std::printf("%-6s %-27s %5s %10s %10s %10s %10s %7s %5s %7s %6s %8s %7s %13s\n", "work",
+                "engine", "steps", "median us", "min us", "max us", "cpu us", "GFLOP/s", "%peak",
+                "x torch", "RSS MB", "RSS/tch", "allocs", "loss@1");
+    for (const Done& d : done) {
+      const tgb::Workload* w = d.w;
+      const Plan& plan = d.plan;
+      const std::vector<EngineResult>& r = d.r;
+      const double flops = tgb::step_flops(*w);
+      for (size_t e = 0; e < r.size(); ++e) {
+        const double gflops = flops / (r[e].median() * 1e-6) / 1e9;
+        // Speed-up over LibTorch (its median time / this one's) and the peak RSS ratio.
+        const double speedup = torch ? r.back().median() / r[e].median() : 0.0;
+        const double rss_ratio = torch ? static_cast<double>(r[e].peak_rss_kib) /
+                                             static_cast<double>(r.back().peak_rss_kib)
+                                       : 0.0;
+        std::printf(
+            "%-6s %-27s %5d %10.2f %10.2f %10.2f %10.2f %7.2f %5.1f %7.2f %6.1f %8.3f %7.1f "
+            "%13.8g\n",
+            w->name, d.labels[e].c_str(), plan.steps_per_sample, r[e].median(), r[e].min(),
+            r[e].max(), EngineResult::median_of(r[e].cpu_us_per_step), gflops,
+            100.0 * gflops / peak, speedup, r[e].peak_rss_kib / 1024.0, rss_ratio,
+            r[e].allocations_per_step, r[e].loss_first);
+      }
+      if (torch) {
+        const EngineResult& t = r.back();
+        const EngineResult& g = r.front();
+        const double rel = std::abs(g.loss_first - t.loss_first) / std::abs(t.loss_first);
+        const double rel_last = std::abs(g.loss_last - t.loss_last) / std::abs(t.loss_last);
+        const bool same_init = g.checksum == t.checksum;
+        std::printf(
+            "%-6s check: init checksum %s (%.9g); loss@1 rel. diff %.2e %s; loss after "
+            "%d steps %.9g vs %.9g (rel. diff %.2e)\n",
+            w->name, same_init ? "identical" : "DIFFERS", g.checksum, rel,
+            rel < 1e-5 ? "OK" : "MISMATCH", (plan.warmup + plan.samples) * plan.steps_per_sample,
+            g.loss_last, t.loss_last, rel_last);
+        std::printf("%-6s ratio tapegrad/LibTorch, median time (peak RSS):", w->name);
+        for (size_t e = 0; e + 1 < r.size(); ++e) {
+          std::printf(" %s %.4f (%.3f)", d.labels[e].c_str(), r[e].median() / t.median(),
+                      static_cast<double>(r[e].peak_rss_kib) / static_cast<double>(t.peak_rss_kib));
+        }
+        std::printf("\n");
+      }
+      for (size_t e = 0; e < r.size(); ++e)
+        rows.push_back({w->name, threads, d.labels[e], r[e].median()});
+    }
+    std::fflush(stdout);
+  }
+  // Thread scaling of every engine, where several thread counts ran.
+  if (thread_counts.size() > 1) {
+    std::printf("\nthread scaling (speed relative to %d thread%s, from the medians):\n",
+                thread_counts.front(), thread_counts.front() == 1 ? "" : "s");
+    for (const Row& a : rows) {
+      if (a.threads != thread_counts.front()) continue;
+      for (const Row& b : rows) {
+        if (b.workload == a.workload && b.label == a.label && b.threads != a.threads) {
+          std::printf("  %-6s %-27s %d threads: %.2fx\n", a.workload.c_str(), a.label.c_str(),
+                      b.threads, a.median / b.median);
+        }
+      }
+    }
+  }
+  std::printf("\nload average at end: %s\n", load_average().c_str());
+  return 0;
+}
