@@ -100,7 +100,7 @@ void Optimizer::ensure_state(ParamState& state, const Parameter& p) {
     if (state.slots[s].bytes() != bytes) {
       state.slots[s] = AlignedBuffer(bytes);
       ++state_allocations_;
-    } else {
+    } else if (bytes > 0) {  // an empty parameter's buffers hold no memory (null data)
       std::memset(state.slots[s].data(), 0, bytes);
     }
   }

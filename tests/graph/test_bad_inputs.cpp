@@ -718,3 +718,24 @@ TEST_CASE("bad inputs: empty tensors work through forward and backward", "[bad_i
   CHECK(dropout(zeros({0, 3}), 0.5, true).shape() == Shape{0, 3});
   CHECK(layer_norm(zeros({0, 4}), Tensor(), Tensor()).shape() == Shape{0, 4});
 }
+
+TEST_CASE("bad inputs: optimisers step over empty parameters (found by the fuzz target)",
+          "[bad_inputs]") {
+  // Adam's first step used to memset the empty parameter's (null) state buffers: UB that
+  // UBSan reports as "null pointer passed as argument 1".
+  Parameter empty({0, 2}, DType::Float32, "empty");
+  Parameter w = P({2}, "W");
+  Adam adam({empty, w});
+  SGD sgd({empty, w}, SGDOptions{.lr = 0.1, .momentum = 0.9});
+  for (int i = 0; i < 2; ++i) {
+    adam.step();
+    sgd.step();
+  }
+  CHECK(adam.step_count() == 2);
+  const OptimizerState state = adam.state();
+  Adam again({empty, w});
+  again.load_state(state);
+  again.step();
+  CHECK(again.step_count() == 3);
+  CHECK(empty.values().empty());
+}

@@ -3,8 +3,10 @@
 
 Each is a file the checkpoint loader must reject with a clean tapegrad::Error when loading into
 tools/fuzz/fuzz_model.h's model (w F32 [4, 3], b F64 [4], empty F32 [0, 2], Adam, StepLR, a
-generator "default"); tests/graph/test_fuzz_regressions.cpp replays them. Inputs the fuzzer
-found (tools/fuzz/run_fuzz.sh) are kept next to them as found_*.
+generator "default"); tests/graph/test_fuzz_regressions.cpp replays them. Next to them, from
+tools/fuzz/run_fuzz.sh: corpus_* (units the fuzzer generated that reach the loader's deepest
+checks, copied from build-fuzz/fuzz/corpus/) and valid_* (valid checkpoints behind a fixed finding:
+valid_adam_state_for_empty_param, the seed whose load made Adam memset a null buffer).
 Run: /usr/bin/python3 tests/goldens/fuzz/make_fuzz_inputs.py
 """
 import json
