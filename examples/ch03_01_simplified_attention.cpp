@@ -12,7 +12,7 @@
 #include <iostream>
 #include <vector>
 
-#include "graph/tapegrad.h"
+#include "tapegrad.h"
 
 using namespace tapegrad;
 

@@ -12,7 +12,7 @@
 #include <cmath>
 #include <iostream>
 
-#include "graph/tapegrad.h"
+#include "tapegrad.h"
 #include "ops/nn/attention.h"
 
 using namespace tapegrad;

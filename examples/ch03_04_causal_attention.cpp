@@ -14,7 +14,7 @@
 #include <iostream>
 #include <limits>
 
-#include "graph/tapegrad.h"
+#include "tapegrad.h"
 #include "ops/nn/attention.h"
 
 using namespace tapegrad;

@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "graph/dot.h"
-#include "graph/tapegrad.h"
+#include "tapegrad.h"
 #include "ops/nn/attention.h"
 #include "optim/sgd.h"
 

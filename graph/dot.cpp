@@ -25,11 +25,8 @@ namespace {
 
 // --- numbers and escaping ----------------------------------------------------------------------
 
-// Short, exact-enough and platform-stable text for an op argument: 0.1, 2, -inf, 0.707107.
 std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
+  return number_text(v);
 }
 
 // A value in a node: four significant digits, as torch prints.
@@ -187,8 +184,8 @@ const OpDrawing kOpDrawings[] = {
     {"triu", [](const Tape&, const Node& n) { return "diagonal " + std::to_string(n.iattr[0]); },
      kSavesNothing, nullptr},
     // attr[0] p; node.saved the keep mask, one byte per element.
-    {"dropout", [](const Tape&, const Node& n) { return "p = " + number(n.attr[0]); },
-     kSavesNothing, [](const Tape&, const Node& n) { return n.shape.numel(); }},
+    {"dropout", [](const Tape& t, const Node& n) { return n.op->arguments(t, n); }, kSavesNothing,
+     [](const Tape& t, const Node& n) { return n.op->state_bytes(t, n); }},
     {"sum", nullptr, kSavesNothing, nullptr},
     // Reductions over a dim: iattr = {outer, size, inner, dim}.
     {"sum_dim", reduction_text, kSavesNothing, nullptr},

@@ -12,12 +12,16 @@
 #include <initializer_list>
 #include <iosfwd>
 #include <memory>
+#include <new>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "graph/arena.h"
+#include "graph/op.h"
 #include "graph/parameter.h"
 #include "graph/shape.h"
 
@@ -26,15 +30,6 @@ namespace tapegrad {
 class Tape;
 class Tensor;
 struct Node;
-
-// A backward reads node.grad (dL/dY) and accumulates (+=) into its inputs' gradients.
-using BackwardFn = void (*)(Tape& tape, const Node& node);
-
-// An op's identity: its name (as listed in ops/registry.cpp) and its backward.
-struct OpDef {
-  const char* name;
-  BackwardFn backward;
-};
 
 enum class NodeKind : uint8_t {
   Constant,   // data that never needs a gradient
@@ -58,8 +53,10 @@ struct Node {
   std::array<double, 4> attr{};
   std::array<int64_t, 4> iattr{};
   void* saved = nullptr;  // an extra buffer in the arena (dropout mask, argmax, statistics)
-  int32_t scope = -1;     // module scope (Tape::scope_path) for drawing and error messages
-  std::string name;       // optional, given by the user
+  // The op's own saved state: the struct it passed to Tape::record, copied into the arena.
+  const void* state = nullptr;
+  int32_t scope = -1;  // module scope (Tape::scope_path) for drawing and error messages
+  std::string name;    // optional, given by the user
   // Set by ops that write ±inf on purpose (masked_fill with an infinite value): anomaly mode
   // then does not report the infinities of this output (NaN still is).
   bool produces_inf = false;
@@ -75,6 +72,11 @@ struct Node {
   template <class T>
   T* grad_as() const {
     return static_cast<T*>(grad);
+  }
+  // The state its op recorded, read back with the op's own type.
+  template <class State>
+  const State& state_as() const {
+    return *static_cast<const State*>(state);
   }
 };
 
@@ -96,6 +98,15 @@ class Tape {
   // The node requires grad when grad mode is on and any input does; then `op.backward` runs.
   Tensor record(const OpDef& op, Shape shape, DType dtype, std::initializer_list<Tensor> inputs);
   Tensor record(const OpDef& op, Shape shape, DType dtype, std::span<const Tensor> inputs);
+  // The same, keeping `state` (the op's arguments and whatever its backward needs: a plain
+  // struct, copied into the arena, with pointers to buffers the op drew from arena()) on the
+  // node, for the backward, the drawing and error messages: node.state_as<State>().
+  template <class State>
+  Tensor record(const OpDef& op, Shape shape, DType dtype, std::initializer_list<Tensor> inputs,
+                const State& state);
+  template <class State>
+  Tensor record(const OpDef& op, Shape shape, DType dtype, std::span<const Tensor> inputs,
+                const State& state);
   // A leaf holding a copy of `data` (or zeros when null), of dtype `dtype`.
   Tensor leaf(Shape shape, DType dtype, const void* data, bool requires_grad);
   // A leaf whose value is another node's storage (detach): no copy.
@@ -223,6 +234,24 @@ class Tensor {
 };
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+template <class State>
+Tensor Tape::record(const OpDef& op, Shape shape, DType dtype, std::initializer_list<Tensor> inputs,
+                    const State& state) {
+  return record(op, std::move(shape), dtype, std::span<const Tensor>(inputs.begin(), inputs.size()),
+                state);
+}
+
+template <class State>
+Tensor Tape::record(const OpDef& op, Shape shape, DType dtype, std::span<const Tensor> inputs,
+                    const State& state) {
+  static_assert(std::is_trivially_copyable_v<State> && std::is_trivially_destructible_v<State>,
+                "op state lives in the arena, which runs no destructors");
+  static_assert(alignof(State) <= Arena::kAlignment);
+  Tensor y = record(op, std::move(shape), dtype, inputs);
+  nodes_.back().state = new (arena_.allocate(sizeof(State))) State(state);
+  return y;
+}
 
 // --- the explicit current-tape and grad-mode state --------------------------------------------
 // Leaves (constants, parameters) are created on the current tape: the innermost TapeScope's,

@@ -1,6 +1,6 @@
 // add: elementwise a + b with broadcasting.
-#include "ops/broadcast.h"
-#include "ops/op_util.h"
+#include "ops/detail/broadcast.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -20,6 +20,7 @@ void add_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kAdd{"add", add_backward};
+TAPEGRAD_REGISTER_OP(kAdd);
 
 }  // namespace
 

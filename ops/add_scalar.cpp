@@ -1,5 +1,5 @@
 // add_scalar: x plus a constant (also x - c, as x + (-c), which is the same in IEEE arithmetic).
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -17,6 +17,7 @@ void add_scalar_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kAddScalar{"add_scalar", add_scalar_backward};
+TAPEGRAD_REGISTER_OP(kAddScalar);
 
 }  // namespace
 

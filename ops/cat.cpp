@@ -1,5 +1,5 @@
 // cat: joins tensors along one dim (all other dims equal), copying each in as a block.
-#include "ops/layout_copy.h"
+#include "ops/detail/layout_copy.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -27,6 +27,7 @@ void cat_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kCat{"cat", cat_backward};
+TAPEGRAD_REGISTER_OP(kCat);
 
 std::string role(size_t k) {
   return "xs[" + std::to_string(k) + "]";

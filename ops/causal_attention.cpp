@@ -14,8 +14,8 @@
 #include <string>
 
 #include "graph/threads.h"
-#include "ops/gemm.h"
-#include "ops/op_util.h"
+#include "ops/detail/gemm.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -210,6 +210,7 @@ void causal_attention_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kCausalAttention{"causal_attention", causal_attention_backward};
+TAPEGRAD_REGISTER_OP(kCausalAttention);
 
 [[noreturn]] void throw_attention_error(const Tensor& q, const Tensor& k, const Tensor& v,
                                         const std::string& what) {

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <limits>
 
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
-#include "ops/triangle.h"
+#include "ops/detail/triangle.h"
 
 namespace tapegrad {
 
@@ -29,6 +29,7 @@ void causal_mask_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kCausalMask{"causal_mask", causal_mask_backward};
+TAPEGRAD_REGISTER_OP(kCausalMask);
 
 }  // namespace
 

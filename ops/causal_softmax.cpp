@@ -10,7 +10,7 @@
 #include <string>
 
 #include "graph/threads.h"
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -47,6 +47,7 @@ void causal_softmax_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kCausalSoftmax{"causal_softmax", causal_softmax_backward};
+TAPEGRAD_REGISTER_OP(kCausalSoftmax);
 
 }  // namespace
 

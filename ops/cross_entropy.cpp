@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -35,6 +35,7 @@ void cross_entropy_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kCrossEntropy{"cross_entropy", cross_entropy_backward};
+TAPEGRAD_REGISTER_OP(kCrossEntropy);
 
 }  // namespace
 

@@ -1,6 +1,6 @@
 // div: elementwise a / b with broadcasting; IEEE division, so b = 0 gives ±inf or nan as in torch.
-#include "ops/broadcast.h"
-#include "ops/op_util.h"
+#include "ops/detail/broadcast.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -38,6 +38,7 @@ void div_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kDiv{"div", div_backward};
+TAPEGRAD_REGISTER_OP(kDiv);
 
 }  // namespace
 

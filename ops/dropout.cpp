@@ -10,12 +10,17 @@
 #include <cmath>
 
 #include "graph/random.h"
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
 
 namespace {
+
+struct DropoutState {
+  double p;
+  const uint8_t* keep;  // one byte per element, from the tape's arena
+};
 
 void dropout_backward(Tape& tape, const Node& node) {
   // Y = X ⊙ keep / (1 − p)  =>  dX += dY ⊙ keep / (1 − p)   (the forward's saved keep mask)
@@ -24,14 +29,18 @@ void dropout_backward(Tape& tape, const Node& node) {
     T* dx = tape.grad_for<T>(node, 0, x.shape);
     if (dx == nullptr) return;
     const T* dy = node.grad_as<const T>();
-    const auto* keep = static_cast<const uint8_t*>(node.saved);
-    const T scale = dropout_scale<T>(node.attr[0]);
+    const auto& [p, keep] = node.state_as<DropoutState>();
+    const T scale = dropout_scale<T>(p);
     const int64_t n = node.shape.numel();
     for (int64_t i = 0; i < n; ++i) dx[i] += dy[i] * (keep[i] != 0 ? scale : T(0));
   });
 }
 
-const OpDef kDropout{"dropout", dropout_backward};
+const OpDef kDropout{
+    "dropout", dropout_backward,
+    [](const Tape&, const Node& n) { return "p = " + number_text(n.state_as<DropoutState>().p); },
+    saves::kNothing, [](const Tape&, const Node& n) { return n.shape.numel(); }};
+TAPEGRAD_REGISTER_OP(kDropout);
 
 }  // namespace
 
@@ -41,11 +50,8 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator& generator) {
   }
   if (!training || p == 0.0) return x;
   const int64_t n = x.numel();
-  Tensor y = x.tape().record(kDropout, x.shape(), x.dtype(), {x});
-  Node& node = y.tape().node(y.id());
-  node.attr[0] = p;
-  auto* keep = y.tape().arena().allocate_array<uint8_t>(n);
-  node.saved = keep;
+  auto* keep = x.tape().arena().allocate_array<uint8_t>(n);
+  Tensor y = x.tape().record(kDropout, x.shape(), x.dtype(), {x}, DropoutState{p, keep});
   generator.dropout_keep_mask(keep, n, p);
   dispatch(y.dtype(), [&]<class T>() {
     const T* xv = value_of<T>(x);

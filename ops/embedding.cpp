@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <array>
 
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -24,6 +24,7 @@ void embedding_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kEmbedding{"embedding", embedding_backward};
+TAPEGRAD_REGISTER_OP(kEmbedding);
 
 // "ids[1, 2]" for the flat position p in `shape` ("ids" for a scalar).
 std::string id_position(int64_t p, const Shape& shape) {

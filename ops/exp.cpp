@@ -1,5 +1,5 @@
 // exp: elementwise eˣ.
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -17,6 +17,7 @@ void exp_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kExp{"exp", exp_backward};
+TAPEGRAD_REGISTER_OP(kExp);
 
 }  // namespace
 

@@ -1,7 +1,7 @@
 // gelu: the tanh approximation of GELU used by the book's GPT (torch's approximate='tanh').
 #include <cmath>
 
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -32,6 +32,7 @@ void gelu_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kGelu{"gelu", gelu_backward};
+TAPEGRAD_REGISTER_OP(kGelu);
 
 }  // namespace
 

@@ -2,7 +2,7 @@
 #include <array>
 #include <cmath>
 
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -49,6 +49,7 @@ void layer_norm_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kLayerNorm{"layer_norm", layer_norm_backward};
+TAPEGRAD_REGISTER_OP(kLayerNorm);
 
 void check_affine(const Tensor& x, const Tensor& p, const char* role) {
   if (!p.defined()) return;

@@ -1,6 +1,6 @@
 // linear: nn.Linear's y = x·Wᵀ + b, one GEMM over all of x's leading dims.
-#include "ops/gemm.h"
-#include "ops/op_util.h"
+#include "ops/detail/gemm.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -38,6 +38,7 @@ void linear_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kLinear{"linear", linear_backward};
+TAPEGRAD_REGISTER_OP(kLinear);
 
 [[noreturn]] void throw_linear_error(const Tensor& x, const Tensor& weight,
                                      const std::string& what) {

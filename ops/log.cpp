@@ -1,5 +1,5 @@
 // log: elementwise natural logarithm; log(0) = -inf and log(x < 0) = nan, as in torch.
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -17,6 +17,7 @@ void log_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kLog{"log", log_backward};
+TAPEGRAD_REGISTER_OP(kLog);
 
 }  // namespace
 

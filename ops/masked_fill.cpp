@@ -7,8 +7,8 @@
 #include <cmath>
 #include <limits>
 
-#include "ops/broadcast.h"
-#include "ops/op_util.h"
+#include "ops/detail/broadcast.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -41,6 +41,7 @@ void masked_fill_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kMaskedFill{"masked_fill", masked_fill_backward};
+TAPEGRAD_REGISTER_OP(kMaskedFill);
 
 }  // namespace
 

@@ -2,8 +2,8 @@
 #include <algorithm>
 
 #include "graph/threads.h"
-#include "ops/gemm.h"
-#include "ops/op_util.h"
+#include "ops/detail/gemm.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -119,6 +119,7 @@ void matmul_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kMatmul{"matmul", matmul_backward};
+TAPEGRAD_REGISTER_OP(kMatmul);
 
 }  // namespace
 

@@ -1,9 +1,9 @@
 // max_dim: the maximum along one dim (the values of torch.max(x, dim, keepdim)).
 #include <cmath>
 
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
-#include "ops/reduce_dim.h"
+#include "ops/detail/reduce_dim.h"
 
 namespace tapegrad {
 
@@ -28,6 +28,7 @@ void max_dim_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kMaxDim{"max_dim", max_dim_backward};
+TAPEGRAD_REGISTER_OP(kMaxDim);
 
 }  // namespace
 

@@ -1,5 +1,5 @@
 // mean: the mean of all elements (a scalar).
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -18,6 +18,7 @@ void mean_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kMean{"mean", mean_backward};
+TAPEGRAD_REGISTER_OP(kMean);
 
 }  // namespace
 

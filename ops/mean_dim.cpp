@@ -1,7 +1,7 @@
 // mean_dim: the mean along one dim (torch.mean(x, dim, keepdim)).
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
-#include "ops/reduce_dim.h"
+#include "ops/detail/reduce_dim.h"
 
 namespace tapegrad {
 
@@ -21,6 +21,7 @@ void mean_dim_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kMeanDim{"mean_dim", mean_dim_backward};
+TAPEGRAD_REGISTER_OP(kMeanDim);
 
 }  // namespace
 

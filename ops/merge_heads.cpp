@@ -1,5 +1,5 @@
 // merge_heads: [B, H, T, D] -> [B, T, H·D], the book's transpose(1, 2).contiguous().view(b, T, C).
-#include "ops/layout_copy.h"
+#include "ops/detail/layout_copy.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -18,6 +18,7 @@ void merge_heads_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kMergeHeads{"merge_heads", merge_heads_backward};
+TAPEGRAD_REGISTER_OP(kMergeHeads);
 
 }  // namespace
 

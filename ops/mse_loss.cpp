@@ -1,5 +1,5 @@
 // mse_loss: the mean of squared differences between a prediction and a target of the same shape.
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -20,6 +20,7 @@ void mse_loss_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kMseLoss{"mse_loss", mse_loss_backward};
+TAPEGRAD_REGISTER_OP(kMseLoss);
 
 }  // namespace
 

@@ -1,6 +1,6 @@
 // mul: elementwise a * b with broadcasting.
-#include "ops/broadcast.h"
-#include "ops/op_util.h"
+#include "ops/detail/broadcast.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -24,6 +24,7 @@ void mul_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kMul{"mul", mul_backward};
+TAPEGRAD_REGISTER_OP(kMul);
 
 }  // namespace
 

@@ -1,5 +1,5 @@
 // narrow: the slice start..start+length of one dim (x.narrow in torch), copied.
-#include "ops/layout_copy.h"
+#include "ops/detail/layout_copy.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -22,6 +22,7 @@ void narrow_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kNarrow{"narrow", narrow_backward};
+TAPEGRAD_REGISTER_OP(kNarrow);
 
 }  // namespace
 

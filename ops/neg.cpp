@@ -1,5 +1,5 @@
 // neg: elementwise -x.
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -17,6 +17,7 @@ void neg_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kNeg{"neg", neg_backward};
+TAPEGRAD_REGISTER_OP(kNeg);
 
 }  // namespace
 

@@ -1,7 +1,7 @@
 // pow: elementwise xᵖ for a constant p, with torch's special cases for the common exponents.
 #include <cmath>
 
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -47,6 +47,7 @@ void pow_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kPow{"pow", pow_backward};
+TAPEGRAD_REGISTER_OP(kPow);
 
 }  // namespace
 

@@ -1,5 +1,5 @@
 // reshape: the same elements under a new shape (one dim may be -1); a copy, never a view.
-#include "ops/layout_copy.h"
+#include "ops/detail/layout_copy.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -17,6 +17,7 @@ void reshape_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kReshape{"reshape", reshape_backward};
+TAPEGRAD_REGISTER_OP(kReshape);
 
 std::string dims_str(std::span<const int64_t> dims) {
   std::string s = "[";

@@ -1,5 +1,5 @@
 // scale: x times a constant, and x divided by one (operator/), each computed as torch computes it.
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -24,6 +24,7 @@ void scale_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kScale{"scale", scale_backward};
+TAPEGRAD_REGISTER_OP(kScale);
 
 Tensor record_scale(const Tensor& x, double c, bool divide) {
   Tensor y = x.tape().record(kScale, x.shape(), x.dtype(), {x});

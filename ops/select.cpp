@@ -1,5 +1,5 @@
 // select: x[index] along one dim, that dim removed (the book's inputs[1], attn_weights_2[i]).
-#include "ops/layout_copy.h"
+#include "ops/detail/layout_copy.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -21,6 +21,7 @@ void select_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kSelect{"select", select_backward};
+TAPEGRAD_REGISTER_OP(kSelect);
 
 }  // namespace
 

@@ -6,7 +6,7 @@
 // (-inf - -inf), as torch does; a NaN or +inf anywhere in a row makes the whole row NaN.
 #include <algorithm>
 
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -102,6 +102,7 @@ void softmax_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kSoftmax{"softmax", softmax_backward};
+TAPEGRAD_REGISTER_OP(kSoftmax);
 
 }  // namespace
 

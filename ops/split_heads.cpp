@@ -1,5 +1,5 @@
 // split_heads: [B, T, C] -> [B, H, T, C/H], the book's view(b, T, H, D).transpose(1, 2), copied.
-#include "ops/layout_copy.h"
+#include "ops/detail/layout_copy.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -17,6 +17,7 @@ void split_heads_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kSplitHeads{"split_heads", split_heads_backward};
+TAPEGRAD_REGISTER_OP(kSplitHeads);
 
 }  // namespace
 

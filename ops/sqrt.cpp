@@ -1,7 +1,7 @@
 // sqrt: elementwise square root; sqrt(x < 0) = nan, and the gradient at 0 is inf, as in torch.
 #include <cmath>
 
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -19,6 +19,7 @@ void sqrt_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kSqrt{"sqrt", sqrt_backward};
+TAPEGRAD_REGISTER_OP(kSqrt);
 
 }  // namespace
 

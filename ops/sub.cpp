@@ -1,6 +1,6 @@
 // sub: elementwise a - b with broadcasting.
-#include "ops/broadcast.h"
-#include "ops/op_util.h"
+#include "ops/detail/broadcast.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -20,6 +20,7 @@ void sub_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kSub{"sub", sub_backward};
+TAPEGRAD_REGISTER_OP(kSub);
 
 }  // namespace
 

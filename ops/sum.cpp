@@ -1,5 +1,5 @@
 // sum: the sum of all elements (a scalar).
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -17,6 +17,7 @@ void sum_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kSum{"sum", sum_backward};
+TAPEGRAD_REGISTER_OP(kSum);
 
 }  // namespace
 

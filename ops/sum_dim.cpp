@@ -1,7 +1,7 @@
 // sum_dim: the sum along one dim (torch.sum(x, dim, keepdim)).
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
-#include "ops/reduce_dim.h"
+#include "ops/detail/reduce_dim.h"
 
 namespace tapegrad {
 
@@ -20,6 +20,7 @@ void sum_dim_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kSumDim{"sum_dim", sum_dim_backward};
+TAPEGRAD_REGISTER_OP(kSumDim);
 
 }  // namespace
 

@@ -1,5 +1,5 @@
 // transpose: swaps two dims of a tensor of any rank, copying into a new contiguous tensor.
-#include "ops/layout_copy.h"
+#include "ops/detail/layout_copy.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -18,6 +18,7 @@ void transpose_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kTranspose{"transpose", transpose_backward};
+TAPEGRAD_REGISTER_OP(kTranspose);
 
 }  // namespace
 

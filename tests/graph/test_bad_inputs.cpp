@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/checkpoint.h"
+#include "optim/checkpoint.h"
 #include "graph/error.h"
 #include "graph/factory.h"
 #include "graph/random.h"

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "graph/factory.h"
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 using namespace tapegrad;

@@ -5,7 +5,7 @@
 
 #include "graph/error.h"
 #include "graph/factory.h"
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 #include "ops/ops.h"
 
 using namespace tapegrad;

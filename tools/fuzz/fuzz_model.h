@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "graph/checkpoint.h"
+#include "optim/checkpoint.h"
 #include "graph/error.h"
 #include "graph/random.h"
 #include "graph/safetensors.h"

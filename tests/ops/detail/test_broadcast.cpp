@@ -1,5 +1,5 @@
-// Tests for ops/broadcast.cpp: PyTorch's broadcasting rules.
-#include "ops/broadcast.h"
+// Tests for ops/detail/broadcast.cpp: PyTorch's broadcasting rules.
+#include "ops/detail/broadcast.h"
 
 #include <catch2/catch.hpp>
 #include <vector>

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reads a tapegrad checkpoint and writes one, with nothing but Python's json, struct and zlib.
 
-Used by tests/graph/test_checkpoint.cpp ("checkpoint: plain Python reads ours and writes one we load"):
+Used by tests/optim/test_checkpoint.cpp ("checkpoint: plain Python reads ours and writes one we load"):
 
   checkpoint_interop.py read FILE OUT.txt
       Parses FILE as safetensors, checks its framing, offsets and CRC, and writes every tensor to

@@ -1,8 +1,8 @@
-// Tests for ops/layout_copy.h: the dim-swap and block-copy loops behind the layout ops.
+// Tests for ops/detail/layout_copy.h: the dim-swap and block-copy loops behind the layout ops.
 #include <catch2/catch.hpp>
 #include <numeric>
 
-#include "ops/layout_copy.h"
+#include "ops/detail/layout_copy.h"
 
 using namespace tapegrad;
 

@@ -1,7 +1,7 @@
 // gemm: Eigen's blocked GEMM kernel driven directly, so that packing buffers come from a
 // per-thread scratch (Eigen would malloc them on every large product) and work splits over the
 // tapegrad thread pool; or OpenBLAS's, loaded at run time, when chosen.
-#include "ops/gemm.h"
+#include "ops/detail/gemm.h"
 
 #include <dlfcn.h>
 

@@ -1,5 +1,5 @@
 // Checkpoints: what goes into the safetensors file, and the all-or-nothing load.
-#include "graph/checkpoint.h"
+#include "optim/checkpoint.h"
 
 #include <algorithm>
 #include <charconv>

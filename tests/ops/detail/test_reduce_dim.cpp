@@ -1,9 +1,9 @@
-// Tests for ops/reduce_dim.cpp: the [outer, size, inner] plan shared by sum_dim, mean_dim, max_dim.
+// Tests for ops/detail/reduce_dim.cpp: the [outer, size, inner] plan shared by sum_dim, mean_dim, max_dim.
 #include <catch2/catch.hpp>
 #include <vector>
 
 #include "graph/factory.h"
-#include "ops/reduce_dim.h"
+#include "ops/detail/reduce_dim.h"
 
 using namespace tapegrad;
 

@@ -7,7 +7,7 @@
 
 #include "graph/arena.h"
 #include "graph/tape.h"
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 
 namespace tapegrad {
 

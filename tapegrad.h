@@ -1,7 +1,7 @@
 // The umbrella header: everything a training script uses (installed as <tapegrad/tapegrad.h>).
 #pragma once
 
-#include "graph/checkpoint.h"
+#include "optim/checkpoint.h"
 #include "graph/dot.h"
 #include "graph/error.h"
 #include "graph/factory.h"

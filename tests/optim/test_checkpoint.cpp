@@ -1,6 +1,6 @@
-// Tests for graph/checkpoint.cpp: round trips, bit-identical resume, all-or-nothing loads,
+// Tests for optim/checkpoint.cpp: round trips, bit-identical resume, all-or-nothing loads,
 // damaged files, a writer killed with SIGKILL, and files read and written by plain Python.
-#include "graph/checkpoint.h"
+#include "optim/checkpoint.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -445,7 +445,7 @@ TEST_CASE("checkpoint: every truncation and every damaged byte is rejected", "[c
 TEST_CASE("checkpoint: plain Python reads ours and writes one we load", "[checkpoint][python]") {
   TempDir dir;
   const std::string script =
-      std::string(TAPEGRAD_SOURCE_DIR) + "/tests/graph/checkpoint_interop.py";
+      std::string(TAPEGRAD_SOURCE_DIR) + "/tests/optim/checkpoint_interop.py";
   Generator g(8);
   Parameter w =
       Parameter::from_values({2, 3}, {0.1, -0.0, 1e-40, 3e38, -2.5, 1.0 / 3}, DType::Float32, "W");

@@ -1,10 +1,10 @@
 // Broadcasting with PyTorch's rules: shape inference, broadcast strides, operand kinds and the
 // gradient reduction over broadcast dims.
-#include "ops/broadcast.h"
+#include "ops/detail/broadcast.h"
 
 #include <algorithm>
 
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 
 namespace tapegrad {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "ops/op_util.h"
+#include "ops/detail/op_util.h"
 
 namespace tapegrad::layout {
 

@@ -1,6 +1,6 @@
-// Tests for ops/gemm.cpp: every transpose combination, strides, accumulation and alpha, on the
+// Tests for ops/detail/gemm.cpp: every transpose combination, strides, accumulation and alpha, on the
 // tiny, matrix-vector and blocked paths, serial and split over 2 threads.
-#include "ops/gemm.h"
+#include "ops/detail/gemm.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>

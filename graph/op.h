@@ -1,0 +1,54 @@
+// The op seam: an OpDef carries everything the engine, the drawing and the error messages know
+// about an op. The library's ops and a user's own ops (the C++ torch.autograd.Function) use it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace tapegrad {
+
+class Tape;
+struct Node;
+
+// A backward reads node.grad (dL/dY) and accumulates (+=) into its inputs' gradients.
+using BackwardFn = void (*)(Tape& tape, const Node& node);
+// The op's arguments as the book writes them ("dim -1", "p = 0.1", "H = 12"); "" for none.
+using ArgumentsFn = std::string (*)(const Tape& tape, const Node& node);
+// Bytes an op's backward keeps besides the tensors named by OpDef::saves (masks, statistics).
+using StateBytesFn = int64_t (*)(const Tape& tape, const Node& node);
+
+// The tensors a backward reads, so they stay alive for it: input k is bit k, the output kOutput.
+namespace saves {
+constexpr uint32_t kNothing = 0;
+constexpr uint32_t kInput0 = 1u << 0;
+constexpr uint32_t kInput1 = 1u << 1;
+constexpr uint32_t kInput2 = 1u << 2;
+constexpr uint32_t kOutput = 1u << 31;
+}  // namespace saves
+
+struct OpDef {
+  const char* name;
+  BackwardFn backward;
+  ArgumentsFn arguments = nullptr;     // null: the op shows no arguments
+  uint32_t saves = saves::kNothing;    // what the backward reads (saves:: flags)
+  StateBytesFn state_bytes = nullptr;  // null: nothing besides those tensors
+};
+
+// Lists `op` in registered_ops(); returns true so it can initialise a static (see below).
+bool register_op(const OpDef& op);
+// Every OpDef registered in this program: the library's ops and any a user registered.
+std::span<const OpDef* const> registered_ops();
+const OpDef* find_registered_op(std::string_view name);
+
+// For ArgumentsFn: a number as drawings show it (0.1, 2, -inf, 0.707107: "%.6g").
+std::string number_text(double v);
+
+}  // namespace tapegrad
+
+// Registers an OpDef at static initialisation, once, in the file that defines it:
+//   const OpDef kGelu{"gelu", gelu_backward, nullptr, saves::kInput0};
+//   TAPEGRAD_REGISTER_OP(kGelu);
+#define TAPEGRAD_REGISTER_OP(def) \
+  [[maybe_unused]] const bool tapegrad_registered_##def = ::tapegrad::register_op(def)
