@@ -1,7 +1,6 @@
 // The umbrella header: everything a training script uses (installed as <tapegrad/tapegrad.h>).
 #pragma once
 
-#include "optim/checkpoint.h"
 #include "graph/dot.h"
 #include "graph/error.h"
 #include "graph/factory.h"
@@ -11,6 +10,9 @@
 #include "graph/shape.h"
 #include "graph/tape.h"
 #include "ops/nn/attention.h"
-#include "ops/nn/linear.h"
+#include "ops/nn/gpt.h"
+#include "ops/nn/layers.h"
+#include "ops/nn/module.h"
 #include "ops/ops.h"
+#include "optim/checkpoint.h"
 #include "optim/optim.h"

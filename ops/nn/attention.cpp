@@ -27,10 +27,28 @@ Tensor named(Tensor t, const char* name) {
   return t;
 }
 
-void check_dropout(const std::string& module, double p) {
-  if (!(p >= 0.0 && p <= 1.0)) {
-    throw Error(module + ": dropout probability " + std::to_string(p) + " is not in [0, 1]");
+// torch.triu(torch.ones(T, T), diagonal=1): the book's "mask" buffer, 1 above the diagonal.
+Parameter causal_mask_buffer(int64_t context_length, DType dtype) {
+  Parameter mask(Shape{context_length, context_length}, dtype, "mask");  // [T, T]
+  std::vector<double> values(static_cast<size_t>(context_length * context_length), 0.0);
+  for (int64_t i = 0; i < context_length; ++i) {
+    for (int64_t j = i + 1; j < context_length; ++j) {
+      values[static_cast<size_t>(i * context_length + j)] = 1.0;
+    }
   }
+  mask.assign(values);
+  return mask;
+}
+
+// Checks run before any member is built (so before anything is drawn); returns the name.
+std::string checked(std::string name, int64_t d_out, int64_t num_heads, double dropout,
+                    bool split) {
+  if (num_heads <= 0 || (split && d_out % num_heads != 0)) {
+    throw Error(name + ": d_out " + std::to_string(d_out) + " must be divisible by num_heads " +
+                std::to_string(num_heads));
+  }
+  check_dropout_probability(name, dropout);
+  return name;
 }
 
 // The book's `x.shape` unpacking `b, num_tokens, d_in = x.shape`, with the mask's limit.
@@ -53,29 +71,25 @@ void check_sequence_input(const std::string& module, const Tensor& x, int64_t d_
   }
 }
 
-std::vector<Parameter> concat(std::initializer_list<const Linear*> layers) {
-  std::vector<Parameter> out;
-  for (const Linear* layer : layers) {
-    for (Parameter& p : layer->parameters()) out.push_back(p);
-  }
-  return out;
-}
-
 }  // namespace
 
 // --- SelfAttention_v1 ----------------------------------------------------------------------------
 
 SelfAttentionV1::SelfAttentionV1(int64_t d_in, int64_t d_out, DType dtype, Generator& generator,
                                  std::string name)
-    : W_query(rand_parameter({d_in, d_out}, dtype, "W_query", generator)),  // [C_in, D]
-      W_key(rand_parameter({d_in, d_out}, dtype, "W_key", generator)),      // [C_in, D]
-      W_value(rand_parameter({d_in, d_out}, dtype, "W_value", generator)),  // [C_in, D]
-      name_(std::move(name)) {}
+    : UnaryModule(std::move(name)),
+      W_query(rand_parameter({d_in, d_out}, dtype, "W_query", generator)),   // [C_in, D]
+      W_key(rand_parameter({d_in, d_out}, dtype, "W_key", generator)),       // [C_in, D]
+      W_value(rand_parameter({d_in, d_out}, dtype, "W_value", generator)) {  // [C_in, D]
+  register_parameter("W_query", W_query);
+  register_parameter("W_key", W_key);
+  register_parameter("W_value", W_value);
+}
 
 Tensor SelfAttentionV1::forward(const Tensor& x) const {
-  check_sequence_input(name_, x, W_query.shape()[0]);
+  check_sequence_input(name(), x, W_query.shape()[0]);
   Tape& tape = x.tape();
-  NameScope scope(name_, tape);
+  NameScope scope(name(), tape);
   Tensor keys = named(matmul(x, tape.parameter(W_key)), "keys");          // [T, D]
   Tensor queries = named(matmul(x, tape.parameter(W_query)), "queries");  // [T, D]
   Tensor values = named(matmul(x, tape.parameter(W_value)), "values");    // [T, D]
@@ -89,14 +103,18 @@ Tensor SelfAttentionV1::forward(const Tensor& x) const {
 
 SelfAttentionV2::SelfAttentionV2(int64_t d_in, int64_t d_out, bool qkv_bias, DType dtype,
                                  Generator& generator, std::string name)
-    : W_query(d_in, d_out, qkv_bias, dtype, "W_query", generator),  // W [D, C_in]
-      W_key(d_in, d_out, qkv_bias, dtype, "W_key", generator),      // W [D, C_in]
-      W_value(d_in, d_out, qkv_bias, dtype, "W_value", generator),  // W [D, C_in]
-      name_(std::move(name)) {}
+    : UnaryModule(std::move(name)),
+      W_query(d_in, d_out, qkv_bias, dtype, "W_query", generator),   // W [D, C_in]
+      W_key(d_in, d_out, qkv_bias, dtype, "W_key", generator),       // W [D, C_in]
+      W_value(d_in, d_out, qkv_bias, dtype, "W_value", generator) {  // W [D, C_in]
+  register_module("W_query", W_query);
+  register_module("W_key", W_key);
+  register_module("W_value", W_value);
+}
 
 Tensor SelfAttentionV2::forward(const Tensor& x) const {
-  check_sequence_input(name_, x, W_query.in_features());
-  NameScope scope(name_, x.tape());
+  check_sequence_input(name(), x, W_query.in_features());
+  NameScope scope(name(), x.tape());
   Tensor keys = named(W_key(x), "keys");                                // [T, D]
   Tensor queries = named(W_query(x), "queries");                        // [T, D]
   Tensor values = named(W_value(x), "values");                          // [T, D]
@@ -106,28 +124,30 @@ Tensor SelfAttentionV2::forward(const Tensor& x) const {
   return named(matmul(attn_weights, values), "context_vec");                               // [T, D]
 }
 
-std::vector<Parameter> SelfAttentionV2::parameters() const {
-  return concat({&W_query, &W_key, &W_value});
-}
-
 // --- CausalAttention -----------------------------------------------------------------------------
 
 CausalAttention::CausalAttention(int64_t d_in, int64_t d_out, int64_t context_length,
                                  double dropout, bool qkv_bias, DType dtype, Generator& generator,
                                  std::string name)
-    : W_query(d_in, d_out, qkv_bias, dtype, "W_query", generator),  // W [D, C_in]
+    : UnaryModule(checked(std::move(name), d_out, 1, dropout, false)),
+      W_query(d_in, d_out, qkv_bias, dtype, "W_query", generator),  // W [D, C_in]
       W_key(d_in, d_out, qkv_bias, dtype, "W_key", generator),      // W [D, C_in]
       W_value(d_in, d_out, qkv_bias, dtype, "W_value", generator),  // W [D, C_in]
       context_length_(context_length),
       dropout_(dropout),
-      generator_(&generator),
-      name_(std::move(name)) {
-  check_dropout(name_, dropout);
+      generator_(&generator) {
+  // The book's order: W_query, W_key, W_value, dropout, then register_buffer("mask").
+  register_module("W_query", W_query);
+  register_module("W_key", W_key);
+  register_module("W_value", W_value);
+  register_buffer("mask", [this] {
+    return causal_mask_buffer(context_length_, W_query.weight.dtype());  // [T, T]
+  });
 }
 
 Tensor CausalAttention::forward(const Tensor& x) const {
-  check_batch_input(name_, x, W_query.in_features(), context_length_);
-  NameScope scope(name_, x.tape());
+  check_batch_input(name(), x, W_query.in_features(), context_length_);
+  NameScope scope(name(), x.tape());
   Tensor keys = named(W_key(x), "keys");                                              // [B, T, D]
   Tensor queries = named(W_query(x), "queries");                                      // [B, T, D]
   Tensor values = named(W_value(x), "values");                                        // [B, T, D]
@@ -137,54 +157,54 @@ Tensor CausalAttention::forward(const Tensor& x) const {
   Tensor attn_weights =
       named(softmax(attn_scores / std::sqrt(d_k), -1), "attn_weights");  // [B, T, T]
   // nn.Dropout draws nothing when p == 0 or in eval mode: neither do we.
-  if (training_ && dropout_ > 0.0) {
+  if (training() && dropout_ > 0.0) {
     attn_weights = dropout(attn_weights, dropout_, true, *generator_);  // [B, T, T]
   }
   return named(matmul(attn_weights, values), "context_vec");  // [B, T, D]
 }
 
-std::vector<Parameter> CausalAttention::parameters() const {
-  return concat({&W_query, &W_key, &W_value});
+// --- MultiHeadAttentionWrapper -------------------------------------------------------------------
+
+namespace {
+
+std::vector<std::unique_ptr<CausalAttention>> make_heads(const std::string& name, int64_t d_in,
+                                                         int64_t d_out, int64_t context_length,
+                                                         double dropout, int64_t num_heads,
+                                                         bool qkv_bias, DType dtype,
+                                                         Generator& generator) {
+  if (num_heads <= 0) {
+    throw Error(name + ": num_heads " + std::to_string(num_heads) + " must be positive");
+  }
+  check_dropout_probability(name, dropout);
+  // nn.ModuleList builds head 0's three layers, then head 1's, ...: the same draws here.
+  std::vector<std::unique_ptr<CausalAttention>> heads;
+  for (int64_t i = 0; i < num_heads; ++i) {
+    heads.push_back(std::make_unique<CausalAttention>(d_in, d_out, context_length, dropout,
+                                                      qkv_bias, dtype, generator,
+                                                      "head " + std::to_string(i)));
+  }
+  return heads;
 }
 
-// --- MultiHeadAttentionWrapper -------------------------------------------------------------------
+}  // namespace
 
 MultiHeadAttentionWrapper::MultiHeadAttentionWrapper(int64_t d_in, int64_t d_out,
                                                      int64_t context_length, double dropout,
                                                      int64_t num_heads, bool qkv_bias, DType dtype,
                                                      Generator& generator, std::string name)
-    : name_(std::move(name)) {
-  if (num_heads <= 0) {
-    throw Error(name_ + ": num_heads " + std::to_string(num_heads) + " must be positive");
-  }
-  heads.reserve(static_cast<size_t>(num_heads));
-  for (int64_t i = 0; i < num_heads; ++i) {
-    // nn.ModuleList builds head 0's three layers, then head 1's, ...: the same draws here.
-    CausalAttention& head = heads.emplace_back(d_in, d_out, context_length, dropout, qkv_bias,
-                                               dtype, generator, "head " + std::to_string(i));
-    for (Parameter& p : head.parameters())
-      p.set_name("heads." + std::to_string(i) + "." + p.name());
-  }
+    : UnaryModule(std::move(name)),
+      heads(make_heads(this->name(), d_in, d_out, context_length, dropout, num_heads, qkv_bias,
+                       dtype, generator),
+            "heads") {
+  register_module("heads", heads);
 }
 
 Tensor MultiHeadAttentionWrapper::forward(const Tensor& x) const {
-  NameScope scope(name_, x.tape());
+  NameScope scope(name(), x.tape());
   std::vector<Tensor> outputs;
   outputs.reserve(heads.size());
-  for (const CausalAttention& head : heads) outputs.push_back(head(x));  // H x [B, T, D]
-  return named(cat(outputs, -1), "context_vec");                         // [B, T, H*D]
-}
-
-std::vector<Parameter> MultiHeadAttentionWrapper::parameters() const {
-  std::vector<Parameter> out;
-  for (const CausalAttention& head : heads) {
-    for (Parameter& p : head.parameters()) out.push_back(p);
-  }
-  return out;
-}
-
-void MultiHeadAttentionWrapper::train(bool on) {
-  for (CausalAttention& head : heads) head.train(on);
+  for (size_t i = 0; i < heads.size(); ++i) outputs.push_back(heads[i](x));  // H x [B, T, D]
+  return named(cat(outputs, -1), "context_vec");                             // [B, T, H*D]
 }
 
 // --- MultiHeadAttention --------------------------------------------------------------------------
@@ -192,27 +212,30 @@ void MultiHeadAttentionWrapper::train(bool on) {
 MultiHeadAttention::MultiHeadAttention(int64_t d_in, int64_t d_out, int64_t context_length,
                                        double dropout, int64_t num_heads, bool qkv_bias,
                                        DType dtype, Generator& generator, std::string name)
-    : d_out_(d_out),
+    : UnaryModule(checked(std::move(name), d_out, num_heads, dropout, true)),
+      W_query(d_in, d_out, qkv_bias, dtype, "W_query", generator),  // W [D, C_in]
+      W_key(d_in, d_out, qkv_bias, dtype, "W_key", generator),      // W [D, C_in]
+      W_value(d_in, d_out, qkv_bias, dtype, "W_value", generator),  // W [D, C_in]
+      out_proj(d_out, d_out, true, dtype, "out_proj", generator),   // W [D, D], b [D]
+      d_out_(d_out),
       num_heads_(num_heads),
-      head_dim_(num_heads > 0 ? d_out / num_heads : 0),
+      head_dim_(d_out / num_heads),
       context_length_(context_length),
       dropout_(dropout),
-      generator_(&generator),
-      name_(std::move(name)) {
-  if (num_heads <= 0 || d_out % num_heads != 0) {
-    throw Error(name_ + ": d_out " + std::to_string(d_out) + " must be divisible by num_heads " +
-                std::to_string(num_heads));
-  }
-  check_dropout(name_, dropout);
-  W_query = Linear(d_in, d_out, qkv_bias, dtype, "W_query", generator);  // W [D, C_in]
-  W_key = Linear(d_in, d_out, qkv_bias, dtype, "W_key", generator);      // W [D, C_in]
-  W_value = Linear(d_in, d_out, qkv_bias, dtype, "W_value", generator);  // W [D, C_in]
-  out_proj = Linear(d_out, d_out, true, dtype, "out_proj", generator);   // W [D, D], b [D]
+      generator_(&generator) {
+  // The book's order: W_query, W_key, W_value, out_proj, dropout, register_buffer("mask").
+  register_module("W_query", W_query);
+  register_module("W_key", W_key);
+  register_module("W_value", W_value);
+  register_module("out_proj", out_proj);
+  register_buffer("mask", [this] {
+    return causal_mask_buffer(context_length_, W_query.weight.dtype());  // [T, T]
+  });
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& x) const {
-  check_batch_input(name_, x, W_query.in_features(), context_length_);
-  NameScope scope(name_, x.tape());
+  check_batch_input(name(), x, W_query.in_features(), context_length_);
+  NameScope scope(name(), x.tape());
   Tensor keys = named(split_heads(W_key(x), num_heads_), "keys");          // [B, H, T, D_h]
   Tensor queries = named(split_heads(W_query(x), num_heads_), "queries");  // [B, H, T, D_h]
   Tensor values = named(split_heads(W_value(x), num_heads_), "values");    // [B, H, T, D_h]
@@ -222,16 +245,12 @@ Tensor MultiHeadAttention::forward(const Tensor& x) const {
   const double d_k = static_cast<double>(head_dim_);
   Tensor attn_weights =
       named(softmax(attn_scores / std::sqrt(d_k), -1), "attn_weights");  // [B, H, T, T]
-  if (training_ && dropout_ > 0.0) {
+  if (training() && dropout_ > 0.0) {
     attn_weights = dropout(attn_weights, dropout_, true, *generator_);  // [B, H, T, T]
   }
   Tensor context_vec =
       named(merge_heads(matmul(attn_weights, values)), "context_vec");  // [B, T, D]
   return out_proj(context_vec);                                         // [B, T, D]
-}
-
-std::vector<Parameter> MultiHeadAttention::parameters() const {
-  return concat({&W_query, &W_key, &W_value, &out_proj});
 }
 
 }  // namespace tapegrad::nn

@@ -8,11 +8,12 @@
 // Dimension names: B batch, T tokens (≤ context_length), C_in = d_in, D = d_out, H heads,
 // D_h = D / H the head size.
 //
-// Every module has parameters() (torch's named_parameters order, named as torch names them,
-// e.g. "W_query.weight", "heads.1.W_key.weight", "out_proj.bias"), train()/eval() for dropout
-// (modules start in training mode, as torch's do), and records its forward inside
+// Every module is an nn::Module (ops/nn/module.h): parameters() and named_parameters() in torch's
+// order and with torch's names (e.g. "W_query.weight", "heads.1.W_key.weight", "out_proj.bias"),
+// state_dict() with the causal "mask" buffer where the book registers one, train()/eval() for
+// dropout (modules start in training mode, as torch's do), and records its forward inside
 // NameScope(name) so that the DOT drawing of the tape gets one box per module (and per head
-// where the heads are separate modules).
+// where the heads are separate modules). Dropout p must be in [0, 1).
 #pragma once
 
 #include <cstdint>
@@ -21,75 +22,49 @@
 
 #include "graph/parameter.h"
 #include "graph/tape.h"
-#include "ops/nn/linear.h"
+#include "ops/nn/layers.h"
+#include "ops/nn/module.h"
 #include "ops/ops.h"
 
 namespace tapegrad::nn {
 
 // §3.4.2: raw weight matrices W [d_in, d_out] drawn by torch.rand (query, key, value), used as
 // x·W. Input [T, d_in] (one sequence, no batch: the book's forward uses keys.T).
-class SelfAttentionV1 {
+class SelfAttentionV1 : public UnaryModule {
  public:
   SelfAttentionV1(int64_t d_in, int64_t d_out, DType dtype = DType::Float32,
                   Generator& generator = default_generator(),
                   std::string name = "SelfAttention_v1");
 
-  Tensor forward(const Tensor& x) const;  // [T, d_in] -> [T, d_out]
-  Tensor operator()(const Tensor& x) const { return forward(x); }
-  std::vector<Parameter> parameters() const { return {W_query, W_key, W_value}; }
-  // No dropout here: the mode is kept only so that every module answers train()/eval().
-  void train(bool on = true) { training_ = on; }
-  void eval() { training_ = false; }
-  bool training() const { return training_; }
+  Tensor forward(const Tensor& x) const override;  // [T, d_in] -> [T, d_out]
 
   Parameter W_query;  // [d_in, d_out]
   Parameter W_key;    // [d_in, d_out]
   Parameter W_value;  // [d_in, d_out]
-
- private:
-  bool training_ = true;
-  std::string name_;
 };
 
 // §3.4.2: the same with nn.Linear projections (torch's init, W stored [d_out, d_in]).
-class SelfAttentionV2 {
+class SelfAttentionV2 : public UnaryModule {
  public:
   SelfAttentionV2(int64_t d_in, int64_t d_out, bool qkv_bias = false, DType dtype = DType::Float32,
                   Generator& generator = default_generator(),
                   std::string name = "SelfAttention_v2");
 
-  Tensor forward(const Tensor& x) const;  // [T, d_in] -> [T, d_out]
-  Tensor operator()(const Tensor& x) const { return forward(x); }
-  std::vector<Parameter> parameters() const;
-  // No dropout here: the mode is kept only so that every module answers train()/eval().
-  void train(bool on = true) { training_ = on; }
-  void eval() { training_ = false; }
-  bool training() const { return training_; }
+  Tensor forward(const Tensor& x) const override;  // [T, d_in] -> [T, d_out]
 
   Linear W_query;
   Linear W_key;
   Linear W_value;
-
- private:
-  bool training_ = true;
-  std::string name_;
 };
 
 // §3.5.3: single-head causal attention over a batch, with dropout on the attention weights.
-class CausalAttention {
+class CausalAttention : public UnaryModule {
  public:
   CausalAttention(int64_t d_in, int64_t d_out, int64_t context_length, double dropout,
                   bool qkv_bias = false, DType dtype = DType::Float32,
                   Generator& generator = default_generator(), std::string name = "CausalAttention");
 
-  Tensor forward(const Tensor& x) const;  // [B, T, d_in] -> [B, T, d_out]
-  Tensor operator()(const Tensor& x) const { return forward(x); }
-  std::vector<Parameter> parameters() const;  // "W_query.weight", ... (bias when qkv_bias)
-
-  void train(bool on = true) { training_ = on; }
-  void eval() { training_ = false; }
-  bool training() const { return training_; }
-  const std::string& name() const { return name_; }
+  Tensor forward(const Tensor& x) const override;  // [B, T, d_in] -> [B, T, d_out]
 
   Linear W_query;
   Linear W_key;
@@ -99,51 +74,35 @@ class CausalAttention {
   int64_t context_length_;
   double dropout_;
   Generator* generator_;  // dropout's mask stream (torch's global generator by default)
-  bool training_ = true;
-  std::string name_;
 };
 
 // §3.6.1: num_heads independent CausalAttention heads, outputs concatenated along the last dim.
 // Head i's parameters are named "heads.i.W_query.weight", ...; it records inside "head i".
-class MultiHeadAttentionWrapper {
+class MultiHeadAttentionWrapper : public UnaryModule {
  public:
   MultiHeadAttentionWrapper(int64_t d_in, int64_t d_out, int64_t context_length, double dropout,
                             int64_t num_heads, bool qkv_bias = false, DType dtype = DType::Float32,
                             Generator& generator = default_generator(),
                             std::string name = "MultiHeadAttentionWrapper");
 
-  Tensor forward(const Tensor& x) const;  // [B, T, d_in] -> [B, T, num_heads * d_out]
-  Tensor operator()(const Tensor& x) const { return forward(x); }
-  std::vector<Parameter> parameters() const;
+  Tensor forward(const Tensor& x) const override;  // [B, T, d_in] -> [B, T, num_heads * d_out]
 
-  void train(bool on = true);  // every head
-  void eval() { train(false); }
-  bool training() const { return heads.empty() || heads.front().training(); }
-
-  std::vector<CausalAttention> heads;
-
- private:
-  std::string name_;
+  ModuleList<CausalAttention> heads;
 };
 
 // §3.6.2: multi-head attention with weight splits: one projection for all heads, split into
 // H heads of D_h = d_out / H, causal mask, softmax(QKᵀ/√D_h), dropout, heads merged back, and an
 // output projection (with bias). Parameters: W_query, W_key, W_value ([d_out, d_in], biases when
 // qkv_bias), then out_proj ([d_out, d_out] and its bias), as the book creates them.
-class MultiHeadAttention {
+class MultiHeadAttention : public UnaryModule {
  public:
   MultiHeadAttention(int64_t d_in, int64_t d_out, int64_t context_length, double dropout,
                      int64_t num_heads, bool qkv_bias = false, DType dtype = DType::Float32,
                      Generator& generator = default_generator(),
                      std::string name = "MultiHeadAttention");
 
-  Tensor forward(const Tensor& x) const;  // [B, T, d_in] -> [B, T, d_out]
-  Tensor operator()(const Tensor& x) const { return forward(x); }
-  std::vector<Parameter> parameters() const;
+  Tensor forward(const Tensor& x) const override;  // [B, T, d_in] -> [B, T, d_out]
 
-  void train(bool on = true) { training_ = on; }
-  void eval() { training_ = false; }
-  bool training() const { return training_; }
   int64_t num_heads() const { return num_heads_; }
   int64_t head_dim() const { return head_dim_; }
 
@@ -159,8 +118,6 @@ class MultiHeadAttention {
   int64_t context_length_;
   double dropout_;
   Generator* generator_;
-  bool training_ = true;
-  std::string name_;
 };
 
 }  // namespace tapegrad::nn

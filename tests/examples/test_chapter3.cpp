@@ -12,7 +12,8 @@
 #include "graph/gradcheck.h"
 #include "graph/random.h"
 #include "ops/nn/attention.h"
-#include "ops/nn/linear.h"
+#include "ops/nn/layers.h"
+#include "ops/nn/module.h"
 #include "ops/ops.h"
 #include "tests/examples/chapter3_goldens.h"
 
