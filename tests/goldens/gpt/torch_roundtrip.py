@@ -10,7 +10,7 @@ Not run by the test suite (tests never need torch); run it by hand after changin
 The test writes tapegrad_small.safetensors (GPTModel(SMALL) after manual_seed(5), via save())
 and tapegrad_small_logits.safetensors (its eval-mode logits for IN_IDX). This script loads the
 first with load_state_dict(strict=True) into gpt_reference.GPTModel (the book's classes), checks
-the logits against tapegrad's at 1e-5 relative, and writes the model back with its own writer as
+the logits against tapegrad's within 1e-6 + 1e-5 relative, and writes the model back with its own writer as
 torch_small.safetensors (the reverse direction is tested in C++: test_gpt.cpp loads
 gpt_small_state.safetensors, written the same way).
 """
@@ -31,10 +31,11 @@ def main():
     with torch.no_grad():
         logits = model(torch.tensor(IN_IDX))
     theirs = load_safetensors(os.path.join(folder, "tapegrad_small_logits.safetensors"))["logits"]
-    rel = ((logits - theirs).abs() / theirs.abs().clamp(min=1e-3)).max().item()
-    print("load_state_dict(strict=True): ok; worst relative logit difference %.3g" % rel)
+    # Within 1e-6 + 1e-5 relative per element, as the C++ tests compare.
+    ratio = ((logits - theirs).abs() / (1e-6 + 1e-5 * theirs.abs())).max().item()
+    print("load_state_dict(strict=True): ok; worst logit difference %.3g of the tolerance" % ratio)
     save_safetensors(os.path.join(folder, "torch_small.safetensors"), model.state_dict())
-    if rel > 1e-5:
+    if ratio > 1.0:
         sys.exit("logits differ")
 
 
