@@ -1,6 +1,7 @@
 // Tests for ops/nn/gpt.* (the chapter 4 GPT) against PyTorch's goldens in tests/goldens/gpt/
 // (written by make_gpt_goldens.py from the book's classes): names, initial weights, logits in
 // training and eval mode, safetensors exchange in both directions, gradients, bad input.
+#include <unistd.h>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
@@ -159,7 +160,9 @@ TEST_CASE("GPTModel: a file saved by torch loads and gives torch's logits", "[gp
 TEST_CASE("GPTModel: save() writes what torch's GPTModel loads with strict=True",
           "[gpt][safetensors]") {
   const Golden torch_state("gpt_small_state.safetensors");
-  const auto dir = std::filesystem::temp_directory_path() / "tapegrad_test_gpt";
+  // One folder per process: several checkouts may run their suites on one machine at once.
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tapegrad_test_gpt_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "small.safetensors").string();
   manual_seed(123);
@@ -309,7 +312,7 @@ TEST_CASE("GPTModel: gradients of every parameter pass gradcheck (float64, fast 
   CHECK(report.checked > 0);
 }
 
-TEST_CASE("nn::Module: train()/eval() reach every child; containers name children 0, 1, ...",
+TEST_CASE("nn::Module: train and eval reach every child and containers name children by index",
           "[modules]") {
   manual_seed(1);
   nn::GPTModel model(kSmall);
