@@ -60,9 +60,10 @@ extern template void gemm<double>(MatrixView<double>, MatrixView<const double>,
 // - Eigen: built into tapegrad, always available.
 // - OpenBLAS: linked at build time when CMake finds it (TAPEGRAD_OPENBLAS=AUTO, the default, or
 //   ON), and then the default. It runs single-threaded inside each of tapegrad's own threads
-//   (tapegrad calls openblas_set_num_threads(1) before its first product, which also limits any
-//   other OpenBLAS use of the process) and picks its kernels for the CPU, or as
-//   OPENBLAS_CORETYPE says. Its results differ from Eigen's in the last bits.
+//   (tapegrad calls openblas_set_num_threads(1) once, when OpenBLAS is first chosen, used or
+//   described, which also limits any other OpenBLAS use of the process) and picks its kernels
+//   for the CPU when the library loads, or as OPENBLAS_CORETYPE says. Its results differ from
+//   Eigen's in the last bits.
 // The starting backend comes from the environment, read once: TAPEGRAD_GEMM=eigen|openblas, or
 // unset for the default; any other value, or openblas in a build without it, throws
 // tapegrad::Error at the first product. The choice is one atomic value: set_gemm_backend may be
