@@ -28,3 +28,32 @@ if(TAPEGRAD_BUILD_TESTS)
   find_package(Catch2 2 QUIET)
   tapegrad_require(Catch2_FOUND catch2 "Catch2 v2")
 endif()
+
+# OpenBLAS, the default GEMM backend when it is found (ops/detail/gemm.h): Debian's
+# libopenblas-dev, whose openblas.pc points at the flavour update-alternatives selects (the
+# pthread one, libopenblas0-pthread, is what tapegrad is tested with). AUTO links it when found;
+# ON stops here when it is not; OFF builds the Eigen kernel only.
+set(TAPEGRAD_OPENBLAS AUTO CACHE STRING "Link OpenBLAS as the default GEMM backend: AUTO, ON or OFF")
+set_property(CACHE TAPEGRAD_OPENBLAS PROPERTY STRINGS AUTO ON OFF)
+string(TOUPPER "${TAPEGRAD_OPENBLAS}" _tapegrad_openblas)
+if(NOT _tapegrad_openblas MATCHES "^(AUTO|ON|OFF)$")
+  message(FATAL_ERROR "TAPEGRAD_OPENBLAS=${TAPEGRAD_OPENBLAS}: expected AUTO, ON or OFF")
+endif()
+set(TAPEGRAD_HAVE_OPENBLAS OFF)
+if(_tapegrad_openblas STREQUAL "OFF")
+  message(STATUS "tapegrad: TAPEGRAD_OPENBLAS=OFF: GEMM on Eigen's kernel only")
+else()
+  pkg_check_modules(OPENBLAS QUIET IMPORTED_TARGET openblas)
+  if(OPENBLAS_FOUND)
+    set(TAPEGRAD_HAVE_OPENBLAS ON)
+    message(STATUS "tapegrad: GEMM on OpenBLAS ${OPENBLAS_VERSION} (${OPENBLAS_LINK_LIBRARIES}) "
+                   "by default, Eigen's kernel on request")
+  elseif(_tapegrad_openblas STREQUAL "ON")
+    message(FATAL_ERROR "TAPEGRAD_OPENBLAS=ON but pkg-config finds no OpenBLAS (openblas.pc): "
+                        "install it with `apt-get install libopenblas-dev libopenblas0-pthread`, "
+                        "or configure with -DTAPEGRAD_OPENBLAS=AUTO or OFF.")
+  else()
+    message(STATUS "tapegrad: OpenBLAS not found (apt-get install libopenblas-dev): GEMM on "
+                   "Eigen's kernel only")
+  endif()
+endif()

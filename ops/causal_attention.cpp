@@ -87,8 +87,9 @@ void forward_head(const Heads& g, const T* q, const T* k, const T* v, T* o, T* l
     std::fill(acc, acc + ib * d, T(0));
     for (int64_t j0 = 0; j0 < kend; j0 += kBc) {
       const int64_t jb = std::min(kBc, kend - j0);
-      gemm<T>(ib, jb, d, q + i0 * ld, ld, false, k + j0 * ld, ld, true, s, jb, false,
-              exact ? T(1) / c : T(1), false);
+      // S = Q·Kᵀ (· 1/√D when exact), Q [ib, d] and K [jb, d] rows of the [T, C] inputs
+      gemm(matrix(s, ib, jb), matrix(q + i0 * ld, ib, d, ld), matrix(k + j0 * ld, jb, d, ld).t(),
+           {.alpha = exact ? T(1) / c : T(1), .parallel = false});
       for (int64_t r = 0; r < ib; ++r) {
         const int64_t n = visible(i0 + r, j0, jb);
         ArrayMap<T> row(s + r * jb, jb);
@@ -113,7 +114,8 @@ void forward_head(const Heads& g, const T* q, const T* k, const T* v, T* o, T* l
         }
         m[r] = m_new;
       }
-      gemm<T>(ib, d, jb, s, jb, false, v + j0 * ld, ld, false, acc, d, true, T(1), false);
+      gemm(matrix(acc, ib, d), matrix(s, ib, jb), matrix(v + j0 * ld, jb, d, ld),
+           {.accumulate = true, .parallel = false});  // acc += P·V
     }
     for (int64_t r = 0; r < ib; ++r) {
       const T inv = T(1) / l[r];
@@ -142,8 +144,8 @@ void backward_head(const Heads& g, const T* q, const T* k, const T* v, const T* 
       const int64_t ib = std::min(kBr, t - i0);
       const int64_t jb = std::min(jfull, i0 + ib - j0);  // keys past the block's last row: masked
       if (jb <= 0) continue;
-      gemm<T>(ib, jb, d, q + i0 * ld, ld, false, k + j0 * ld, ld, true, p, jb, false,
-              exact ? inv_c : T(1), false);
+      gemm(matrix(p, ib, jb), matrix(q + i0 * ld, ib, d, ld), matrix(k + j0 * ld, jb, d, ld).t(),
+           {.alpha = exact ? inv_c : T(1), .parallel = false});  // S = Q·Kᵀ
       for (int64_t r = 0; r < ib; ++r) {
         const int64_t n = visible(i0 + r, j0, jb);
         ArrayMap<T> row(p + r * jb, jb);
@@ -155,12 +157,13 @@ void backward_head(const Heads& g, const T* q, const T* k, const T* v, const T* 
         }
         row.tail(jb - n).setZero();  // exactly 0, as in the forward
       }
-      if (dv)
-        gemm<T>(jb, d, ib, p, jb, true, dout + i0 * ld, ld, false, dv + j0 * ld, ld, true, T(1),
-                false);
+      if (dv) {  // dV += Pᵀ·dO
+        gemm(matrix(dv + j0 * ld, jb, d, ld), matrix(p, ib, jb).t(),
+             matrix(dout + i0 * ld, ib, d, ld), {.accumulate = true, .parallel = false});
+      }
       if (!dq && !dk) continue;
-      gemm<T>(ib, jb, d, dout + i0 * ld, ld, false, v + j0 * ld, ld, true, dp, jb, false, T(1),
-              false);
+      gemm(matrix(dp, ib, jb), matrix(dout + i0 * ld, ib, d, ld),
+           matrix(v + j0 * ld, jb, d, ld).t(), {.parallel = false});  // dP = dO·Vᵀ
       for (int64_t r = 0; r < ib; ++r) {
         ArrayMap<T> ds(dp + r * jb, jb);
         if (exact) {
@@ -169,12 +172,14 @@ void backward_head(const Heads& g, const T* q, const T* k, const T* v, const T* 
           ds = ConstArrayMap<T>(p + r * jb, jb) * (ds - delta[i0 + r]) / c;
         }
       }
-      if (dq)
-        gemm<T>(ib, d, jb, dp, jb, false, k + j0 * ld, ld, false, dq + i0 * ld, ld, true, T(1),
-                false);
-      if (dk)
-        gemm<T>(jb, d, ib, dp, jb, true, q + i0 * ld, ld, false, dk + j0 * ld, ld, true, T(1),
-                false);
+      if (dq) {  // dQ += dS·K
+        gemm(matrix(dq + i0 * ld, ib, d, ld), matrix(dp, ib, jb), matrix(k + j0 * ld, jb, d, ld),
+             {.accumulate = true, .parallel = false});
+      }
+      if (dk) {  // dK += dSᵀ·Q
+        gemm(matrix(dk + j0 * ld, jb, d, ld), matrix(dp, ib, jb).t(),
+             matrix(q + i0 * ld, ib, d, ld), {.accumulate = true, .parallel = false});
+      }
     }
   }
 }

@@ -23,10 +23,12 @@ void linear_backward(Tape& tape, const Node& node) {
     const int64_t rows = leading_rows(x.shape);
     const T* dy = node.grad_as<T>();
     if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
-      gemm<T>(rows, in, out, dy, out, false, w.value_as<T>(), in, false, d, in, true);
+      gemm(matrix(d, rows, in), matrix(dy, rows, out), matrix(w.value_as<T>(), out, in),
+           {.accumulate = true});
     }
     if (T* d = tape.grad_for<T>(node, 1, w.shape)) {
-      gemm<T>(out, in, rows, dy, out, true, x.value_as<T>(), in, false, d, in, true);
+      gemm(matrix(d, out, in), matrix(dy, rows, out).t(), matrix(x.value_as<T>(), rows, in),
+           {.accumulate = true});
     }
     if (node.num_inputs == 3) {
       if (T* d = tape.grad_for<T>(node, 2, tape.input(node, 2).shape)) {
@@ -82,8 +84,9 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     if (bias.defined()) {
       Y.rowwise() = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(value_of<T>(bias), out);
     }
-    gemm<T>(rows, out, in, value_of<T>(x), in, false, value_of<T>(weight), in, true, Y.data(), out,
-            bias.defined());
+    // Y (+)= X·Wᵀ, on top of the bias rows when there is a bias
+    gemm(matrix(Y.data(), rows, out), matrix(value_of<T>(x), rows, in),
+         matrix(value_of<T>(weight), out, in).t(), {.accumulate = bias.defined()});
   });
   return y;
 }
