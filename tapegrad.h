@@ -14,3 +14,5 @@
 #include "ops/nn/linear.h"
 #include "ops/ops.h"
 #include "optim/optim.h"
+#include "text/dataset.h"
+#include "text/tokenizer.h"

@@ -42,11 +42,13 @@ build() {  # build DIR [cmake args...]
 case "${1:-}" in
   main)
     install_missing
+    bash tools/fetch_gpt2_vocab.sh  # GPT-2's tokenizer files, into the user's cache
     build build
     ./build/examples/train_attention --dot attention.dot --svg attention.svg
     ;;
   test)
     install_missing
+    bash tools/fetch_gpt2_vocab.sh  # the tokenizer tests need them (and fail without them in CI)
     build build
     ctest --test-dir build --output-on-failure -j "$(nproc)"
     # The same suite again under AddressSanitizer + UndefinedBehaviorSanitizer (and LeakSanitizer):
