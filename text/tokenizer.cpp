@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <queue>
 #include <sstream>
 #include <unordered_map>
 #include <utility>
@@ -128,7 +129,10 @@ struct GPT2Tokenizer::Impl {
   static std::shared_ptr<const Impl> build(
       const std::vector<std::pair<std::string, std::string>>& merges, const json& vocab,
       const std::filesystem::path& vocab_path, const std::filesystem::path& merges_path);
+  static constexpr int32_t kNoRank = std::numeric_limits<int32_t>::max();
+  static constexpr size_t kLongPiece = 64;  // bytes; longer pieces merge through bpe_long()
   void bpe(std::string_view piece, std::vector<int64_t>& out) const;
+  void bpe_long(std::string_view piece, std::vector<int64_t>& out) const;
   void encode_ordinary(std::string_view text, size_t base, std::vector<int64_t>& out) const;
 };
 
@@ -203,43 +207,94 @@ std::shared_ptr<const GPT2Tokenizer::Impl> GPT2Tokenizer::Impl::build(
 }
 
 // tiktoken's byte_pair_merge: parts[i] = (start of part i, rank of the token spanning parts i and
-// i + 1); repeatedly merge the lowest-ranked such pair, the leftmost of equals.
+// i + 1); repeatedly merge the lowest-ranked such pair, the leftmost of equals. Quadratic in the
+// piece's length, so long pieces (a run of 100000 letters is one piece) go to bpe_long().
 void GPT2Tokenizer::Impl::bpe(std::string_view piece, std::vector<int64_t>& out) const {
   if (auto whole = ranks.find(piece); whole != ranks.end()) {  // tiktoken's shortcut
     out.push_back(whole->second);
     return;
   }
-  constexpr int32_t kNone = std::numeric_limits<int32_t>::max();
+  if (piece.size() > kLongPiece) {
+    bpe_long(piece, out);
+    return;
+  }
   auto rank_of = [&](size_t begin, size_t end) {
     auto it = ranks.find(piece.substr(begin, end - begin));
-    return it == ranks.end() ? kNone : it->second;
+    return it == ranks.end() ? kNoRank : it->second;
   };
   std::vector<std::pair<size_t, int32_t>> parts;
   parts.reserve(piece.size() + 1);
   for (size_t i = 0; i + 1 < piece.size(); ++i) parts.emplace_back(i, rank_of(i, i + 2));
-  parts.emplace_back(piece.size() - 1, kNone);
-  parts.emplace_back(piece.size(), kNone);
+  parts.emplace_back(piece.size() - 1, kNoRank);
+  parts.emplace_back(piece.size(), kNoRank);
   auto rank_after_merge = [&](size_t i) {  // rank of parts i..i+2 once i+1 is merged away
-    return i + 3 < parts.size() ? rank_of(parts[i].first, parts[i + 3].first) : kNone;
+    return i + 3 < parts.size() ? rank_of(parts[i].first, parts[i + 3].first) : kNoRank;
   };
   while (true) {
     size_t best = 0;
-    int32_t best_rank = kNone;
+    int32_t best_rank = kNoRank;
     for (size_t i = 0; i + 1 < parts.size(); ++i) {
       if (parts[i].second < best_rank) {
         best_rank = parts[i].second;
         best = i;
       }
     }
-    if (best_rank == kNone) break;
+    if (best_rank == kNoRank) break;
     if (best > 0) parts[best - 1].second = rank_after_merge(best - 1);
     parts[best].second = rank_after_merge(best);
     parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(best) + 1);
   }
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
-    const int32_t rank = rank_of(parts[i].first, parts[i + 1].first);
-    out.push_back(rank);  // every single byte is a token, so every part has a rank
+    out.push_back(rank_of(parts[i].first, parts[i + 1].first));  // every byte is a token
   }
+}
+
+// The same merges in O(n log n): the parts are a linked list over their start bytes and the
+// candidate pairs a min-heap of (rank, start), so the pair taken is again the lowest-ranked,
+// leftmost of equals; entries made stale by a merge carry an old version and are skipped.
+void GPT2Tokenizer::Impl::bpe_long(std::string_view piece, std::vector<int64_t>& out) const {
+  const size_t n = piece.size();
+  std::vector<size_t> next(n), prev(n);
+  std::vector<uint32_t> version(n, 0);
+  std::vector<bool> alive(n, true);
+  for (size_t i = 0; i < n; ++i) {
+    next[i] = i + 1;  // n: no next part
+    prev[i] = i == 0 ? n : i - 1;
+  }
+  auto end_of = [&](size_t i) { return next[i]; };  // a part ends where the next one starts
+  auto pair_rank = [&](size_t i) {                  // rank of part i merged with its next part
+    if (next[i] >= n) return kNoRank;
+    auto it = ranks.find(piece.substr(i, end_of(next[i]) - i));
+    return it == ranks.end() ? kNoRank : it->second;
+  };
+  struct Candidate {
+    int32_t rank;
+    size_t start;
+    uint32_t version;
+    bool operator>(const Candidate& o) const {
+      return rank != o.rank ? rank > o.rank : start > o.start;
+    }
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
+  auto push = [&](size_t i) {
+    ++version[i];
+    const int32_t rank = pair_rank(i);
+    if (rank != kNoRank) heap.push({rank, i, version[i]});
+  };
+  for (size_t i = 0; i + 1 < n; ++i) push(i);
+  while (!heap.empty()) {
+    const Candidate top = heap.top();
+    heap.pop();
+    if (!alive[top.start] || version[top.start] != top.version) continue;
+    const size_t i = top.start, j = next[i];
+    alive[j] = false;
+    next[i] = next[j];
+    if (next[j] < n) prev[next[j]] = i;
+    push(i);
+    if (prev[i] < n) push(prev[i]);
+  }
+  for (size_t i = 0; i < n; i = next[i])
+    out.push_back(ranks.find(piece.substr(i, next[i] - i))->second);
 }
 
 void GPT2Tokenizer::Impl::encode_ordinary(std::string_view text, size_t base,

@@ -215,6 +215,10 @@ TEXTS = {
                   "place would offer, till the following Monday.\n\n\t1:1 In the beginning was the "
                   "Word, and the Word was with God, and the Word was God.\n\t1:2 The same was in the "
                   "beginning with God.\n" * 2,
+    # Pieces longer than 64 bytes take the C++ tokenizer's heap-based merge (bpe_long).
+    "long_pieces": "a" * 1500 + " " + "ab" * 400 + " " + "".join(
+        "etaoinshrdlucmfwypvbgkjqxz"[(i * i * 7 + i * 3) % 26] for i in range(1200)) + " " +
+        "1234567890" * 60 + " " + "!?" * 200 + " " + "日本語" * 120 + "\n" + " " * 600 + "x" + "\t" * 100,
     "lone_spaces": " ",
     "spaces_only": "      ",
     "newline_only": "\n",
