@@ -110,8 +110,8 @@ TEST_CASE("GPT-2 tokenizer: long runs, empty text, bad input", "[text][tokenizer
   if (!tok) return;
   CHECK(tok->encode("").empty());
   // Long runs stay within PCRE2's limits and round-trip.
-  for (const std::string run : {std::string(200000, ' '), std::string(200000, 'a'),
-                                std::string(100000, '\n') + "x", std::string(50000, '7')}) {
+  for (const std::string& run : {std::string(200000, ' '), std::string(200000, 'a'),
+                                 std::string(100000, '\n') + "x", std::string(50000, '7')}) {
     CHECK(tok->decode(tok->encode(run)) == run);
   }
   CHECK_THROWS_WITH(tok->encode("ok \xff\xfe bytes"),
