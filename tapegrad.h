@@ -16,3 +16,5 @@
 #include "ops/ops.h"
 #include "optim/checkpoint.h"
 #include "optim/optim.h"
+#include "text/dataset.h"
+#include "text/tokenizer.h"

@@ -21,6 +21,12 @@ pkg_check_modules(GVC QUIET IMPORTED_TARGET libgvc)
 tapegrad_require(GVC_FOUND libgraphviz-dev "Graphviz's libgvc")
 find_program(TAPEGRAD_DOT_PROGRAM dot)
 tapegrad_require(TAPEGRAD_DOT_PROGRAM graphviz "Graphviz's dot program")
+# The GPT-2 tokenizer: PCRE2 runs its pre-tokenizing regex (Unicode classes, lookahead), and
+# nlohmann's JSON (header-only, used inside text/tokenizer.cpp only) reads the vocabulary files.
+pkg_check_modules(PCRE2 QUIET IMPORTED_TARGET libpcre2-8)
+tapegrad_require(PCRE2_FOUND libpcre2-dev "PCRE2 (the GPT-2 tokenizer's regex)")
+find_package(nlohmann_json 3.10 QUIET)
+tapegrad_require(nlohmann_json_FOUND nlohmann-json3-dev "nlohmann's JSON library (GPT-2's vocabulary files)")
 add_library(tapegrad_graphviz INTERFACE)
 target_link_libraries(tapegrad_graphviz INTERFACE Boost::boost PkgConfig::GVC)
 
