@@ -21,6 +21,10 @@ pkg_check_modules(GVC QUIET IMPORTED_TARGET libgvc)
 tapegrad_require(GVC_FOUND libgraphviz-dev "Graphviz's libgvc")
 find_program(TAPEGRAD_DOT_PROGRAM dot)
 tapegrad_require(TAPEGRAD_DOT_PROGRAM graphviz "Graphviz's dot program")
+# SLEEF: the vectorised exp/tanh/log of ops/detail/vmath.cpp (the functions torch's CPU kernels
+# call). Debian ships a pkg-config file and no CMake package.
+pkg_check_modules(SLEEF QUIET IMPORTED_TARGET sleef)
+tapegrad_require(SLEEF_FOUND libsleef-dev "SLEEF (vectorised math functions)")
 add_library(tapegrad_graphviz INTERFACE)
 target_link_libraries(tapegrad_graphviz INTERFACE Boost::boost PkgConfig::GVC)
 
