@@ -27,6 +27,10 @@ pkg_check_modules(PCRE2 QUIET IMPORTED_TARGET libpcre2-8)
 tapegrad_require(PCRE2_FOUND libpcre2-dev "PCRE2 (the GPT-2 tokenizer's regex)")
 find_package(nlohmann_json 3.10 QUIET)
 tapegrad_require(nlohmann_json_FOUND nlohmann-json3-dev "nlohmann's JSON library (GPT-2's vocabulary files)")
+# SLEEF: the vectorised exp/tanh/log of ops/detail/vmath.cpp (the functions torch's CPU kernels
+# call). Debian ships a pkg-config file and no CMake package.
+pkg_check_modules(SLEEF QUIET IMPORTED_TARGET sleef)
+tapegrad_require(SLEEF_FOUND libsleef-dev "SLEEF (vectorised math functions)")
 add_library(tapegrad_graphviz INTERFACE)
 target_link_libraries(tapegrad_graphviz INTERFACE Boost::boost PkgConfig::GVC)
 
