@@ -46,7 +46,7 @@ TEST_CASE("the counter sees malloc, operator new and std::vector", "[alloc]") {
   CHECK(heap_allocations() - before == 1);
 }
 
-TEST_CASE("Tensor::item reads the value without allocating; values() allocates", "[alloc]") {
+TEST_CASE("Tensor::item reads the value without allocating, values() allocates", "[alloc]") {
   Tape tape;
   TapeScope scope(tape);
   for (DType dtype : {DType::Float32, DType::Float64}) {
