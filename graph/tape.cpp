@@ -359,7 +359,11 @@ double Tensor::item() const {
     throw Error("item: " + tape().describe_node(id_) + " " + n.shape.str() +
                 " has more than one element");
   }
-  return values()[0];
+  // Read the one value in place: values() would build a vector, and a training loop calls
+  // item() every step (the heap-allocation test counts it).
+  if (anomaly_mode) tape_->check_forward_value(id_, nullptr, -2);
+  return n.dtype == DType::Float32 ? static_cast<double>(*static_cast<const float*>(n.value))
+                                   : *static_cast<const double*>(n.value);
 }
 
 std::vector<double> Tensor::grad_values() const {

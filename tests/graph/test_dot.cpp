@@ -115,6 +115,18 @@ TEST_CASE("dot: golden drawings of a small model", "[dot][golden]") {
                dir + "small_backward_values.dot");
 }
 
+TEST_CASE("dot: TAPEGRAD_UPDATE_GOLDENS=1 rewrites goldens only outside CI", "[dot]") {
+  using testing::golden_mode;
+  using testing::GoldenMode;
+  CHECK(golden_mode(nullptr, nullptr) == GoldenMode::Compare);
+  CHECK(golden_mode(nullptr, "true") == GoldenMode::Compare);
+  CHECK(golden_mode("0", nullptr) == GoldenMode::Compare);
+  CHECK(golden_mode("1", nullptr) == GoldenMode::Update);
+  CHECK(golden_mode("1", "false") == GoldenMode::Update);
+  CHECK(golden_mode("1", "true") == GoldenMode::RefusedUnderCI);  // GitHub Actions sets CI=true
+  CHECK(golden_mode("1", "1") == GoldenMode::RefusedUnderCI);
+}
+
 TEST_CASE("dot: nodes are n<tape id>, one per node, with op, name and shape", "[dot]") {
   const std::string dot = small_model_dot({});
   // Tape: 0 x, 1 W, 2 matmul, 3 b, 4 add "h", 5 sum "loss".
