@@ -87,8 +87,8 @@ void matmul_backward(Tape& tape, const Node& node) {
     const T* av = a.value_as<T>();
     const T* bv = b.value_as<T>();
     const T* dy = node.grad_as<T>();
-    T* da = tape.grad_for<T>(node, 0, a.shape);
-    T* db = tape.grad_for<T>(node, 1, b.shape);
+    T* da = tape.grad_for<T>(node, 0);
+    T* db = tape.grad_for<T>(node, 1);
     if (folds(b.shape)) {
       const int64_t rows = g.batch[0] * g.batch[1] * m;
       if (da) gemm<T>(rows, k, n, dy, n, false, bv, n, true, da, k, true);
@@ -118,7 +118,8 @@ void matmul_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kMatmul{"matmul", matmul_backward};
+const OpDef kMatmul{
+    .name = "matmul", .backward = matmul_backward, .saves = saves::kInput0 | saves::kInput1};
 TAPEGRAD_REGISTER_OP(kMatmul);
 
 }  // namespace
