@@ -1,5 +1,8 @@
 // causal_attention: softmax(causal_mask(q·kᵀ) / √D)·v per (batch, head), fused and blocked.
 //
+// A kernel, so over the 120-line budget of an op file: the blocked forward and backward (online
+// softmax, recomputed probabilities) only make sense read together.
+//
 // Forward, per (batch, head) and block of kBr query rows: the key blocks (kBc keys) up to the
 // block's last row are scored with one GEMM each, and an online softmax (running max m and sum l
 // per row, FlashAttention's) folds them into the output, so no [T, T] scores exist; blocks wholly

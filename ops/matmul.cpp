@@ -1,4 +1,7 @@
 // matmul: torch.matmul (1-D operands promoted, batch dims broadcast), and dot as its 1-D form.
+//
+// A kernel, so over the 120-line budget of an op file: broadcasting batch dims, the 1-D forms
+// and the one-GEMM fast paths (forward and both gradients) belong together.
 #include <algorithm>
 
 #include "graph/threads.h"

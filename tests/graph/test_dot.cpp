@@ -252,6 +252,17 @@ TEST_CASE("dot: what each op keeps for its backward, in bytes", "[dot]") {
              Catch::Contains("saved for backward: 624 B (distinct tensors and buffers)"));
 }
 
+TEST_CASE("dot: the fused attention ops report what they keep", "[dot]") {
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor x = requires_grad(ones({2, 6, 4}));  // 48 float32: 192 bytes
+  Tensor q = requires_grad(ones({2, 6, 4}));
+  Tensor cs = causal_softmax(x, 2.0);        // keeps its output
+  Tensor ca = causal_attention(x, q, x, 2);  // q, k, v, its output, a T row per head
+  CHECK(saved_bytes(tape, cs.id()) == 192);
+  CHECK(saved_bytes(tape, ca.id()) == 4 * 192 + 2 * 2 * 6 * 4);
+}
+
 TEST_CASE("dot: names are escaped for Graphviz's HTML labels", "[dot]") {
   Tape tape;
   TapeScope scope(tape);
