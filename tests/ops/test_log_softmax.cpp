@@ -35,7 +35,9 @@ TEST_CASE("log_softmax: matches torch along dims -1 and 1", "[log_softmax][golde
     const std::string name = "log_softmax_dim" + std::to_string(dim);
     const int64_t equal = testing::check_activation_goldens(
         name, [dim](const Tensor& x) { return log_softmax(x, dim); }, 8);
-    WARN(name << ": " << equal << " of 240 golden elements bit-for-bit equal to torch's");
+    // Within 8 ulps: torch sums exp in vector lanes with SLEEF's exp (measured: 213 of 240
+    // equal along dim -1, 239 along dim 1).
+    CHECK(equal > 0);
   }
 }
 

@@ -22,7 +22,9 @@ TEST_CASE("sigmoid: matches torch's forward and backward, float32 and float64",
           "[sigmoid][goldens]") {
   const int64_t equal = testing::check_activation_goldens(
       "sigmoid", [](const Tensor& x) { return sigmoid(x); }, 4);
-  WARN("sigmoid: " << equal << " of 240 golden elements bit-for-bit equal to torch's");
+  // Within 4 ulps; torch vectorises with SLEEF, so a few elements differ in the last bit
+  // (measured: tanh 227, sigmoid 236, silu 234 of 240 equal).
+  CHECK(equal > 0);
 }
 
 GRADCHECK_TEST_CASE("sigmoid", "ranks 0 to 4") {

@@ -23,7 +23,9 @@ TEST_CASE("silu: x * sigmoid(x) at a few points", "[silu]") {
 TEST_CASE("silu: matches torch's forward and backward, float32 and float64", "[silu][goldens]") {
   const int64_t equal = testing::check_activation_goldens(
       "silu", [](const Tensor& x) { return silu(x); }, 4);
-  WARN("silu: " << equal << " of 240 golden elements bit-for-bit equal to torch's");
+  // Within 4 ulps; torch vectorises with SLEEF, so a few elements differ in the last bit
+  // (measured: tanh 227, sigmoid 236, silu 234 of 240 equal).
+  CHECK(equal > 0);
 }
 
 GRADCHECK_TEST_CASE("silu", "ranks 0 to 4") {

@@ -21,7 +21,9 @@ TEST_CASE("tanh: saturates without NaN in float32", "[tanh]") {
 TEST_CASE("tanh: matches torch's forward and backward, float32 and float64", "[tanh][goldens]") {
   const int64_t equal = testing::check_activation_goldens(
       "tanh", [](const Tensor& x) { return tanh(x); }, 4);
-  WARN("tanh: " << equal << " of 240 golden elements bit-for-bit equal to torch's");
+  // Within 4 ulps; torch vectorises with SLEEF, so a few elements differ in the last bit
+  // (measured: tanh 227, sigmoid 236, silu 234 of 240 equal).
+  CHECK(equal > 0);
 }
 
 GRADCHECK_TEST_CASE("tanh", "ranks 0 to 4") {
