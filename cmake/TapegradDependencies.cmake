@@ -28,3 +28,11 @@ if(TAPEGRAD_BUILD_TESTS)
   find_package(Catch2 2 QUIET)
   tapegrad_require(Catch2_FOUND catch2 "Catch2 v2")
 endif()
+
+if(TAPEGRAD_BUILD_EXAMPLES)
+  # The examples' and tools' command lines (tools/cli.h); header-only.
+  find_package(CLI11 2 QUIET CONFIG)
+  tapegrad_require(CLI11_FOUND libcli11-dev "CLI11 (command-line parsing for the examples and tools)")
+  add_library(tapegrad_cli INTERFACE)
+  target_link_libraries(tapegrad_cli INTERFACE CLI11::CLI11)
+endif()
