@@ -49,8 +49,8 @@ T* output_data(const Tensor& y) {
                 " is not an op's output (a leaf's values are not an op's to write)");
   }
   if (n.dtype != dtype_of<T>()) {
-    throw Error("output_data: " + y.tape().describe_node(y.id()) + " holds " +
-                dtype_name(n.dtype) + ", not " + dtype_name(dtype_of<T>()));
+    throw Error("output_data: " + y.tape().describe_node(y.id()) + " holds " + dtype_name(n.dtype) +
+                ", not " + dtype_name(dtype_of<T>()));
   }
   return n.value_as<T>();
 }
