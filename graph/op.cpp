@@ -1,4 +1,5 @@
-// The registry of OpDefs, filled at static initialisation by TAPEGRAD_REGISTER_OP.
+// The registry of OpDefs, filled at static initialisation by TAPEGRAD_REGISTER_OP, and the
+// helpers of graph/op.h for ops written outside the library.
 #include "graph/op.h"
 
 #include "graph/tape.h"
@@ -6,6 +7,9 @@
 #include <cstdio>
 #include <string_view>
 #include <vector>
+
+#include "graph/error.h"
+#include "graph/tape.h"
 
 namespace tapegrad {
 
@@ -43,5 +47,21 @@ std::string number_text(double v) {
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
 }
+
+template <class T>
+T* output_data(const Tensor& y) {
+  const Node& n = y.node();
+  if (n.kind != NodeKind::Op) {
+    throw Error("output_data: " + y.tape().describe_node(y.id()) +
+                " is not an op's output (a leaf's values are not an op's to write)");
+  }
+  if (n.dtype != dtype_of<T>()) {
+    throw Error("output_data: " + y.tape().describe_node(y.id()) + " holds " + dtype_name(n.dtype) +
+                ", not " + dtype_name(dtype_of<T>()));
+  }
+  return n.value_as<T>();
+}
+template float* output_data<float>(const Tensor& y);
+template double* output_data<double>(const Tensor& y);
 
 }  // namespace tapegrad

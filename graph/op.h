@@ -54,6 +54,15 @@ const OpDef* find_registered_op(std::string_view name);
 // For ArgumentsFn: a number as drawings show it (0.1, 2, -inf, 0.707107: "%.6g").
 std::string number_text(double v);
 
+class Tensor;
+// For a forward: the values of `y`, the output Tape::record just returned, for the op to write
+// (y.data<T>() is read-only). Throws Error unless y is an op's output of element type T
+// (float or double), so a forward cannot write into a leaf or a parameter by mistake.
+template <class T>
+T* output_data(const Tensor& y);
+extern template float* output_data<float>(const Tensor& y);
+extern template double* output_data<double>(const Tensor& y);
+
 }  // namespace tapegrad
 
 // Registers an OpDef at static initialisation, once, in the file that defines it:
