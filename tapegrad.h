@@ -18,3 +18,4 @@
 #include "optim/optim.h"
 #include "text/dataset.h"
 #include "text/tokenizer.h"
+#include "text/training.h"
