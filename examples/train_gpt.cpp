@@ -231,7 +231,7 @@ void write_file(const std::string& path, const std::string& text) {
 void plot(const std::string& dir, Reporter& reporter) {
   const std::string script = dir + "/loss.gp";
   std::ofstream gp(script);
-  gp << "set terminal pngcairo size 800,500\n"
+  gp << "set terminal pngcairo noenhanced size 800,500\n"
         "set output '"
      << dir
      << "/loss.png'\n"
@@ -240,10 +240,9 @@ void plot(const std::string& dir, Reporter& reporter) {
         "set title 'train_gpt: training and validation loss'\n"
         "set xlabel 'Steps'\nset ylabel 'Loss'\nset x2label 'Tokens seen'\n"
         "set xtics nomirror\nset x2tics\nset grid\n"
-        "stats '"
-     << dir
-     << "/loss.csv' using 4 nooutput\n"
-        "set x2range [0:STATS_max]\n"
+        "stats '" << dir << "/loss.csv' using 1 name 'S' nooutput\n"
+        "stats '" << dir << "/loss.csv' using 4 name 'K' nooutput\n"
+        "set xrange [0:S_max]\nset x2range [0:K_max]\n"
         "plot '"
      << dir
      << "/loss.csv' using 1:2 with linespoints title 'Training loss', "
@@ -414,7 +413,7 @@ int run(const Options& o) {
   };
   callbacks.on_eval = [&](const TrainProgress& pr, const EvalLosses& l) {
     reporter.eval(pr, l);
-    std::snprintf(row, sizeof row, "%" PRId64 ",%.9g,%.9g,%" PRId64 "\n", pr.step, l.train_loss,
+    std::snprintf(row, sizeof row, "%" PRId64 ",%.17g,%.17g,%" PRId64 "\n", pr.step, l.train_loss,
                   l.val_loss, pr.tokens_seen);
     csv += row;
   };
