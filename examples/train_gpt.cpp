@@ -240,8 +240,12 @@ void plot(const std::string& dir, Reporter& reporter) {
         "set title 'train_gpt: training and validation loss'\n"
         "set xlabel 'Steps'\nset ylabel 'Loss'\nset x2label 'Tokens seen'\n"
         "set xtics nomirror\nset x2tics\nset grid\n"
-        "stats '" << dir << "/loss.csv' using 1 name 'S' nooutput\n"
-        "stats '" << dir << "/loss.csv' using 4 name 'K' nooutput\n"
+        "stats '"
+     << dir
+     << "/loss.csv' using 1 name 'S' nooutput\n"
+        "stats '"
+     << dir
+     << "/loss.csv' using 4 name 'K' nooutput\n"
         "set xrange [0:S_max]\nset x2range [0:K_max]\n"
         "plot '"
      << dir
@@ -453,7 +457,9 @@ int main(int argc, char** argv) {
       "train_gpt: trains chapter 4's GPT on a text file as chapter 5 of Build a Large Language "
       "Model (From Scratch) does (AdamW, train/val loss, samples, checkpoints). Writes loss.csv, "
       "samples.txt, loss.png and checkpoint.safetensors into --out."};
-  app.option_defaults()->always_capture_default();
+  // A repeated option takes its last value, so a script's options can be overridden.
+  app.option_defaults()->always_capture_default()->multi_option_policy(
+      CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--preset", o.preset,
                  "model size: tiny (bytes tokenizer, C 128, 2 layers), small (gpt2, C 384, 6 "
                  "layers) or 124M (the book's GPT_CONFIG_124M, context 256)");
