@@ -449,6 +449,20 @@ int run(const Options& o) {
   return 0;
 }
 
+// Validators whose messages name the value plainly (CLI11 prefixes the option's name).
+CLI::Validator number_at_least(double least, const std::string& what) {
+  return CLI::Validator(
+      [least, what](std::string& value) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(value.c_str(), &end);
+        if (value.empty() || *end != '\0' || !(v >= least)) {
+          return "must be " + what + ", not \"" + value + "\"";
+        }
+        return "";
+      },
+      what);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -467,7 +481,7 @@ int main(int argc, char** argv) {
                  "a UTF-8 text file to train on (default: the GPL-3 text every Debian system has; "
                  "bible-kjv-text's Bible is compressed, not plain text)");
   app.add_option("--steps", o.steps, "optimiser steps in all (across epochs)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_at_least(1e-300, "a positive number"));
   app.add_option("--out", o.out, "output folder (created when missing)")->required();
   app.add_flag("--resume", o.resume,
                "continue from OUT/checkpoint.safetensors (same options), bit for bit");
@@ -480,39 +494,40 @@ int main(int argc, char** argv) {
                  "torch.manual_seed for the weights and dropout; the data "
                  "loader's generator gets the same seed");
   app.add_option("--eval-freq", o.eval_freq, "evaluate after steps 1, 1+N, 1+2N, ... and the last")
-      ->check(CLI::PositiveNumber);
+      ->check(number_at_least(1e-300, "a positive number"));
   app.add_option("--eval-iter", o.eval_iter, "batches of each split per evaluation")
-      ->check(CLI::PositiveNumber);
+      ->check(number_at_least(1e-300, "a positive number"));
   app.add_option("--checkpoint-every", o.checkpoint_every,
                  "save a checkpoint every N steps (0: only at the end)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_at_least(0.0, "a number >= 0"));
   app.add_option("--context-length", o.context_length, "override the preset: tokens per window (T)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_at_least(1e-300, "a positive number"));
   app.add_option("--emb-dim", o.emb_dim, "override the preset: embedding size C")
-      ->check(CLI::PositiveNumber);
+      ->check(number_at_least(1e-300, "a positive number"));
   app.add_option("--n-heads", o.n_heads, "override the preset: attention heads (divide C)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_at_least(1e-300, "a positive number"));
   app.add_option("--n-layers", o.n_layers, "override the preset: transformer blocks")
-      ->check(CLI::PositiveNumber);
+      ->check(number_at_least(1e-300, "a positive number"));
   app.add_option("--batch-size", o.batch_size, "override the preset: sequences per batch")
-      ->check(CLI::PositiveNumber);
+      ->check(number_at_least(1e-300, "a positive number"));
   app.add_option("--lr", o.lr, "override the preset: peak learning rate")
-      ->check(CLI::PositiveNumber);
+      ->check(number_at_least(1e-300, "a positive number"));
   app.add_option("--drop-rate", o.drop_rate, "override the preset's dropout (0.1)")
       ->check(CLI::Range(0.0, 0.999));
   app.add_option("--weight-decay", o.weight_decay, "AdamW's weight decay")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_at_least(0.0, "a number >= 0"));
   app.add_option("--warmup", o.warmup,
                  "linear warm-up steps, then cosine decay to --min-lr (0: constant lr)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--min-lr", o.min_lr, "the cosine's final lr")->check(CLI::NonNegativeNumber);
+      ->check(number_at_least(0.0, "a number >= 0"));
+  app.add_option("--min-lr", o.min_lr, "the cosine's final lr")
+      ->check(number_at_least(0.0, "a number >= 0"));
   app.add_option("--clip", o.clip, "clip_grad_norm_ max norm (0: no clipping)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_at_least(0.0, "a number >= 0"));
   app.add_option("--train-ratio", o.train_ratio, "share of the text for training")
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--prompt", o.prompt, "start of the sample generated after each epoch");
   app.add_option("--sample-tokens", o.sample_tokens, "tokens per sample")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_at_least(0.0, "a number >= 0"));
   app.add_flag("!--no-plot", o.plot, "do not run gnuplot for loss.png");
   try {
     app.parse(argc, argv);
