@@ -19,3 +19,4 @@
 #include "optim/optim.h"
 #include "text/dataset.h"
 #include "text/tokenizer.h"
+#include "text/training.h"
