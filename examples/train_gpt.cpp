@@ -42,6 +42,9 @@
 #include "graph/safetensors.h"
 #include "graph/threads.h"
 #include "tapegrad.h"
+#ifdef TAPEGRAD_HAVE_MPI
+#include "dist/data_parallel.h"
+#endif
 
 using namespace tapegrad;
 namespace fs = std::filesystem;
@@ -103,6 +106,12 @@ std::string config_string(const Options& o, const Preset& p, uint64_t data_size)
   if (o.warmup > 0) s << " steps=" << o.steps;  // the cosine's length
   return s.str();
 }
+
+// This process's place in a data-parallel job (mpirun), or rank 0 of 1.
+struct Processes {
+  int rank = 0;
+  int world_size = 1;
+};
 
 std::string read_text(const std::string& path, const std::string& tokenizer) {
   std::error_code ec;
@@ -269,8 +278,8 @@ void plot(const std::string& dir, Reporter& reporter) {
   reporter.line("wrote " + dir + "/loss.png");
 }
 
-int run(const Options& o) {
-  const bool is_main = true;  // the process that prints and writes (data parallelism: rank 0)
+int run(const Options& o, const Processes& procs) {
+  const bool is_main = procs.rank == 0;  // the process that prints and writes
   const auto found = presets().find(o.preset);
   if (found == presets().end()) {
     throw Error("train_gpt: --preset must be tiny, small or 124M, not \"" + o.preset + "\"");
@@ -307,16 +316,27 @@ int run(const Options& o) {
 
   fs::create_directories(o.out);
   const std::string ckpt = o.out + "/checkpoint.safetensors";
-  const std::string config = config_string(o, p, text.size());
+  std::string config = config_string(o, p, text.size());
+  // N processes train on global batches of N · batch_size rows, batch_size each; a checkpoint
+  // resumes only with the number of processes that wrote it.
+  const int64_t global_batch = p.batch_size * procs.world_size;
+  if (procs.world_size > 1) config += " processes=" + std::to_string(procs.world_size);
 
   manual_seed(o.seed);  // the model's initial weights, then dropout: torch.manual_seed
   nn::GPTModel model(p.cfg);
+#ifdef TAPEGRAD_HAVE_MPI
+  std::optional<dist::DataParallel> ddp;
+  if (procs.world_size > 1) ddp.emplace(model.parameters());  // rank 0's weights everywhere
+#endif
+  // Each process draws its own dropout masks (rank 0 keeps the run's stream).
+  if (procs.rank > 0)
+    manual_seed(o.seed + static_cast<uint64_t>(procs.rank) * 0x9E3779B97F4A7C15ULL);
   Generator data_generator(o.seed);  // the loaders' shuffling: torch.Generator().manual_seed
-  DataLoader train_loader(train_ds, p.batch_size, true, true, &data_generator);
+  DataLoader train_loader(train_ds, global_batch, true, true, &data_generator);
   if (train_loader.size() == 0) {
     throw Error("train_gpt: --data " + o.data + ": " + std::to_string(train_ds.size()) +
-                " training windows, fewer than one batch of " + std::to_string(p.batch_size) +
-                " (--batch-size)");
+                " training windows, fewer than one batch of " + std::to_string(global_batch) +
+                " (--batch-size × processes)");
   }
   DataLoader train_eval_loader(train_ds, p.batch_size, true, true, &data_generator);
   DataLoader val_loader(val_ds, p.batch_size, false, false, &data_generator);
@@ -370,6 +390,12 @@ int run(const Options& o) {
     samples = s.str();
     reporter = Reporter(is_main, o.steps, start.step, start.tokens_seen);
     reporter.line("resumed " + ckpt + " at step " + std::to_string(start.step));
+    // The file holds rank 0's dropout stream; the other processes start fresh ones (so a
+    // multi-process resume is not bit-identical to an uninterrupted multi-process run).
+    if (procs.rank > 0) {
+      manual_seed(o.seed + static_cast<uint64_t>(start.step) +
+                  static_cast<uint64_t>(procs.rank) * 0x9E3779B97F4A7C15ULL);
+    }
   }
 
   auto save = [&](const TrainState& state) {
@@ -390,6 +416,8 @@ int run(const Options& o) {
          << " bytes: " << train_ds.size() << " training and " << val_ds.size()
          << " validation windows of " << T << " tokens), batch " << p.batch_size << ", lr " << p.lr
          << ", " << o.steps << " steps, " << o.threads << " thread(s)";
+    if (procs.world_size > 1)
+      head << ", " << procs.world_size << " processes (global batch " << global_batch << ")";
     reporter.line(head.str());
   }
 
@@ -401,6 +429,11 @@ int run(const Options& o) {
   options.max_grad_norm = o.clip;
   options.start_context = o.prompt;
   options.sample_tokens = o.sample_tokens;
+  options.rank = procs.rank;
+  options.world_size = procs.world_size;
+#ifdef TAPEGRAD_HAVE_MPI
+  if (ddp) options.after_backward = [&] { ddp->average_gradients(); };
+#endif
 
   TrainState now = start;
   char row[160];
@@ -534,8 +567,17 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+#ifdef TAPEGRAD_HAVE_MPI
+  // Under mpirun (Open MPI sets OMPI_COMM_WORLD_SIZE): one process of a data-parallel job. A
+  // process that fails ends the whole job with its message (run_or_abort) instead of leaving the
+  // others waiting in the next gradient average.
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr) {
+    tapegrad::dist::MpiSession mpi(argc, argv);
+    return tapegrad::dist::run_or_abort([&] { return run(o, {mpi.rank(), mpi.world_size()}); });
+  }
+#endif
   try {
-    return run(o);
+    return run(o, {});
   } catch (const std::exception& e) {
     std::cerr << e.what() << "\n";
     return 2;

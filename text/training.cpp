@@ -1,6 +1,7 @@
 // Chapter 5's training loop (text/training.h): losses, evaluation, greedy samples, the loop.
 #include "text/training.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -72,17 +73,29 @@ std::string generate_sample(const nn::GPTModel& model, const Tokenizer& tokenize
 }
 
 double train_step(nn::GPTModel& model, const Ids& input_batch, const Ids& target_batch,
-                  Optimizer& optimizer, double max_grad_norm, Tape& tape, double* grad_norm) {
+                  Optimizer& optimizer, double max_grad_norm, Tape& tape, double* grad_norm,
+                  const std::function<void()>& after_backward) {
   tape.reset();  // a fresh graph each step; the parameters keep their values
   optimizer.zero_grad();
   Tensor loss = calc_loss_batch(input_batch, target_batch, model);  // []
   loss.backward();
-  // (Data parallelism: average the gradients across processes here, before clipping.)
+  if (after_backward) after_backward();  // data parallelism: the average over processes
   double norm = 0.0;
   if (max_grad_norm > 0.0) norm = clip_grad_norm_(optimizer, max_grad_norm);
   if (grad_norm != nullptr) *grad_norm = norm;
   optimizer.step();
   return loss.item();
+}
+
+void shard_rows(const Ids& batch, int rank, int world_size, Ids& shard) {
+  const int64_t rows = batch.size(0), cols = batch.numel() / std::max<int64_t>(rows, 1);
+  if (world_size < 1 || rank < 0 || rank >= world_size || rows % world_size != 0) {
+    throw Error("shard_rows: a batch of " + std::to_string(rows) + " rows does not split over " +
+                std::to_string(world_size) + " processes (rank " + std::to_string(rank) + ")");
+  }
+  const int64_t share = rows / world_size;
+  shard.assign(Shape{share, cols}, batch.values().subspan(static_cast<size_t>(rank * share * cols),
+                                                          static_cast<size_t>(share * cols)));
 }
 
 TrainState train_model_simple(nn::GPTModel& model, DataLoader& train_loader,
@@ -100,7 +113,7 @@ TrainState train_model_simple(nn::GPTModel& model, DataLoader& train_loader,
   }
   Tape tape;
   TapeScope scope(tape);
-  Ids inputs, targets;
+  Ids inputs, targets, my_inputs, my_targets;
   TrainState state = start;
   TrainProgress progress;
   auto done = [&] { return options.max_steps >= 0 && state.step >= options.max_steps; };
@@ -119,8 +132,14 @@ TrainState train_model_simple(nn::GPTModel& model, DataLoader& train_loader,
       continue;
     }
     progress.lr = optimizer.lr(0);
-    progress.loss = train_step(model, inputs, targets, optimizer, options.max_grad_norm, tape,
-                               &progress.grad_norm);
+    const bool sharded = options.world_size > 1;
+    if (sharded) {
+      shard_rows(inputs, options.rank, options.world_size, my_inputs);
+      shard_rows(targets, options.rank, options.world_size, my_targets);
+    }
+    progress.loss =
+        train_step(model, sharded ? my_inputs : inputs, sharded ? my_targets : targets, optimizer,
+                   options.max_grad_norm, tape, &progress.grad_norm, options.after_backward);
     if (scheduler != nullptr) scheduler->step();
     stepped_in_epoch = true;
     ++state.step;

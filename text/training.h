@@ -72,6 +72,14 @@ struct TrainOptions {
   double max_grad_norm = 0.0;   // > 0: clip_grad_norm_ to this before each optimiser step
   std::string start_context{};  // the sample's prompt (empty: no samples)
   int64_t sample_tokens = 50;   // tokens generated per sample
+  // Data parallelism (dist/data_parallel.h): this process is `rank` of `world_size`; each batch
+  // of train_loader is the global batch, of which this process trains on rows
+  // [rank·B/N, (rank + 1)·B/N) (B must be a multiple of N); after_backward runs between backward
+  // and clipping (DataParallel::average_gradients). Evaluation runs the same batches on every
+  // process, so every process computes the same losses.
+  int rank = 0;
+  int world_size = 1;
+  std::function<void()> after_backward{};
 };
 
 // Where a run starts: fresh (all zero) or from a checkpoint. The caller restores the model,
@@ -101,6 +109,10 @@ TrainState train_model_simple(nn::GPTModel& model, DataLoader& train_loader,
 // max_grad_norm > 0; the norm goes to *grad_norm), optimizer.step(). Returns the batch loss.
 double train_step(nn::GPTModel& model, const Ids& input_batch, const Ids& target_batch,
                   Optimizer& optimizer, double max_grad_norm, Tape& tape,
-                  double* grad_norm = nullptr);
+                  double* grad_norm = nullptr, const std::function<void()>& after_backward = {});
+
+// Rows [rank·B/N, (rank + 1)·B/N) of a [B, T] batch into `shard` (storage reused); throws Error
+// unless N divides B.
+void shard_rows(const Ids& batch, int rank, int world_size, Ids& shard);
 
 }  // namespace tapegrad
