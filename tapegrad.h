@@ -17,3 +17,5 @@
 #include "ops/ops.h"
 #include "optim/checkpoint.h"
 #include "optim/optim.h"
+#include "text/dataset.h"
+#include "text/tokenizer.h"

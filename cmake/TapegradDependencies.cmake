@@ -21,10 +21,49 @@ pkg_check_modules(GVC QUIET IMPORTED_TARGET libgvc)
 tapegrad_require(GVC_FOUND libgraphviz-dev "Graphviz's libgvc")
 find_program(TAPEGRAD_DOT_PROGRAM dot)
 tapegrad_require(TAPEGRAD_DOT_PROGRAM graphviz "Graphviz's dot program")
+# The GPT-2 tokenizer: PCRE2 runs its pre-tokenizing regex (Unicode classes, lookahead), and
+# nlohmann's JSON (header-only, used inside text/tokenizer.cpp only) reads the vocabulary files.
+pkg_check_modules(PCRE2 QUIET IMPORTED_TARGET libpcre2-8)
+tapegrad_require(PCRE2_FOUND libpcre2-dev "PCRE2 (the GPT-2 tokenizer's regex)")
+find_package(nlohmann_json 3.10 QUIET)
+tapegrad_require(nlohmann_json_FOUND nlohmann-json3-dev "nlohmann's JSON library (GPT-2's vocabulary files)")
+# SLEEF: the vectorised exp/tanh/log of ops/detail/vmath.cpp (the functions torch's CPU kernels
+# call). Debian ships a pkg-config file and no CMake package.
+pkg_check_modules(SLEEF QUIET IMPORTED_TARGET sleef)
+tapegrad_require(SLEEF_FOUND libsleef-dev "SLEEF (vectorised math functions)")
 add_library(tapegrad_graphviz INTERFACE)
 target_link_libraries(tapegrad_graphviz INTERFACE Boost::boost PkgConfig::GVC)
 
 if(TAPEGRAD_BUILD_TESTS)
   find_package(Catch2 2 QUIET)
   tapegrad_require(Catch2_FOUND catch2 "Catch2 v2")
+endif()
+
+# OpenBLAS, the default GEMM backend when it is found (ops/detail/gemm.h): Debian's
+# libopenblas-dev, whose openblas.pc points at the flavour update-alternatives selects (the
+# pthread one, libopenblas0-pthread, is what tapegrad is tested with). AUTO links it when found;
+# ON stops here when it is not; OFF builds the Eigen kernel only.
+set(TAPEGRAD_OPENBLAS AUTO CACHE STRING "Link OpenBLAS as the default GEMM backend: AUTO, ON or OFF")
+set_property(CACHE TAPEGRAD_OPENBLAS PROPERTY STRINGS AUTO ON OFF)
+string(TOUPPER "${TAPEGRAD_OPENBLAS}" _tapegrad_openblas)
+if(NOT _tapegrad_openblas MATCHES "^(AUTO|ON|OFF)$")
+  message(FATAL_ERROR "TAPEGRAD_OPENBLAS=${TAPEGRAD_OPENBLAS}: expected AUTO, ON or OFF")
+endif()
+set(TAPEGRAD_HAVE_OPENBLAS OFF)
+if(_tapegrad_openblas STREQUAL "OFF")
+  message(STATUS "tapegrad: TAPEGRAD_OPENBLAS=OFF: GEMM on Eigen's kernel only")
+else()
+  pkg_check_modules(OPENBLAS QUIET IMPORTED_TARGET openblas)
+  if(OPENBLAS_FOUND)
+    set(TAPEGRAD_HAVE_OPENBLAS ON)
+    message(STATUS "tapegrad: GEMM on OpenBLAS ${OPENBLAS_VERSION} (${OPENBLAS_LINK_LIBRARIES}) "
+                   "by default, Eigen's kernel on request")
+  elseif(_tapegrad_openblas STREQUAL "ON")
+    message(FATAL_ERROR "TAPEGRAD_OPENBLAS=ON but pkg-config finds no OpenBLAS (openblas.pc): "
+                        "install it with `apt-get install libopenblas-dev libopenblas0-pthread`, "
+                        "or configure with -DTAPEGRAD_OPENBLAS=AUTO or OFF.")
+  else()
+    message(STATUS "tapegrad: OpenBLAS not found (apt-get install libopenblas-dev): GEMM on "
+                   "Eigen's kernel only")
+  endif()
 endif()

@@ -1,6 +1,8 @@
 // The registry of OpDefs, filled at static initialisation by TAPEGRAD_REGISTER_OP.
 #include "graph/op.h"
 
+#include "graph/tape.h"
+
 #include <cstdio>
 #include <string_view>
 #include <vector>
@@ -29,6 +31,11 @@ const OpDef* find_registered_op(std::string_view name) {
     if (op->name == name) return op;
   }
   return nullptr;
+}
+
+uint32_t saved_by(const Node& node) {
+  if (node.op == nullptr) return saves::kNothing;
+  return node.op->saves_of != nullptr ? node.op->saves_of(node) : node.op->saves;
 }
 
 std::string number_text(double v) {

@@ -1,4 +1,7 @@
 // matmul: torch.matmul (1-D operands promoted, batch dims broadcast), and dot as its 1-D form.
+//
+// A kernel, so over the 120-line budget of an op file: broadcasting batch dims, the 1-D forms
+// and the one-GEMM fast paths (forward and both gradients) belong together.
 #include <algorithm>
 
 #include "graph/threads.h"
@@ -87,12 +90,14 @@ void matmul_backward(Tape& tape, const Node& node) {
     const T* av = a.value_as<T>();
     const T* bv = b.value_as<T>();
     const T* dy = node.grad_as<T>();
-    T* da = tape.grad_for<T>(node, 0, a.shape);
-    T* db = tape.grad_for<T>(node, 1, b.shape);
+    T* da = tape.grad_for<T>(node, 0);
+    T* db = tape.grad_for<T>(node, 1);
     if (folds(b.shape)) {
       const int64_t rows = g.batch[0] * g.batch[1] * m;
-      if (da) gemm<T>(rows, k, n, dy, n, false, bv, n, true, da, k, true);
-      if (db) gemm<T>(k, n, rows, av, k, true, dy, n, false, db, n, true);
+      if (da)
+        gemm(matrix(da, rows, k), matrix(dy, rows, n), matrix(bv, k, n).t(), {.accumulate = true});
+      if (db)
+        gemm(matrix(db, k, n), matrix(av, rows, k).t(), matrix(dy, rows, n), {.accumulate = true});
       return;
     }
     const int64_t slices = g.batch[0] * g.batch[1];
@@ -103,22 +108,25 @@ void matmul_backward(Tape& tape, const Node& node) {
       for_each_slice(g, matrices(batch_dims(a.shape)) == slices,
                      [&](int64_t p, int64_t q, bool par) {
                        const T* dys = dy + (p * g.batch[1] + q) * m * n;
-                       gemm<T>(m, k, n, dys, n, false, bv + slice(p, q, g.b_step) * k * n, n, true,
-                               da + slice(p, q, g.a_step) * m * k, k, true, T(1), par);
+                       const T* bs = bv + slice(p, q, g.b_step) * k * n;
+                       gemm(matrix(da + slice(p, q, g.a_step) * m * k, m, k), matrix(dys, m, n),
+                            matrix(bs, k, n).t(), {.accumulate = true, .parallel = par});
                      });
     }
     if (db) {
       for_each_slice(g, matrices(batch_dims(b.shape)) == slices,
                      [&](int64_t p, int64_t q, bool par) {
                        const T* dys = dy + (p * g.batch[1] + q) * m * n;
-                       gemm<T>(k, n, m, av + slice(p, q, g.a_step) * m * k, k, true, dys, n, false,
-                               db + slice(p, q, g.b_step) * k * n, n, true, T(1), par);
+                       const T* as = av + slice(p, q, g.a_step) * m * k;
+                       gemm(matrix(db + slice(p, q, g.b_step) * k * n, k, n), matrix(as, m, k).t(),
+                            matrix(dys, m, n), {.accumulate = true, .parallel = par});
                      });
     }
   });
 }
 
-const OpDef kMatmul{"matmul", matmul_backward};
+const OpDef kMatmul{
+    .name = "matmul", .backward = matmul_backward, .saves = saves::kInput0 | saves::kInput1};
 TAPEGRAD_REGISTER_OP(kMatmul);
 
 }  // namespace
@@ -154,14 +162,15 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     const T* bv = value_of<T>(b);
     T* yv = value_of<T>(y);
     if (folds(b.shape())) {
-      gemm<T>(g.batch[0] * g.batch[1] * m, n, k, av, k, false, bv, n, false, yv, n, false);
+      const int64_t rows = g.batch[0] * g.batch[1] * m;
+      gemm(matrix(yv, rows, n), matrix(av, rows, k), matrix(bv, k, n));
       return;
     }
     for_each_slice(g, true, [&](int64_t p, int64_t q, bool par) {
       const int64_t ao = (p * g.a_step[0] + q * g.a_step[1]) * m * k;
       const int64_t bo = (p * g.b_step[0] + q * g.b_step[1]) * k * n;
-      gemm<T>(m, n, k, av + ao, k, false, bv + bo, n, false, yv + (p * g.batch[1] + q) * m * n, n,
-              false, T(1), par);
+      gemm(matrix(yv + (p * g.batch[1] + q) * m * n, m, n), matrix(av + ao, m, k),
+           matrix(bv + bo, k, n), {.parallel = par});
     });
   });
   return y;

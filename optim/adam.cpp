@@ -1,4 +1,5 @@
-// Adam and AdamW: torch.optim's single-tensor updates, one fused loop per parameter.
+// Adam and AdamW: torch.optim's single-tensor updates, one fused, threaded pass over all
+// parameters.
 #include "optim/adam.h"
 
 #include <algorithm>
@@ -19,7 +20,9 @@
 
 namespace tapegrad {
 
+using optim_detail::AdamStep;
 using optim_detail::dispatch_dtype;
+using optim_detail::for_all_elements;
 using optim_detail::format_number;
 using optim_detail::one_group;
 using optim_detail::with_flags;
@@ -51,11 +54,6 @@ void sqrt_in_place(T* x, int64_t n) {
 #endif
   for (; i < n; ++i) x[i] = std::sqrt(x[i]);
 }
-
-struct AdamStep {
-  double lr, beta1, beta2, eps, weight_decay;
-  int64_t t;  // this parameter's step, from 1
-};
 
 // torch's roundings, in order: each Python scalar cast to T; mul_ then add_(alpha) as
 // fma(y, alpha, x·s); addcmul_ as fma(value·g, g, x); the denominator as sqrt(v) / T(bc2_sqrt)
@@ -139,6 +137,8 @@ Adam::Adam(const char* name, std::vector<ParamGroup> groups, const AdamOptions& 
 }
 
 void Adam::step() {
+  // First the per-parameter bookkeeping (state, step count), then one pass over all elements.
+  segments_.clear();
   size_t index = 0;
   for (const Group& group : groups_) {
     for (const Parameter& p : group.params) {
@@ -146,22 +146,32 @@ void Adam::step() {
       if (!p.requires_grad()) continue;
       ensure_state(st, p);
       ++st.step;
-      const AdamStep s{group.lr,     options_.betas[0],  options_.betas[1],
-                       options_.eps, group.weight_decay, st.step};
-      dispatch_dtype(p.dtype(), [&]<class T>() {
-        T* m = static_cast<T*>(st.slots[0].data());
-        T* v = static_cast<T*>(st.slots[1].data());
-        T* v_max = static_cast<T*>(st.slots[2].data());  // null without amsgrad
-        with_flags(
-            [&]<bool kMaximize, bool kDecoupled, bool kCoupledDecay, bool kAmsgrad>() {
-              adam_loop<T, kMaximize, kDecoupled, kCoupledDecay, kAmsgrad>(
-                  p.data<T>(), p.grad<T>(), m, v, v_max, p.numel(), s);
-            },
-            options_.maximize, decoupled_, !decoupled_ && group.weight_decay != 0.0,
-            options_.amsgrad);
-      });
+      if (p.numel() == 0) continue;
+      segments_.push_back(Segment{.param = p.raw_data(),
+                                  .grad = p.raw_grad(),
+                                  .m = st.slots[0].data(),
+                                  .v = st.slots[1].data(),
+                                  .v_max = st.slots[2].data(),  // null without amsgrad
+                                  .n = p.numel(),
+                                  .dtype = p.dtype(),
+                                  .coupled_decay = !decoupled_ && group.weight_decay != 0.0,
+                                  .s = AdamStep{group.lr, options_.betas[0], options_.betas[1],
+                                                options_.eps, group.weight_decay, st.step}});
     }
   }
+  for_all_elements(segments_, 20.0, [&](const Segment& seg, int64_t begin, int64_t end) {
+    dispatch_dtype(seg.dtype, [&]<class T>() {
+      T* v_max = seg.v_max != nullptr ? static_cast<T*>(seg.v_max) + begin : nullptr;
+      with_flags(
+          [&]<bool kMaximize, bool kDecoupled, bool kCoupledDecay, bool kAmsgrad>() {
+            adam_loop<T, kMaximize, kDecoupled, kCoupledDecay, kAmsgrad>(
+                static_cast<T*>(seg.param) + begin, static_cast<const T*>(seg.grad) + begin,
+                static_cast<T*>(seg.m) + begin, static_cast<T*>(seg.v) + begin, v_max, end - begin,
+                seg.s);
+          },
+          options_.maximize, decoupled_, seg.coupled_decay, options_.amsgrad);
+    });
+  });
   ++steps_;
 }
 

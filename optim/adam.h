@@ -8,15 +8,26 @@
 //     v̂ = max(v̂, v)  with amsgrad, and then v̂ is used in place of v below
 //     p = p - (lr / (1 - beta1^t)) · m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
 // The bias corrections are computed in double, like torch's Python; the rest in p's dtype with
-// torch's roundings (x + a·y fused, as its CPU kernels do).
+// torch's roundings (x + a·y fused, as its CPU kernels do). step() is one pass over all
+// parameters' elements, split over set_num_threads() threads; the result is the same bits for
+// any thread count (the update is elementwise).
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <vector>
 
 #include "optim/optimizer.h"
 
 namespace tapegrad {
+
+namespace optim_detail {
+// One parameter's hyper-parameters and step count, for its share of Adam::step().
+struct AdamStep {
+  double lr, beta1, beta2, eps, weight_decay;
+  int64_t t;  // this parameter's step, from 1
+};
+}  // namespace optim_detail
 
 struct AdamOptions {
   double lr = 1e-3;
@@ -52,8 +63,22 @@ class Adam : public Optimizer {
        bool decoupled);
 
  private:
+  // One parameter's share of step(): its buffers and its own hyper-parameters and step count.
+  struct Segment {
+    void* param;
+    const void* grad;
+    void* m;
+    void* v;
+    void* v_max;  // null without amsgrad
+    int64_t n;
+    DType dtype;
+    bool coupled_decay;
+    optim_detail::AdamStep s;
+  };
+
   AdamOptions options_;
   bool decoupled_;
+  std::vector<Segment> segments_;  // rebuilt each step, its capacity kept (no allocation)
 };
 
 class AdamW : public Adam {

@@ -1,4 +1,4 @@
-// SGD: torch.optim.SGD's single-tensor update, one fused loop per parameter.
+// SGD: torch.optim.SGD's single-tensor update, one fused, threaded pass over all parameters.
 #include "optim/sgd.h"
 
 #include <cmath>
@@ -14,6 +14,7 @@
 namespace tapegrad {
 
 using optim_detail::dispatch_dtype;
+using optim_detail::for_all_elements;
 using optim_detail::format_number;
 using optim_detail::one_group;
 using optim_detail::with_flags;
@@ -70,6 +71,8 @@ SGD::SGD(std::vector<ParamGroup> groups, SGDOptions options)
 }
 
 void SGD::step() {
+  // First the per-parameter bookkeeping, then one (threaded) pass over all elements.
+  segments_.clear();
   size_t index = 0;
   for (const Group& group : groups_) {
     for (const Parameter& p : group.params) {
@@ -77,20 +80,31 @@ void SGD::step() {
       if (!p.requires_grad()) continue;
       const bool first = !st.initialized;
       ensure_state(st, p);
-      dispatch_dtype(p.dtype(), [&]<class T>() {
-        T* buf = static_cast<T*>(st.slots[0].data());  // null without momentum
-        with_flags(
-            [&]<bool kMaximize, bool kDecay, bool kMomentum, bool kNesterov, bool kFirst>() {
-              sgd_loop<T, kMaximize, kDecay, kMomentum, kNesterov, kFirst>(
-                  p.data<T>(), p.grad<T>(), buf, p.numel(), group.lr, options_.momentum,
-                  options_.dampening, group.weight_decay);
-            },
-            options_.maximize, group.weight_decay != 0.0, options_.momentum != 0.0,
-            options_.nesterov, first);
-      });
       ++st.step;
+      if (p.numel() == 0) continue;
+      segments_.push_back(Segment{.param = p.raw_data(),
+                                  .grad = p.raw_grad(),
+                                  .buf = st.slots[0].data(),
+                                  .n = p.numel(),
+                                  .dtype = p.dtype(),
+                                  .first = first,
+                                  .lr = group.lr,
+                                  .weight_decay = group.weight_decay});
     }
   }
+  for_all_elements(segments_, 6.0, [&](const Segment& seg, int64_t begin, int64_t end) {
+    dispatch_dtype(seg.dtype, [&]<class T>() {
+      T* buf = seg.buf != nullptr ? static_cast<T*>(seg.buf) + begin : nullptr;
+      with_flags(
+          [&]<bool kMaximize, bool kDecay, bool kMomentum, bool kNesterov, bool kFirst>() {
+            sgd_loop<T, kMaximize, kDecay, kMomentum, kNesterov, kFirst>(
+                static_cast<T*>(seg.param) + begin, static_cast<const T*>(seg.grad) + begin, buf,
+                end - begin, seg.lr, options_.momentum, options_.dampening, seg.weight_decay);
+          },
+          options_.maximize, seg.weight_decay != 0.0, options_.momentum != 0.0, options_.nesterov,
+          seg.first);
+    });
+  });
   ++steps_;
 }
 

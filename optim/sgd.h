@@ -11,6 +11,7 @@
 // float64 runs match torch's bit for bit in the tested cases (tests/optim/test_sgd.cpp).
 #pragma once
 
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -39,7 +40,18 @@ class SGD : public Optimizer {
   const SGDOptions& options() const { return options_; }
 
  private:
+  // One parameter's share of step(): its buffers and group settings.
+  struct Segment {
+    void* param;
+    const void* grad;
+    void* buf;  // null without momentum
+    int64_t n;
+    DType dtype;
+    bool first;  // the parameter's first step (torch starts the buffer as a copy of g)
+    double lr, weight_decay;
+  };
   SGDOptions options_;
+  std::vector<Segment> segments_;  // rebuilt each step, its capacity kept (no allocation)
 };
 
 }  // namespace tapegrad

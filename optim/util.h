@@ -1,11 +1,14 @@
 // Internal helpers shared by the optim/ sources (not installed API): number formatting, dtype
-// dispatch, one-group construction.
+// dispatch, one-group construction, the (threaded) pass over all parameters' elements.
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <string>
+#include <vector>
 
 #include "graph/shape.h"
+#include "graph/threads.h"
 #include "optim/optimizer.h"
 
 namespace tapegrad::optim_detail {
@@ -45,6 +48,27 @@ void with_flags(F&& f, bool flag, Rest... rest) {
   } else {
     with_flags<Known..., false>(f, rest...);
   }
+}
+
+// One pass over all parameters' elements as one index space [0, Σ numel): `segments` holds each
+// parameter's work in order, each with its element count in `.n`; fn(segment, begin, end) runs
+// on a range inside one segment. With set_num_threads(k > 1) the space is split into k nearly
+// equal contiguous ranges (the split cuts parameters anywhere, since the updates are
+// elementwise: every element gets the same arithmetic whichever thread runs it, so the result is
+// bit-identical to one thread's). `cost` is the rough flops per element.
+template <class Segment, class F>
+void for_all_elements(const std::vector<Segment>& segments, double cost, F&& fn) {
+  int64_t total = 0;
+  for (const Segment& s : segments) total += s.n;
+  parallel_for(total, cost, [&](int, int64_t begin, int64_t end) {
+    int64_t offset = 0;
+    for (const Segment& s : segments) {
+      const int64_t lo = std::max(begin, offset), hi = std::min(end, offset + s.n);
+      if (lo < hi) fn(s, lo - offset, hi - offset);
+      offset += s.n;
+      if (offset >= end) break;
+    }
+  });
 }
 
 }  // namespace tapegrad::optim_detail

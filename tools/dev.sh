@@ -9,11 +9,11 @@ export CCACHE_BASEDIR="$PWD"
 export CCACHE_NOHASHDIR=1
 
 # Build and test dependencies, all Debian packages: OpenBLAS (the default GEMM backend), SLEEF
-# (vectorised math), CLI11 (command lines), PCRE2 (the GPT-2 tokenizer's regex), gnuplot (loss
+# (vectorised math), CLI11 (command lines), PCRE2 and nlohmann-json (the GPT-2 tokenizer), gnuplot (loss
 # plots), the King James Bible (train_gpt's default text), Open MPI (data-parallel training).
 PACKAGES=(cmake make g++ pkg-config ccache libeigen3-dev libboost-graph-dev catch2 graphviz
           libgraphviz-dev python3 python3-numpy libopenblas-dev libopenblas0-pthread libsleef-dev
-          libcli11-dev libpcre2-dev gnuplot-nox bible-kjv-text libopenmpi-dev openmpi-bin)
+          libcli11-dev libpcre2-dev nlohmann-json3-dev gnuplot-nox bible-kjv-text libopenmpi-dev openmpi-bin)
 
 install_missing() {
   local missing=()
@@ -42,11 +42,13 @@ build() {  # build DIR [cmake args...]
 case "${1:-}" in
   main)
     install_missing
+    bash tools/fetch_gpt2_vocab.sh  # GPT-2's tokenizer files, into the user's cache
     build build
     ./build/examples/train_attention --dot attention.dot --svg attention.svg
     ;;
   test)
     install_missing
+    bash tools/fetch_gpt2_vocab.sh  # the tokenizer tests need them (and fail without them in CI)
     build build
     ctest --test-dir build --output-on-failure -j "$(nproc)"
     # The same suite again under AddressSanitizer + UndefinedBehaviorSanitizer (and LeakSanitizer):

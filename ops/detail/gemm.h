@@ -1,41 +1,82 @@
-// The matrix product every op uses: row-major C (+)= alpha·op(A)·op(B), transposes read in
-// place, split over set_num_threads() threads, packing buffers kept per thread (no heap
-// allocation per call once they have grown).
+// The matrix product every op uses, written as math: gemm(C, A, B.t()) is C = A·Bᵀ, with views
+// of row-major memory (transposes read in place), split over set_num_threads() threads.
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace tapegrad {
 
-// The kernel for products that are neither tiny nor matrix-vector. Eigen (the default) is built
-// into tapegrad. OpenBLAS is loaded at run time from libopenblas.so.0 (Debian's
-// libopenblas0-pthread; nothing to link), kept single-threaded inside each of tapegrad's parts,
-// and picks its kernels for the CPU (or as OPENBLAS_CORETYPE says): faster where its kernels
-// beat Eigen's (AVX-512 CPUs). Results are bit-identical run to run for a given backend, thread
-// count and OpenBLAS kernel. Set it between steps, like set_num_threads.
+// A matrix in row-major memory: element (i, j) is data[i * ld + j], or, when `transposed`, the
+// view is the transpose of the row-major [cols, rows] matrix at data (element (i, j) is
+// data[j * ld + i]). rows and cols are always the view's own (after the transpose).
+// T is float or double, const for operands that are only read.
+template <class T>
+struct MatrixView {
+  T* data;
+  int64_t rows, cols;
+  int64_t ld;  // elements between consecutive stored rows
+  bool transposed = false;
+
+  MatrixView t() const { return {data, cols, rows, ld, !transposed}; }
+  operator MatrixView<const T>() const requires(!std::is_const_v<T>) {
+    return {data, rows, cols, ld, transposed};
+  }
+};
+
+// The row-major [rows, cols] matrix at data, rows `ld` elements apart (default: packed).
+template <class T>
+MatrixView<T> matrix(T* data, int64_t rows, int64_t cols, int64_t ld) {
+  return {data, rows, cols, ld, false};
+}
+template <class T>
+MatrixView<T> matrix(T* data, int64_t rows, int64_t cols) {
+  return {data, rows, cols, cols, false};
+}
+
+struct GemmOptions {
+  double alpha = 1;         // C = alpha·A·B (cast to the element type)
+  bool accumulate = false;  // C += alpha·A·B instead of C = alpha·A·B (C is then never read)
+  bool parallel = true;     // false keeps the product on the calling thread, for callers that
+                            // already split their work over threads
+};
+
+// C = alpha·A·B, or C += alpha·A·B with {.accumulate = true}; A is [m, k], B [k, n], C [m, n]
+// (any of them transposed views). C must not overlap A or B. Large products are split over the
+// threads by blocks of C's rows (or columns when C is wide): each element is summed by one
+// thread in a fixed order, so results are bit-identical across runs for a given backend, thread
+// count and (OpenBLAS) kernel. Throws std::logic_error when the shapes do not chain.
+template <class T>
+void gemm(MatrixView<T> c, std::type_identity_t<MatrixView<const T>> a,
+          std::type_identity_t<MatrixView<const T>> b, const GemmOptions& options = {});
+
+extern template void gemm<float>(MatrixView<float>, MatrixView<const float>,
+                                 MatrixView<const float>, const GemmOptions&);
+extern template void gemm<double>(MatrixView<double>, MatrixView<const double>,
+                                  MatrixView<const double>, const GemmOptions&);
+
+// The kernel for products that are neither tiny nor matrix-vector (those always run on Eigen's
+// kernels, which allocate nothing there).
+// - Eigen: built into tapegrad, always available.
+// - OpenBLAS: linked at build time when CMake finds it (TAPEGRAD_OPENBLAS=AUTO, the default, or
+//   ON), and then the default. It runs single-threaded inside each of tapegrad's own threads
+//   (tapegrad calls openblas_set_num_threads(1) once, when OpenBLAS is first chosen, used or
+//   described, which also limits any other OpenBLAS use of the process) and picks its kernels
+//   for the CPU when the library loads, or as OPENBLAS_CORETYPE says. Its results differ from
+//   Eigen's in the last bits.
+// The starting backend comes from the environment, read once: TAPEGRAD_GEMM=eigen|openblas, or
+// unset for the default; any other value, or openblas in a build without it, throws
+// tapegrad::Error at the first product. The choice is one atomic value: set_gemm_backend may be
+// called from any thread, and a product started before the call finishes on the backend it
+// began with. Set it between steps, like set_num_threads, so a step runs on one backend.
 enum class GemmBackend { Eigen, OpenBLAS };
-// Returns false, keeping the current backend, when OpenBLAS cannot be loaded.
+// Returns false, keeping the current backend, when this build has no OpenBLAS.
 bool set_gemm_backend(GemmBackend backend);
 GemmBackend gemm_backend();
-// "Eigen 3.4.0" or "OpenBLAS 0.3.21 ... (kernels: Cooperlake)".
+bool gemm_backend_available(GemmBackend backend);
+// "Eigen 3.4.0" or "OpenBLAS 0.3.21 ... (kernels: Cooperlake)", of the current backend or of
+// the one named (nullptr when it is not available).
 const char* gemm_backend_info();
-
-// C [m, n] (row-major, row stride ldc) = alpha · op(A) · op(B), or += when `accumulate`.
-// op(A) is [m, k]: A itself (row-major [m, k], row stride lda), or when trans_a the transpose
-// of a row-major [k, m] A (row stride lda), read without a copy; likewise op(B) is [k, n].
-// C must not overlap A or B. Large products are split over the threads by blocks of C's rows
-// (or columns when C is wide): each element is summed by one thread in a fixed order, so results
-// are bit-identical across runs for a given thread count. `parallel` = false keeps the product
-// on the calling thread (for callers that already split their work over threads).
-template <class T>
-void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, bool trans_a, const T* b,
-          int64_t ldb, bool trans_b, T* c, int64_t ldc, bool accumulate, T alpha = T(1),
-          bool parallel = true);
-
-extern template void gemm<float>(int64_t, int64_t, int64_t, const float*, int64_t, bool,
-                                 const float*, int64_t, bool, float*, int64_t, bool, float, bool);
-extern template void gemm<double>(int64_t, int64_t, int64_t, const double*, int64_t, bool,
-                                  const double*, int64_t, bool, double*, int64_t, bool, double,
-                                  bool);
+const char* gemm_backend_info(GemmBackend backend);
 
 }  // namespace tapegrad

@@ -27,11 +27,30 @@ inline std::string scratch_path(const std::string& name) {
   return std::string(TAPEGRAD_BINARY_DIR) + "/tests/dot_scratch/" + name;
 }
 
+// What check_golden does, from TAPEGRAD_UPDATE_GOLDENS and CI (null when unset). The DOT goldens
+// are snapshots the project wrote itself: CI must compare them, never rewrite them, so
+// TAPEGRAD_UPDATE_GOLDENS=1 under CI (CI set to anything but "", "0" or "false", as GitHub
+// Actions' CI=true) is refused.
+enum class GoldenMode { Compare, Update, RefusedUnderCI };
+inline GoldenMode golden_mode(const char* update, const char* ci) {
+  if (update == nullptr || std::string(update) != "1") return GoldenMode::Compare;
+  const bool under_ci = ci != nullptr && std::string(ci) != "" && std::string(ci) != "0" &&
+                        std::string(ci) != "false";
+  return under_ci ? GoldenMode::RefusedUnderCI : GoldenMode::Update;
+}
+
 // Requires `text` to equal the golden file byte for byte. With TAPEGRAD_UPDATE_GOLDENS=1 in the
-// environment the golden is rewritten first (then review the change with `git diff`).
+// environment the golden is rewritten first (then review the change with `git diff`); under CI
+// that fails instead and rewrites nothing.
 inline void check_golden(const std::string& text, const std::string& golden) {
-  const char* update = std::getenv("TAPEGRAD_UPDATE_GOLDENS");
-  if (update != nullptr && std::string(update) == "1") write_text_file(golden, text);
+  const GoldenMode mode = golden_mode(std::getenv("TAPEGRAD_UPDATE_GOLDENS"), std::getenv("CI"));
+  if (mode == GoldenMode::RefusedUnderCI) {
+    FAIL(
+        "TAPEGRAD_UPDATE_GOLDENS=1 under CI: the goldens are snapshots CI must compare, not "
+        "rewrite ("
+        << golden << " left as it is)");
+  }
+  if (mode == GoldenMode::Update) write_text_file(golden, text);
   INFO("golden: " << golden);
   REQUIRE(std::filesystem::exists(golden));
   const std::string expected = read_text_file(golden);

@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "optim/checkpoint.h"
 #include "graph/error.h"
 #include "graph/factory.h"
 #include "graph/random.h"
 #include "graph/safetensors.h"
 #include "graph/tape.h"
 #include "ops/ops.h"
+#include "optim/checkpoint.h"
 #include "optim/optim.h"
 
 using namespace tapegrad;
@@ -34,10 +34,18 @@ int32_t op_nodes(const Tape& tape) {
   return n;
 }
 
+// Every row sets at least one probe (the runner fails a row that sets none), so each row checks
+// both the message and that the refusal recorded nothing or changed nothing.
 struct Probe {
   int32_t ops = -1;                // set by mark(): the failing op must record no op node
+  int32_t nodes = -1;              // set by mark_all(): the failing call must record no node
   std::function<bool()> intact{};  // true when no state was changed
   void mark() { ops = op_nodes(current_tape()); }
+  void mark_all() {
+    mark();
+    nodes = current_tape().size();
+  }
+  bool probes_something() const { return ops >= 0 || nodes >= 0 || static_cast<bool>(intact); }
 };
 
 struct Row {
@@ -100,7 +108,10 @@ void run_rows(const std::vector<Row>& rows) {
       for (const std::string& fragment : row.fragments) {
         CHECK_THAT(message, Catch::Contains(fragment));
       }
+      INFO("a row must probe what its refusal left (mark, mark_all or intact)");
+      CHECK(probe.probes_something());
       if (probe.ops >= 0) CHECK(op_nodes(tape) == probe.ops);
+      if (probe.nodes >= 0) CHECK(tape.size() == probe.nodes);
       if (probe.intact) CHECK(probe.intact());
     }
   }
@@ -147,11 +158,13 @@ TEST_CASE("bad inputs: elementwise ops and broadcasting", "[bad_inputs]") {
        },
        {"sub: a \"x\" [2] is float32 but b \"y\" [2] is float64"}},
       {"operands from two tapes",
-       [](Probe&) {
+       [](Probe& p) {
          Tensor x = T({2});
-         Tape other;
-         TapeScope scope(other);
+         p.mark_all();  // this tape: nothing more
+         auto other = std::make_shared<Tape>();
+         TapeScope scope(*other);
          Tensor y = T({2});
+         p.intact = [=] { return other->size() == 1; };  // the other tape: only y
          add(y, x);
        },
        {"add: input 1 belongs to another tape"}},
@@ -423,22 +436,26 @@ TEST_CASE("bad inputs: reductions, losses and the GPT block", "[bad_inputs]") {
 TEST_CASE("bad inputs: shapes, factories and tensors", "[bad_inputs]") {
   run_rows({
       {"a rank-5 shape",
-       [](Probe&) {
+       [](Probe& p) {
+         p.mark_all();
          zeros({1, 2, 3, 4, 5});
        },
        {"Shape: [1, 2, 3, 4, 5] has rank 5, above the maximum of 4"}},
       {"a negative dim",
-       [](Probe&) {
+       [](Probe& p) {
+         p.mark_all();
          zeros({2, -1});
        },
        {"Shape: [2, -1] has a negative dimension -1"}},
       {"a shape too large to address",
-       [](Probe&) {
+       [](Probe& p) {
+         p.mark_all();
          zeros({1 << 30, 1 << 30, 1 << 30});
        },
        {"Shape: [1073741824, 1073741824, 1073741824] has more than 2^60 elements"}},
       {"values that do not fill the shape",
-       [](Probe&) {
+       [](Probe& p) {
+         p.mark_all();
          from_values({2, 3}, std::vector<double>{1, 2});
        },
        {"shape [2, 3] holds 6 values, got 2"}},
@@ -451,16 +468,28 @@ TEST_CASE("bad inputs: shapes, factories and tensors", "[bad_inputs]") {
        },
        {"Parameter::assign: \"W\" [2] holds 2 values, got 3"}},
       {"reading float32 data as float64",
-       [](Probe&) { T({2}, "x").data<double>(); },
+       [](Probe& p) {
+         Tensor x = T({2}, "x");
+         p.mark_all();
+         x.data<double>();
+       },
        {"\"x\" [2]: is float32, accessed as float64"}},
       {"item of a vector",
-       [](Probe&) { T({2}, "x").item(); },
+       [](Probe& p) {
+         Tensor x = T({2}, "x");
+         p.mark_all();
+         x.item();
+       },
        {"item: constant #0 \"x\" [2] has more than one element"}},
       {"a default-constructed tensor",
        OP(add(Tensor(), T({2}))),
        {"Tensor: used before it was assigned (default-constructed)"}},
       {"a default-constructed parameter",
-       [](Probe&) { add(Tensor(Parameter()), T({2})); },
+       [](Probe& p) {
+         Tensor y = T({2});
+         p.mark_all();
+         add(Tensor(Parameter()), y);
+       },
        {"Tensor: a default-constructed Parameter has no value"}},
   });
 }
@@ -468,17 +497,21 @@ TEST_CASE("bad inputs: shapes, factories and tensors", "[bad_inputs]") {
 TEST_CASE("bad inputs: the tape and backward", "[bad_inputs]") {
   run_rows({
       {"backward on a non-scalar without a gradient",
-       [](Probe&) {
+       [](Probe& p) {
          Tensor x = T({2}, "x", DType::Float64, true);
          Tensor y = add(x, x);
          y.set_name("scores");
+         p.mark_all();
+         p.intact = [=] { return x.grad_values().empty(); };  // no gradient was made
          y.backward();
        },
        {"backward: add #1 \"scores\" [2] is not a scalar; pass a gradient of the same shape"}},
       {"a gradient of the wrong length",
-       [](Probe&) {
+       [](Probe& p) {
          Tensor x = T({2}, "x", DType::Float64, true);
          Tensor y = add(x, x);
+         p.mark_all();
+         p.intact = [=] { return x.grad_values().empty(); };  // no gradient was made
          current_tape().backward(y, std::vector<double>{1});
        },
        {"backward: the gradient for add #1 [2] has 1 values, expected 2"}},
@@ -493,27 +526,36 @@ TEST_CASE("bad inputs: the tape and backward", "[bad_inputs]") {
        },
        {"backward: this tape was already walked", "retain_graph = true"}},
       {"backward of a value that needs no gradient",
-       [](Probe&) { sum(T({2})).backward(); },
+       [](Probe& p) {
+         Tensor y = sum(T({2}));
+         p.mark_all();
+         y.backward();
+       },
        {"backward: sum #1 does not require grad"}},
       {"a tensor whose tape was reset",
-       [](Probe&) {
+       [](Probe& p) {
          Tensor x = T({2}, "x");
          current_tape().reset();
+         p.mark_all();  // the reset tape stays empty
          add(x, x);
        },
        {"Tensor #0: its tape was reset (or cleared) after it was made"}},
       {"a tensor whose tape was reset, read",
-       [](Probe&) {
+       [](Probe& p) {
          Tensor x = T({2}, "x");
          current_tape().reset();
+         p.mark_all();
          x.values();
        },
        {"Tensor #0: its tape was reset"}},
       {"backward through a tape from another tensor",
-       [](Probe&) {
+       [](Probe& p) {
          Tensor x = T({}, "x", DType::Float64, true);
-         Tape other;
-         other.backward(sum(x));
+         Tensor loss = sum(x);
+         auto other = std::make_shared<Tape>();
+         p.mark_all();
+         p.intact = [=] { return other->size() == 0 && x.grad_values().empty(); };
+         other->backward(loss);
        },
        {"backward: the tensor belongs to another tape"}},
   });
@@ -523,26 +565,45 @@ TEST_CASE("bad inputs: optimisers, schedules and clipping change nothing when th
           "[bad_inputs]") {
   run_rows({
       {"an optimiser given a parameter twice",
-       [](Probe&) {
+       [](Probe& p) {
          Parameter w = P({2}, "W");
+         p.intact = [=, v = bits(w), g = grad_bits(w)] {
+           return bits(w) == v && grad_bits(w) == g;
+         };
          SGD sgd({w, w}, 0.1);
        },
        {"SGD: parameter \"W\" [2] is given twice in group 0"}},
       {"a parameter twice across groups",
-       [](Probe&) {
+       [](Probe& p) {
          Parameter w = P({2}, "W"), b = P({2}, "b");
+         p.intact = [=, v = bits(w), gv = grad_bits(w), c = bits(b), gc = grad_bits(b)] {
+           return bits(w) == v && grad_bits(w) == gv && bits(b) == c && grad_bits(b) == gc;
+         };
          AdamW adamw({ParamGroup{.params = {w, b}}, ParamGroup{.params = {b}}}, AdamWOptions{});
        },
        {"AdamW: parameter \"b\" [2] is given twice (in group 0 and in group 1)"}},
       {"an empty parameter list",
-       [](Probe&) { SGD sgd(std::vector<Parameter>{}, 0.1); },
+       [](Probe& p) {
+         p.mark_all();  // nothing to change but the tape, which stays empty
+         SGD sgd(std::vector<Parameter>{}, 0.1);
+       },
        {"SGD: got an empty parameter list"}},
       {"a negative learning rate",
-       [](Probe&) { SGD sgd({P({2}, "W")}, -0.1); },
+       [](Probe& p) {
+         Parameter w = P({2}, "W");
+         p.intact = [=, v = bits(w), g = grad_bits(w)] {
+           return bits(w) == v && grad_bits(w) == g;
+         };
+         SGD sgd({w}, -0.1);
+       },
        {"SGD: lr must be >= 0, got -0.1"}},
       {"Adam betas outside [0, 1)",
-       [](Probe&) {
-         Adam adam({P({2}, "W")}, AdamOptions{.betas = {1.0, 0.9}});
+       [](Probe& p) {
+         Parameter w = P({2}, "W");
+         p.intact = [=, v = bits(w), g = grad_bits(w)] {
+           return bits(w) == v && grad_bits(w) == g;
+         };
+         Adam adam({w}, AdamOptions{.betas = {1.0, 0.9}});
        },
        {"Adam: betas[0] must be in [0, 1), got 1"}},
       {"set_lr to NaN",
@@ -580,10 +641,14 @@ TEST_CASE("bad inputs: optimisers, schedules and clipping change nothing when th
          auto sgd = std::make_shared<SGD>(std::vector<Parameter>{w},
                                           SGDOptions{.lr = 0.1, .momentum = 0.9});
          sgd->step();
+         const std::vector<double> before = sgd->state().tensors[0].values;
          OptimizerState state = sgd->state();
-         const std::vector<double> before = state.tensors[0].values;
+         // Feed other values than the optimiser holds, so a partial write would show.
+         for (double& v : state.tensors[0].values) v += 1.0;
          state.tensors[0].shape = Shape{4};
-         p.intact = [=] { return sgd->state().tensors[0].values == before; };
+         p.intact = [=, w_before = bits(w)] {
+           return sgd->state().tensors[0].values == before && bits(w) == w_before;
+         };
          sgd->load_state(state);
        },
        {"SGD: load_state: \"param.0.momentum_buffer\" is [4] float32, but parameter \"W\" [2, 2] "
@@ -685,10 +750,11 @@ TEST_CASE("bad inputs: checkpoints and generator states change nothing when they
        },
        {"Generator::set_state: expected 630 words, got 2"}},
       {"uniform with from > to",
-       [](Probe&) {
-         Generator g;
-         float x = 0;
-         g.uniform(&x, 1, 2.0, 1.0);
+       [](Probe& p) {
+         auto g = std::make_shared<Generator>(5);
+         auto x = std::make_shared<float>(0.0f);
+         p.intact = [=, before = g->state()] { return *x == 0.0f && g->state() == before; };
+         g->uniform(x.get(), 1, 2.0, 1.0);
        },
        {"uniform: expects a [from, to) range"}},
   };

@@ -2,8 +2,6 @@
 // return its values and input gradients, so a fused op can be compared with the composed ops.
 #pragma once
 
-#include <algorithm>
-#include <cmath>
 #include <functional>
 #include <span>
 #include <vector>
@@ -11,6 +9,7 @@
 #include "graph/factory.h"
 #include "graph/gradcheck.h"
 #include "graph/tape.h"
+#include "tests/compare.h"  // max_abs_difference
 
 namespace tapegrad::testing {
 
@@ -36,16 +35,6 @@ inline ForwardBackward run_forward_backward(const std::function<Tensor(std::span
   tape.backward(y, upstream);
   for (const Tensor& leaf : leaves) out.grads.push_back(leaf.grad_values());
   return out;
-}
-
-inline double max_abs_difference(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() != b.size()) return INFINITY;
-  double worst = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double d = std::abs(a[i] - b[i]);
-    if (!(d <= worst)) worst = d;  // NaN counts as worst
-  }
-  return worst;
 }
 
 }  // namespace tapegrad::testing

@@ -6,8 +6,10 @@ Used by tests/optim/test_checkpoint.cpp ("checkpoint: plain Python reads ours an
   checkpoint_interop.py read FILE OUT.txt
       Parses FILE as safetensors, checks its framing, offsets and CRC, and writes every tensor to
       OUT.txt as `name dtype shape... : value.hex() ...` (uint64 words in decimal), then the
-      metadata as `meta key value`. With numpy installed, the floats are also decoded with
-      numpy.frombuffer and must agree.
+      metadata as `meta key value`. With numpy installed, every tensor is also decoded with
+      numpy.frombuffer, and with torch installed the float tensors with torch.frombuffer and
+      reshape (what safetensors.torch.load_file does; Debian has no python3-safetensors), and
+      both must agree bit for bit. The last line names the decoders used: `decoders struct ...`.
   checkpoint_interop.py write FILE
       Writes a safetensors file the way Python tools do (json.dumps with spaces, padded, no
       CRC): "W" float32 [2, 3] = 0.5 * i - 1, "b" float64 [3] = 1 / (i + 3), metadata epoch=7.
@@ -25,6 +27,11 @@ try:
     import numpy
 except ImportError:  # struct alone suffices; numpy, when present, must agree with it
     numpy = None
+try:
+    import torch
+except ImportError:  # the test decides whether torch was required
+    torch = None
+TORCH = {} if torch is None else {"F32": torch.float32, "F64": torch.float64}
 
 
 def read(path, out_path):
@@ -57,10 +64,17 @@ def read(path, out_path):
         if numpy is not None:
             np_values = numpy.frombuffer(data[begin:end], dtype=NUMPY[dtype]).tolist()
             assert [v.hex() if isinstance(v, float) else str(v) for v in np_values] == text, name
+        if dtype in TORCH:
+            # safetensors.torch.load_file: frombuffer over the bytes, then view with the shape.
+            tensor = torch.frombuffer(bytearray(data[begin:end]), dtype=TORCH[dtype]).reshape(shape)
+            assert list(tensor.shape) == shape, name
+            assert [float(v).hex() for v in tensor.flatten().tolist()] == text, name
         lines.append(" ".join([name, dtype] + [str(d) for d in shape] + [":"] + text))
     assert covered == len(data), (covered, len(data))
     for key in sorted(meta):
         lines.append("meta %s %s" % (key, meta[key]))
+    decoders = ["struct"] + (["numpy"] if numpy is not None else [])
+    lines.append(" ".join(["decoders"] + decoders + (["torch"] if torch is not None else [])))
     with open(out_path, "w") as f:
         f.write("\n".join(lines) + "\n")
 

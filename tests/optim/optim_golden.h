@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "optim/optim.h"
+#include "tests/compare.h"  // worse, relative_error: NaN-aware maxima
 
 namespace tapegrad::testing {
 
@@ -200,7 +201,7 @@ inline ReplayReport replay(const GoldenRun& run) {
   for (const GoldenStep& step : run.steps) {
     for (size_t g = 0; g < step.lrs.size(); ++g) {
       report.max_lr_rel_error =
-          std::max(report.max_lr_rel_error, std::abs(opt->lr(g) - step.lrs[g]) / step.lrs[g]);
+          worse(report.max_lr_rel_error, std::abs(opt->lr(g) - step.lrs[g]) / step.lrs[g]);
     }
     for (size_t i = 0; i < params.size(); ++i) {
       const std::vector<double>& g = step.grads.at(run.params[i].name);
@@ -219,7 +220,7 @@ inline ReplayReport replay(const GoldenRun& run) {
           clip_grad_norm_(*opt, std::strtod(run.clip.at(1).c_str(), nullptr), norm_type);
       REQUIRE(step.has_norm);
       report.max_norm_rel_error =
-          std::max(report.max_norm_rel_error, std::abs(norm - step.norm) / step.norm);
+          worse(report.max_norm_rel_error, std::abs(norm - step.norm) / step.norm);
     } else if (run.clip.at(0) == "value") {
       clip_grad_value_(*opt, std::strtod(run.clip.at(1).c_str(), nullptr));
     }
@@ -232,9 +233,7 @@ inline ReplayReport replay(const GoldenRun& run) {
       for (size_t k = 0; k < actual.size(); ++k) {
         ++report.values;
         report.bit_exact += actual[k] == expected[k];
-        report.max_rel_error =
-            std::max(report.max_rel_error,
-                     std::abs(actual[k] - expected[k]) / std::max(std::abs(expected[k]), 1e-3));
+        report.max_rel_error = worse(report.max_rel_error, relative_error(actual[k], expected[k]));
       }
     }
   }

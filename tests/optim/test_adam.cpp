@@ -3,9 +3,11 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "graph/error.h"
+#include "graph/threads.h"
 #include "tests/optim/optim_golden.h"
 
 using namespace tapegrad;
@@ -104,4 +106,46 @@ TEST_CASE("Adam: invalid options throw at construction, naming the optimiser", "
   CHECK_THROWS_WITH(
       AdamW(std::vector<ParamGroup>{{.params = {w}}, {.params = {b}, .weight_decay = -1.0}}),
       "AdamW: group 1: weight_decay must be >= 0, got -1");
+}
+
+TEST_CASE("AdamW: two threads give the same bits as one, the split cutting parameters",
+          "[optim][adamw][threads]") {
+  // Large enough (≈ 430k elements) that set_num_threads(2) splits step() in two, and the cut
+  // falls inside the first parameter; amsgrad and a second group exercise every buffer.
+  const std::vector<int64_t> sizes{300001, 7, 123457};
+  const auto make = [&] {
+    std::vector<Parameter> ps;
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      std::vector<double> v(static_cast<size_t>(sizes[k]));
+      for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.001 * static_cast<double>(i) + k);
+      ps.push_back(Parameter::from_values({sizes[k]}, v, DType::Float32, "p"));
+    }
+    return ps;
+  };
+  const auto run = [&](int threads) {
+    std::vector<Parameter> ps = make();
+    std::vector<ParamGroup> groups(2);
+    groups[0].params = {ps[0], ps[1]};
+    groups[1].params = {ps[2]};
+    groups[1].weight_decay = 0.0;
+    AdamW optimizer(groups, AdamWOptions{.lr = 1e-2, .amsgrad = true});
+    set_num_threads(threads);
+    for (int step = 0; step < 3; ++step) {
+      for (const Parameter& p : ps) {
+        for (int64_t i = 0; i < p.numel(); ++i) {
+          p.grad<float>()[i] = std::cos(0.003f * static_cast<float>(i) + static_cast<float>(step));
+        }
+      }
+      optimizer.step();
+    }
+    set_num_threads(1);
+    std::vector<float> out;
+    for (const Parameter& p : ps)
+      out.insert(out.end(), p.data<float>(), p.data<float>() + p.numel());
+    return out;
+  };
+  const std::vector<float> one = run(1), two = run(2);
+  REQUIRE(one.size() == two.size());
+  CHECK(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)) == 0);
+  CHECK(one[5] != std::sin(0.005f));  // the step moved the weights
 }

@@ -11,6 +11,7 @@
 #include "graph/factory.h"
 #include "graph/tape.h"
 #include "ops/ops.h"
+#include "tests/compare.h"
 #include "tests/optim/optim_golden.h"
 
 using namespace tapegrad;
@@ -82,7 +83,7 @@ TEST_CASE("end to end: training the attention model on tapegrad's gradients foll
       std::unique_ptr<LRScheduler> schedule = testing::make_schedule(run, *opt);
       Tape tape;
       TapeScope scope(tape);
-      double max_grad_error = 0.0, max_param_error = 0.0;
+      testing::MaxError max_grad_error, max_param_error;  // NaN-aware
       for (const testing::GoldenStep& step : run.steps) {
         tape.reset();
         opt->zero_grad();
@@ -91,8 +92,7 @@ TEST_CASE("end to end: training the attention model on tapegrad's gradients foll
           const std::vector<double> ours = params[i].grad_values();
           const std::vector<double>& torch = step.grads.at(run.params[i].name);
           for (size_t k = 0; k < ours.size(); ++k) {
-            max_grad_error = std::max(
-                max_grad_error, std::abs(ours[k] - torch[k]) / std::max(std::abs(torch[k]), 1e-3));
+            max_grad_error.add(testing::relative_error(ours[k], torch[k]));
           }
         }
         if (run.clip.at(0) == "norm") {
@@ -107,14 +107,14 @@ TEST_CASE("end to end: training the attention model on tapegrad's gradients foll
           const std::vector<double> ours = params[i].values();
           const std::vector<double>& torch = step.after.at(run.params[i].name);
           for (size_t k = 0; k < ours.size(); ++k) {
-            max_param_error = std::max(
-                max_param_error, std::abs(ours[k] - torch[k]) / std::max(std::abs(torch[k]), 1e-3));
+            max_param_error.add(testing::relative_error(ours[k], torch[k]));
           }
         }
       }
-      INFO("max gradient error " << max_grad_error << ", max parameter error " << max_param_error);
-      CHECK(max_grad_error <= 1e-11);  // ~4e-13 at the time of writing (composed LayerNorm)
-      CHECK(max_param_error <= 1e-9);
+      INFO("max gradient error " << max_grad_error.value << ", max parameter error "
+                                 << max_param_error.value);
+      CHECK(max_grad_error.within(1e-11));  // ~4e-13 at the time of writing (composed LayerNorm)
+      CHECK(max_param_error.within(1e-9));
     }
   }
   CHECK(runs == 16);

@@ -3,10 +3,12 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "graph/error.h"
+#include "graph/threads.h"
 #include "optim/optim.h"
 #include "tests/optim/optim_golden.h"
 
@@ -193,4 +195,37 @@ TEST_CASE("SGD: momentum with warm-up + cosine and clipping beats plain SGD on t
   CHECK(tuned_loss < 0.75 * plain_loss);
   // Plain SGD does not catch up with a smaller or larger lr either (0.8 is near its limit).
   for (double lr : {0.2, 0.8}) CHECK(tuned_loss < train_plain(lr));
+}
+
+TEST_CASE("SGD: two threads give the same bits as one, the split cutting parameters",
+          "[optim][sgd][threads]") {
+  // ≈ 1.4M elements: enough for set_num_threads(2) to split step() (cheap per element).
+  const std::vector<int64_t> sizes{1000003, 5, 400001};
+  const auto run = [&](int threads) {
+    std::vector<Parameter> ps;
+    for (int64_t n : sizes) {
+      std::vector<double> v(static_cast<size_t>(n));
+      for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.001 * static_cast<double>(i));
+      ps.push_back(Parameter::from_values({n}, v, DType::Float32, "p"));
+    }
+    SGD optimizer(ps, SGDOptions{.lr = 0.1, .momentum = 0.9, .weight_decay = 1e-2});
+    set_num_threads(threads);
+    for (int step = 0; step < 3; ++step) {
+      for (const Parameter& p : ps) {
+        for (int64_t i = 0; i < p.numel(); ++i) {
+          p.grad<float>()[i] = std::cos(0.003f * static_cast<float>(i) + static_cast<float>(step));
+        }
+      }
+      optimizer.step();
+    }
+    set_num_threads(1);
+    std::vector<float> out;
+    for (const Parameter& p : ps)
+      out.insert(out.end(), p.data<float>(), p.data<float>() + p.numel());
+    return out;
+  };
+  const std::vector<float> one = run(1), two = run(2);
+  REQUIRE(one.size() == two.size());
+  CHECK(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)) == 0);
+  CHECK(one[5] != std::sin(0.005f));  // the step moved the weights
 }

@@ -31,6 +31,9 @@
 #include <vector>
 
 #include "graph/threads.h"
+#ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
+#include "ops/detail/gemm.h"
+#endif
 #include "tools/bench/tapegrad_engine.h"
 #include "tools/bench/workload.h"
 
@@ -276,8 +279,11 @@ int worker_main(const std::vector<std::string>& args) {
     const size_t plus = path.find('+');
     const bool openblas = plus != std::string::npos && path.substr(plus + 1) == "openblas";
     tgb::TapegradEngine e(shape, threads, parse_path(path.substr(0, plus)), openblas);
-    StepFns fns{[&] { return e.step(); }, [&] { return e.checksum(); },
-                std::string("tapegrad, path ") + path};
+    std::string info = "tapegrad, path " + path;
+#ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
+    info += std::string(", GEMM: ") + tapegrad::gemm_backend_info();
+#endif
+    StepFns fns{[&] { return e.step(); }, [&] { return e.checksum(); }, info};
     return run_step_worker(fns, steps);
   }
   if (engine == "torch") {
@@ -526,8 +532,8 @@ void usage() {
       "  Times one causal multi-head self-attention training step (forward, backward, SGD) per\n"
       "  workload in tapegrad and, when built with LibTorch, in LibTorch, interleaved.\n"
       "  --path: tapegrad's attention path(s): attention, causal_softmax, composed, each\n"
-      "    optionally +openblas (products on OpenBLAS); default: all, and attention+openblas\n"
-      "    when libopenblas.so.0 is installed.\n"
+      "    optionally +openblas (products on OpenBLAS, else on Eigen); default: all, and\n"
+      "    attention+openblas when this tapegrad links OpenBLAS.\n"
       "  --baseline EXE[:PATH]: another build of tapegrad-bench (e.g. of an older commit) whose\n"
       "    PATH (default composed) runs interleaved with the others, labelled baseline/PATH.\n");
 }
@@ -581,10 +587,11 @@ int main(int argc, char** argv) {
       paths.push_back(n);
     }
     std::reverse(paths.begin(), paths.end());  // the most fused path first
-    if (access("/usr/lib/x86_64-linux-gnu/libopenblas.so.0", R_OK) == 0 ||
-        access("/usr/lib/libopenblas.so.0", R_OK) == 0) {
+#ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
+    if (tapegrad::gemm_backend_available(tapegrad::GemmBackend::OpenBLAS)) {
       paths.push_back("attention+openblas");
     }
+#endif
   }
 
   // OpenBLAS picks its kernels for the CPU unless OPENBLAS_CORETYPE forces some (this
@@ -601,6 +608,14 @@ int main(int argc, char** argv) {
               std::thread::hardware_concurrency(), load_average().c_str());
   std::printf("Eigen %d.%d.%d, SIMD: %s\n", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
               EIGEN_MINOR_VERSION, Eigen::SimdInstructionSetsInUse());
+#ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
+  // Each tapegrad worker sets its backend explicitly and reports it below (with OpenBLAS's
+  // kernels, which it picks in the worker, after OPENBLAS_CORETYPE is handled).
+  std::printf(
+      "tapegrad GEMM: rows without +openblas on Eigen's kernel, +openblas rows on "
+      "OpenBLAS (this build's default: %s)\n",
+      tapegrad::gemm_backend_available(tapegrad::GemmBackend::OpenBLAS) ? "OpenBLAS" : "Eigen");
+#endif
   if (!torch) std::printf("LibTorch comparator: not built or disabled (--no-torch)\n");
   if (!removed_coretype.empty()) {
     std::printf(
@@ -679,6 +694,14 @@ int main(int argc, char** argv) {
     }
     std::printf("  -> the machine's measured peak: %.1f GFLOP/s\n", peak);
     if (torch) std::printf("comparator: %s\n", torch_info.c_str());
+    // The backend each tapegrad engine ran, as its worker said.
+    for (size_t e = 0; !done.empty() && e < done.front().r.size(); ++e) {
+      const std::string& info = done.front().r[e].info;
+      const size_t gemm = info.find("GEMM: ");
+      if (gemm != std::string::npos) {
+        std::printf("%s GEMM: %s\n", done.front().labels[e].c_str(), info.c_str() + gemm + 6);
+      }
+    }
     std::printf("%-6s %-27s %5s %10s %10s %10s %10s %7s %5s %7s %6s %8s %7s %13s\n", "work",
                 "engine", "steps", "median us", "min us", "max us", "cpu us", "GFLOP/s", "%peak",
                 "x torch", "RSS MB", "RSS/tch", "allocs", "loss@1");

@@ -62,8 +62,9 @@ TapegradEngine::TapegradEngine(const tgb_shape& shape, int threads, Path path, b
     : shape_(shape), path_(path), state_(std::make_unique<State>()) {
   set_num_threads(threads);
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
-  if (openblas && !set_gemm_backend(GemmBackend::OpenBLAS)) {
-    throw std::runtime_error("OpenBLAS (libopenblas.so.0) cannot be loaded");
+  // Set either way: the library's default (OpenBLAS when linked) must not decide a row.
+  if (!set_gemm_backend(openblas ? GemmBackend::OpenBLAS : GemmBackend::Eigen)) {
+    throw std::runtime_error("this tapegrad was built without OpenBLAS (TAPEGRAD_OPENBLAS)");
   }
 #else
   if (openblas) throw std::runtime_error("this build has no OpenBLAS backend");

@@ -17,7 +17,7 @@ class TapegradEngine {
     CausalSoftmax,  // the same with causal_mask, div_scalar, softmax fused (causal_softmax)
     Attention,      // split_heads .. merge_heads as one op (causal_attention on [B, T, C])
   };
-  // openblas: products on OpenBLAS (set_gemm_backend), else on Eigen.
+  // openblas: products on OpenBLAS (set_gemm_backend), else on Eigen (whatever the default).
   TapegradEngine(const tgb_shape& shape, int threads, Path path, bool openblas = false);
   ~TapegradEngine();
   double checksum() const;  // Σ of x and every parameter after init

@@ -163,6 +163,37 @@ class MultiHeadAttentionWrapper(nn.Module):
         return torch.cat([head(x) for head in self.heads], dim=-1)
 
 
+def book_v1_forward(m, x):
+    """SelfAttention_v1's forward written out op by op over m's weights, as the example's
+    BookSelfAttentionV1 (examples/ch03_03_self_attention_classes.cpp) writes it."""
+    keys = x @ m.W_key  # [T, D]
+    queries = x @ m.W_query
+    values = x @ m.W_value
+    attn_scores = queries @ keys.T  # [T, T]
+    attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)
+    return attn_weights @ values  # [T, D]
+
+
+def book_multihead_forward(m, x):
+    """MultiHeadAttention's forward written out op by op over m's layers, as the example's
+    book_multihead_forward (examples/ch03_05_multihead_attention.cpp) writes it."""
+    b, num_tokens, _ = x.shape
+    h, d_h = m.num_heads, m.head_dim
+
+    def split_heads(t):  # [B, T, D] -> [B, H, T, D_h]
+        return t.view(b, num_tokens, h, d_h).transpose(1, 2)
+
+    keys = split_heads(x @ m.W_key.weight.T)
+    queries = split_heads(x @ m.W_query.weight.T)
+    values = split_heads(x @ m.W_value.weight.T)
+    attn_scores = queries @ keys.transpose(2, 3)  # [B, H, T, T]
+    mask = torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=1)
+    attn_scores = attn_scores.masked_fill(mask, -torch.inf)
+    attn_weights = torch.softmax(attn_scores / d_h**0.5, dim=-1)
+    context_vec = (attn_weights @ values).transpose(1, 2).reshape(b, num_tokens, h * d_h)
+    return context_vec @ m.out_proj.weight.T + m.out_proj.bias  # [B, T, D]
+
+
 class MultiHeadAttention(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
         super().__init__()
@@ -316,6 +347,8 @@ def section_3_4_2():
     sa_v1 = SelfAttention_v1(d_in, d_out)
     g.add_parameters("sa_v1", sa_v1)
     g.add("sa_v1(inputs)", sa_v1(inputs))
+    # examples/ch03_03 prints SelfAttention_v1 once more, "written out from ops".
+    g.add("book_v1(inputs)", book_v1_forward(sa_v1, inputs))
 
     torch.manual_seed(789)
     sa_v2 = SelfAttention_v2(d_in, d_out)
@@ -437,6 +470,8 @@ def section_3_6():
     mha = MultiHeadAttention(d_in, d_out, context_length, 0.0, num_heads=2)
     g.add_parameters("mha", mha)
     g.add("mha(batch)", mha(batch))
+    # examples/ch03_05 prints it once more, "written out from ops".
+    g.add("book_multihead_forward(batch)", book_multihead_forward(mha, batch))
 
     # The batched matrix multiplication behind the heads: (b, num_heads, num_tokens, head_dim).
     a = torch.tensor([[[[0.2745, 0.6584, 0.2775, 0.8573],

@@ -1,0 +1,23 @@
+// The per-thread GEMM kernels behind ops/detail/gemm.cpp (not part of the API): Eigen's blocked
+// kernel (gemm_eigen.cpp) and OpenBLAS's (gemm_openblas.cpp). C is never a transposed view here.
+#pragma once
+
+#include "ops/detail/gemm.h"
+
+namespace tapegrad::detail {
+
+// C += alpha·A·B on this thread, C non-empty, k > 0.
+template <class T>
+void eigen_blocked_gemm(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, T alpha);
+
+// Whether this build links OpenBLAS (TAPEGRAD_OPENBLAS found it).
+bool openblas_linked();
+// Sets OpenBLAS to one thread (once, thread-safe) and returns its description; nullptr when not
+// linked.
+const char* openblas_init();
+// C = alpha·A·B, or C += alpha·A·B when accumulate, on this thread. Only after openblas_init().
+template <class T>
+void openblas_gemm(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, T alpha,
+                   bool accumulate);
+
+}  // namespace tapegrad::detail

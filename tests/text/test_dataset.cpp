@@ -1,0 +1,186 @@
+// GPTDataset windows, torch's randperm and DataLoader batches (goldens from PyTorch), bad input.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "graph/error.h"
+#include "text/dataset.h"
+#include "text/tokenizer.h"
+
+using namespace tapegrad;
+
+namespace {
+
+std::vector<std::string> golden_lines() {
+  std::ifstream in(std::string(TAPEGRAD_GOLDEN_DIR) + "/text/dataset_goldens.txt");
+  REQUIRE(in);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] != '#') lines.push_back(line);
+  }
+  return lines;
+}
+
+std::vector<int64_t> numbers(std::istringstream& in) {
+  std::vector<int64_t> out;
+  for (int64_t v = 0; in >> v;) out.push_back(v);
+  return out;
+}
+
+std::vector<int64_t> token_ids(int64_t n) {  // as make_dataset_goldens.py makes them
+  std::vector<int64_t> ids;
+  for (int64_t i = 0; i < n; ++i) ids.push_back((i * 7919 + 13) % 50257);
+  return ids;
+}
+
+float next_rand(Generator& g) {  // torch.rand(()) in float32
+  float value = 0;
+  g.uniform(&value, 1);
+  return value;
+}
+
+}  // namespace
+
+TEST_CASE("GPTDataset: the book's sliding windows", "[text][dataset]") {
+  // 10 ids, max_length 4, stride 3: windows at 0 and 3 (range(0, 6, 3)); the book's loop leaves
+  // the last tokens without a window.
+  GPTDataset ds({10, 11, 12, 13, 14, 15, 16, 17, 18, 19}, 4, 3);
+  REQUIRE(ds.size() == 2);
+  CHECK(std::vector<int64_t>(ds.input(1).begin(), ds.input(1).end()) ==
+        std::vector<int64_t>{13, 14, 15, 16});
+  CHECK(std::vector<int64_t>(ds.target(1).begin(), ds.target(1).end()) ==
+        std::vector<int64_t>{14, 15, 16, 17});
+  CHECK(GPTDataset({1, 2, 3, 4, 5}, 4, 1).size() == 1);  // exactly one window
+  CHECK(GPTDataset(std::string("hello world"), ByteTokenizer(), 4, 4).size() == 2);
+  CHECK_THROWS_WITH(ds.input(2), Catch::Contains("window 2"));
+}
+
+TEST_CASE("GPTDataset and DataLoader: bad input names the option", "[text][dataset]") {
+  ByteTokenizer bytes;
+  CHECK_THROWS_WITH(GPTDataset(std::string(""), bytes, 4, 1), Catch::Contains("empty"));
+  CHECK_THROWS_WITH(GPTDataset(std::vector<int64_t>{}, 4, 1), Catch::Contains("empty"));
+  CHECK_THROWS_WITH(
+      GPTDataset(std::string("abcd"), bytes, 4, 1),
+      Catch::Contains("shorter than one window") && Catch::Contains("max_length + 1 = 5"));
+  CHECK_THROWS_WITH(GPTDataset(std::string("abcdefgh"), bytes, 4, 0), Catch::Contains("stride"));
+  CHECK_THROWS_WITH(GPTDataset(std::string("abcdefgh"), bytes, 0, 1),
+                    Catch::Contains("max_length"));
+  GPTDataset ds(std::string("abcdefgh"), bytes, 4, 1);
+  CHECK_THROWS_WITH(DataLoader(ds, 0, true, true), Catch::Contains("batch_size"));
+  CHECK_THROWS_WITH(train_val_split("abc", 1.5), Catch::Contains("train_ratio"));
+  CHECK_THROWS_WITH(randperm(-1, default_generator()), Catch::Contains("randperm"));
+}
+
+TEST_CASE("randperm equals torch.randperm(n, generator=g)", "[text][dataset]") {
+  int checked = 0;
+  int64_t n = -1;
+  uint64_t seed = 0;
+  for (const std::string& line : golden_lines()) {
+    std::istringstream in(line);
+    std::string tag;
+    in >> tag;
+    if (tag == "@") {
+      std::string kind;
+      in >> kind;
+      n = -1;
+      if (kind == "randperm") in >> n >> seed;
+    } else if (tag == "perm" && n >= 0) {
+      Generator g(seed);
+      INFO("n " << n << " seed " << seed);
+      CHECK(randperm(n, g) == numbers(in));
+      ++checked;
+    }
+  }
+  CHECK(checked == 24);
+}
+
+TEST_CASE("DataLoader yields torch's DataLoader batches and draws", "[text][dataset]") {
+  const std::vector<std::string> lines = golden_lines();
+  int loaders = 0;
+  for (size_t k = 0; k < lines.size(); ++k) {
+    if (lines[k].rfind("@ loader ", 0) != 0) continue;
+    const std::string name = lines[k].substr(9);
+    INFO(name);
+    std::istringstream config(lines[++k].substr(7));
+    int64_t n_ids, max_length, stride, batch, shuffle, drop_last, epochs, gseed, global_seed;
+    config >> n_ids >> max_length >> stride >> batch >> shuffle >> drop_last >> epochs >> gseed >>
+        global_seed;
+    manual_seed(static_cast<uint64_t>(global_seed));
+    GPTDataset ds(token_ids(n_ids), max_length, stride);
+    std::optional<Generator> g;
+    if (gseed >= 0) g.emplace(static_cast<uint64_t>(gseed));
+    DataLoader loader(ds, batch, shuffle != 0, drop_last != 0, g ? &*g : nullptr);
+    Ids inputs, targets;
+    std::vector<std::vector<int64_t>> got;  // per batch: epoch, B, T, inputs, targets
+    for (int64_t epoch = 0; epoch < epochs; ++epoch) {
+      loader.begin_epoch();
+      int64_t batches = 0;
+      while (loader.next(inputs, targets)) {
+        std::vector<int64_t> row = {epoch, inputs.size(0), inputs.size(1)};
+        row.insert(row.end(), inputs.values().begin(), inputs.values().end());
+        row.insert(row.end(), targets.values().begin(), targets.values().end());
+        got.push_back(row);
+        ++batches;
+      }
+      CHECK(batches == loader.size());
+    }
+    size_t b = 0;
+    std::vector<double> after;
+    for (++k; k < lines.size() && lines[k][0] != '@'; ++k) {
+      std::istringstream in(lines[k]);
+      std::string tag;
+      in >> tag;
+      if (tag == "batch") {
+        REQUIRE(b < got.size());
+        CHECK(got[b++] == numbers(in));
+      } else if (tag == "after") {
+        std::string hex;
+        in >> hex;
+        after.push_back(std::strtod(hex.c_str(), nullptr));
+      }
+    }
+    --k;
+    CHECK(b == got.size());
+    // The generators are where torch's are: the loader drew exactly what torch's drew.
+    REQUIRE(after.size() == (g ? 2u : 1u));
+    CHECK(next_rand(default_generator()) == static_cast<float>(after[0]));
+    if (g) CHECK(next_rand(*g) == static_cast<float>(after[1]));
+    ++loaders;
+  }
+  CHECK(loaders == 6);
+}
+
+TEST_CASE("DataLoader: steady-state batches reuse their storage", "[text][dataset]") {
+  GPTDataset ds(token_ids(500), 16, 16);
+  Generator g(1);
+  DataLoader loader(ds, 4, true, true, &g);
+  Ids inputs, targets;
+  REQUIRE(loader.next(inputs, targets));
+  const int64_t* in_data = inputs.values().data();
+  const int64_t* target_data = targets.values().data();
+  int batches = 1;
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    while (loader.next(inputs, targets)) {
+      CHECK(inputs.values().data() == in_data);
+      CHECK(targets.values().data() == target_data);
+      CHECK(inputs.shape() == Shape{4, 16});
+      ++batches;
+    }
+  }
+  CHECK(batches == 2 * loader.size());
+}
+
+TEST_CASE("train_val_split: the book's split by characters", "[text][dataset]") {
+  // Python: text[:int(0.9 * len(text))]; len counts code points ("é" is one, two bytes).
+  const std::string text = "héllo wörld";              // 11 characters, 13 bytes
+  const TextSplit split = train_val_split(text, 0.9);  // int(9.9) = 9 characters
+  CHECK(split.train == "héllo wör");
+  CHECK(split.validation == "ld");
+  CHECK(train_val_split(text, 0.0).train.empty());
+  CHECK(train_val_split(text, 1.0).validation.empty());
+  CHECK(std::string(train_val_split(text, 0.5).train) == "héllo");  // int(5.5) = 5
+}

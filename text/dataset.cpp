@@ -1,0 +1,154 @@
+// GPTDatasetV1's windows, torch's randperm and DataLoader order, and the book's train/val split.
+#include "text/dataset.h"
+
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <utility>
+
+#include "graph/error.h"
+
+namespace tapegrad {
+
+GPTDataset::GPTDataset(std::vector<int64_t> token_ids, int64_t max_length, int64_t stride)
+    : token_ids_(std::move(token_ids)), max_length_(max_length), stride_(stride) {
+  if (token_ids_.empty()) throw Error("GPTDataset: the text is empty (no token ids)");
+  if (max_length < 1)
+    throw Error("GPTDataset: max_length must be >= 1, got " + std::to_string(max_length));
+  if (stride < 1) throw Error("GPTDataset: stride must be >= 1, got " + std::to_string(stride));
+  const auto n = static_cast<int64_t>(token_ids_.size());
+  if (n <= max_length) {
+    throw Error("GPTDataset: the text has " + std::to_string(n) +
+                " tokens, shorter than one window (max_length + 1 = " +
+                std::to_string(max_length + 1) + " tokens)");
+  }
+  windows_ = (n - max_length + stride - 1) / stride;  // len(range(0, n - max_length, stride))
+}
+
+GPTDataset::GPTDataset(std::string_view text, const Tokenizer& tokenizer, int64_t max_length,
+                       int64_t stride)
+    : GPTDataset(
+          text.empty() ? throw Error("GPTDataset: the text is empty") : tokenizer.encode(text),
+          max_length, stride) {}
+
+std::span<const int64_t> GPTDataset::input(int64_t i) const {
+  if (i < 0 || i >= windows_) {
+    throw Error("GPTDataset: window " + std::to_string(i) + " is outside [0, " +
+                std::to_string(windows_) + ")");
+  }
+  return std::span<const int64_t>(token_ids_)
+      .subspan(static_cast<size_t>(i * stride_), static_cast<size_t>(max_length_));
+}
+
+std::span<const int64_t> GPTDataset::target(int64_t i) const {
+  input(i);  // the range check
+  return std::span<const int64_t>(token_ids_)
+      .subspan(static_cast<size_t>(i * stride_ + 1), static_cast<size_t>(max_length_));
+}
+
+std::vector<int64_t> randperm(int64_t n, Generator& generator) {
+  if (n < 0) throw Error("randperm: n must be >= 0, got " + std::to_string(n));
+  std::vector<int64_t> perm(static_cast<size_t>(n));
+  std::iota(perm.begin(), perm.end(), int64_t{0});
+  for (int64_t i = 0; i + 1 < n; ++i) {
+    const auto z = static_cast<int64_t>(generator.random() % static_cast<uint64_t>(n - i));
+    std::swap(perm[static_cast<size_t>(i)], perm[static_cast<size_t>(z + i)]);
+  }
+  return perm;
+}
+
+DataLoader::DataLoader(const GPTDataset& dataset, int64_t batch_size, bool shuffle, bool drop_last,
+                       Generator* generator)
+    : dataset_(&dataset),
+      batch_size_(batch_size),
+      shuffle_(shuffle),
+      drop_last_(drop_last),
+      generator_(generator) {
+  if (batch_size < 1)
+    throw Error("DataLoader: batch_size must be >= 1, got " + std::to_string(batch_size));
+  if (dataset.size() < 1) throw Error("DataLoader: the dataset has no window");
+  const auto capacity = static_cast<size_t>(batch_size * dataset.max_length());
+  input_buffer_.reserve(capacity);
+  target_buffer_.reserve(capacity);
+  order_.reserve(static_cast<size_t>(dataset.size()));
+}
+
+int64_t DataLoader::size() const {
+  const int64_t n = dataset_->size();
+  return drop_last_ ? n / batch_size_ : (n + batch_size_ - 1) / batch_size_;
+}
+
+Generator& DataLoader::sampler_generator() {
+  return generator_ ? *generator_ : *own_sampler_;
+}
+
+void DataLoader::begin_epoch() {
+  // _BaseDataLoaderIter's _base_seed: torch.empty((), dtype=torch.int64).random_(generator=g).
+  (generator_ ? *generator_ : default_generator()).random64();
+  order_.clear();
+  position_ = 0;
+  in_epoch_ = true;
+  sampler_exhausted_ = false;
+}
+
+bool DataLoader::next(Ids& inputs, Ids& targets) {
+  if (!in_epoch_) begin_epoch();
+  const int64_t n = dataset_->size();
+  if (order_.empty()) {  // the sampler starts on the first batch, as torch's generators do
+    if (shuffle_) {
+      if (!generator_) {
+        // RandomSampler without a generator: seed = int(torch.empty((), dtype=torch.int64)
+        // .random_()), i.e. random64() % 2^63 of the default generator.
+        const uint64_t seed = default_generator().random64() % (uint64_t{1} << 63);
+        own_sampler_.emplace(seed);
+      }
+      order_ = randperm(n, sampler_generator());
+    } else {
+      order_.resize(static_cast<size_t>(n));
+      std::iota(order_.begin(), order_.end(), int64_t{0});
+    }
+  }
+  const int64_t remaining = n - position_;
+  const int64_t take = std::min(batch_size_, remaining);
+  const bool ends = remaining < batch_size_ || remaining == 0;  // this call reads past the end
+  if (ends && !sampler_exhausted_) {
+    if (shuffle_) randperm(n, sampler_generator());  // RandomSampler's trailing draw, discarded
+    sampler_exhausted_ = true;
+  }
+  if (take == 0 || (take < batch_size_ && drop_last_)) {
+    in_epoch_ = false;
+    return false;
+  }
+  const int64_t t = dataset_->max_length();
+  input_buffer_.resize(static_cast<size_t>(take * t));
+  target_buffer_.resize(static_cast<size_t>(take * t));
+  for (int64_t b = 0; b < take; ++b) {
+    const int64_t window = order_[static_cast<size_t>(position_ + b)];
+    const auto in = dataset_->input(window);
+    const auto out = dataset_->target(window);
+    std::copy(in.begin(), in.end(), input_buffer_.begin() + b * t);
+    std::copy(out.begin(), out.end(), target_buffer_.begin() + b * t);
+  }
+  position_ += take;
+  inputs.assign(Shape{take, t}, input_buffer_);    // [B, T]
+  targets.assign(Shape{take, t}, target_buffer_);  // [B, T]
+  return true;
+}
+
+TextSplit train_val_split(std::string_view text, double train_ratio) {
+  if (!(train_ratio >= 0.0 && train_ratio <= 1.0)) {
+    throw Error("train_val_split: train_ratio must be in [0, 1], got " +
+                std::to_string(train_ratio));
+  }
+  // Python's len(text) counts code points: every byte but UTF-8 continuation bytes.
+  int64_t characters = 0;
+  for (char c : text) characters += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  const auto split = static_cast<int64_t>(train_ratio * static_cast<double>(characters));
+  size_t byte = 0;
+  for (int64_t seen = 0; byte < text.size(); ++byte) {
+    if ((static_cast<unsigned char>(text[byte]) & 0xC0) != 0x80 && seen++ == split) break;
+  }
+  return {text.substr(0, byte), text.substr(byte)};
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,103 @@
+// The book's GPTDatasetV1 (sliding windows over token ids) and a DataLoader yielding [B, T] Ids.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "graph/ids.h"
+#include "graph/random.h"
+#include "text/tokenizer.h"
+
+namespace tapegrad {
+
+// Chapter 2's GPTDatasetV1: window i starts at token i * stride; its input is max_length tokens
+// and its target the same window shifted by one token. The windows are those of
+// range(0, len(token_ids) - max_length, stride), so the last tokens may belong to no window, as
+// in the book. The ids are stored once; windows are views into them.
+class GPTDataset {
+ public:
+  // Throws Error when the ids are empty, max_length < 1, stride < 1, or there are fewer than
+  // max_length + 1 ids (no complete window), naming the option.
+  GPTDataset(std::vector<int64_t> token_ids, int64_t max_length, int64_t stride);
+  // tokenizer.encode(text) (with <|endoftext|> allowed), then as above; an empty text throws.
+  GPTDataset(std::string_view text, const Tokenizer& tokenizer, int64_t max_length, int64_t stride);
+
+  int64_t size() const { return windows_; }  // len(dataset)
+  int64_t max_length() const { return max_length_; }
+  int64_t stride() const { return stride_; }
+  std::span<const int64_t> input(int64_t i) const;   // [max_length]
+  std::span<const int64_t> target(int64_t i) const;  // [max_length], input(i) shifted by one
+  const std::vector<int64_t>& token_ids() const { return token_ids_; }
+
+ private:
+  std::vector<int64_t> token_ids_;
+  int64_t max_length_ = 0;
+  int64_t stride_ = 0;
+  int64_t windows_ = 0;
+};
+
+// torch.randperm(n, generator=g) on CPU in torch 1.13: for i in 0..n-2, swap element i with
+// element i + random() % (n - i) (one 32-bit draw each; n - 1 draws in all). Bit-exact to torch.
+std::vector<int64_t> randperm(int64_t n, Generator& generator);
+
+// torch.utils.data.DataLoader(dataset, batch_size, shuffle, drop_last, generator) with
+// num_workers=0, down to its random draws, so a PyTorch script can replay the same batches:
+//  - begin_epoch() is iter(loader): it draws the loader's base seed, one random64() from the
+//    generator (torch draws it whether or not it shuffles, and never uses it without workers).
+//  - the first next() of an epoch draws the order, torch's RandomSampler: with a generator,
+//    randperm(n, generator); without one (nullptr, torch's generator=None), a seed
+//    random64() % 2^63 from default_generator(), then randperm from a fresh Generator(seed).
+//  - when an epoch is read past its last index (the next() that returns false, or the one that
+//    returns the short last batch when drop_last is false), the sampler draws one more randperm
+//    of n from its generator and discards it (torch 1.13's RandomSampler ends with
+//    `randperm(n)[:num_samples % n]`). Stopping an epoch early skips that draw, as in torch.
+// Batches are refilled in place (Ids::assign), so steady-state steps allocate nothing.
+class DataLoader {
+ public:
+  // Throws Error when batch_size < 1 or the dataset has no window. The dataset and generator
+  // must outlive the loader.
+  DataLoader(const GPTDataset& dataset, int64_t batch_size, bool shuffle, bool drop_last,
+             Generator* generator = nullptr);
+
+  int64_t size() const;  // len(loader): batches per epoch
+  int64_t batch_size() const { return batch_size_; }
+  void begin_epoch();
+  // Fills inputs and targets with the next batch, [B, T] (B < batch_size only for the last batch
+  // when drop_last is false); false at the end of the epoch. Calls begin_epoch() itself when no
+  // epoch has begun, or the last one has ended.
+  bool next(Ids& inputs, Ids& targets);
+  // This epoch's order of window indices (empty before its first next()), and how many of them
+  // were handed out.
+  const std::vector<int64_t>& order() const { return order_; }
+  int64_t position() const { return position_; }
+
+ private:
+  Generator& sampler_generator();
+
+  const GPTDataset* dataset_;
+  int64_t batch_size_;
+  bool shuffle_;
+  bool drop_last_;
+  Generator* generator_;                  // nullptr: torch's generator=None
+  std::optional<Generator> own_sampler_;  // the sampler's Generator(seed) when generator_ is null
+  std::vector<int64_t> order_;
+  int64_t position_ = 0;
+  bool in_epoch_ = false;
+  bool sampler_exhausted_ = false;
+  std::vector<int64_t> input_buffer_;   // [B * T], gathered before Ids::assign
+  std::vector<int64_t> target_buffer_;  // [B * T]
+};
+
+// The book's split: the first int(train_ratio * len(text)) characters (Unicode code points, as
+// Python counts them) train, the rest validate. Views into text. Throws Error unless
+// 0 <= train_ratio <= 1.
+struct TextSplit {
+  std::string_view train;
+  std::string_view validation;
+};
+TextSplit train_val_split(std::string_view text, double train_ratio);
+
+}  // namespace tapegrad

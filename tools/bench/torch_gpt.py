@@ -1,0 +1,286 @@
+#!/usr/bin/python3
+# The PyTorch-eager peer of tapegrad-bench's GPT workloads: full training steps of the book's GPT.
+#
+# The model is the GPTModel of Sebastian Raschka's "Build a Large Language Model (From Scratch)",
+# chapter 4 (https://github.com/rasbt/LLMs-from-scratch, ch04/01_main-chapter-code/gpt.py,
+# Apache License 2.0), written out here with the same modules, parameters and operations in the
+# same order (so the same kernels run); only the comments and names of locals are ours.
+#
+# One step: forward, cross-entropy over the flattened logits, backward, clip_grad_norm_(1.0),
+# AdamW. Prints the median step time, peak RSS, the loss at step 1 and at the last step, the
+# BLAS torch ran on and the malloc settings.
+#
+#   /usr/bin/python3 tools/bench/torch_gpt.py --workload gpt-tiny --threads 1 --steps 20
+#   /usr/bin/python3 tools/bench/torch_gpt.py --workload gpt2-124m --malloc tuned
+#
+# BLAS: Debian's torch links libblas.so.3, i.e. whatever the system alternative selects (the
+# reference BLAS on the machines that make tapegrad's goldens). With --blas openblas (the
+# default) the script runs itself again with OpenBLAS's libblas.so.3 preloaded, so torch runs on
+# OpenBLAS with the kernels for this CPU, without changing the system alternative; it then
+# checks that OpenBLAS is mapped and reports its core name. --malloc tuned likewise sets glibc's
+# malloc to keep its memory (no mmap/munmap of large buffers every step), as a careful user would.
+import argparse
+import ctypes
+import math
+import os
+import resource
+import statistics
+import sys
+import time
+
+OPENBLAS = "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3"
+MALLOC_TUNED = {
+    "MALLOC_MMAP_THRESHOLD_": "4294967296",
+    "MALLOC_TRIM_THRESHOLD_": "4294967296",
+    "MALLOC_TOP_PAD_": "1073741824",
+}
+
+WORKLOADS = {
+    # vocab 256, context 64, emb 64, 4 heads, 2 layers, batch 16, dropout 0.1 (T = context)
+    "gpt-tiny": dict(cfg=dict(vocab_size=256, context_length=64, emb_dim=64, n_heads=4,
+                              n_layers=2, drop_rate=0.1, qkv_bias=False), batch=16, T=64),
+    # the book's GPT_CONFIG_124M (untied output head: 163M parameters), batch 4, T 64
+    "gpt2-124m": dict(cfg=dict(vocab_size=50257, context_length=1024, emb_dim=768, n_heads=12,
+                               n_layers=12, drop_rate=0.1, qkv_bias=False), batch=4, T=64),
+}
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--workload", choices=sorted(WORKLOADS), default="gpt-tiny")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--steps", type=int, default=None, help="timed steps (default 20 tiny, 6 124m)")
+    p.add_argument("--warmup", type=int, default=1, help="untimed steps first")
+    p.add_argument("--seed", type=int, default=123)
+    p.add_argument("--lr", type=float, default=4e-4)
+    p.add_argument("--weight-decay", type=float, default=0.1)
+    p.add_argument("--blas", choices=["openblas", "system"], default="openblas")
+    p.add_argument("--malloc", choices=["default", "tuned"], default="default")
+    p.add_argument("--openblas-core", default="auto",
+                   help="OPENBLAS_CORETYPE to force; auto: SkylakeX on CPUs with AVX-512 "
+                        "(F, BW, DQ, VL), which OpenBLAS 0.3.21 does not detect on AMD Zen 4 "
+                        "and serves with its AVX2 (Haswell) kernels; 'detect': OpenBLAS's choice")
+    return p.parse_args()
+
+
+def reexec_if_needed(args):
+    """Runs the script again with the environment the options ask for (read at process start)."""
+    env = dict(os.environ)
+    want = {}
+    if args.blas == "openblas":
+        if not os.path.exists(OPENBLAS):
+            sys.exit(f"torch_gpt.py: {OPENBLAS} not found: apt-get install libopenblas0-pthread")
+        want["LD_PRELOAD"] = OPENBLAS
+        core = args.openblas_core
+        if core == "auto":
+            with open("/proc/cpuinfo") as f:
+                flags = next((line.split() for line in f if line.startswith("flags")), [])
+            core = "SkylakeX" if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= set(flags) \
+                else "detect"
+        if core != "detect":
+            want["OPENBLAS_CORETYPE"] = core
+    if args.malloc == "tuned":
+        want.update(MALLOC_TUNED)
+    # Threads: torch's intra-op pool and OpenBLAS's own pool the same size, so they do not fight.
+    want["OMP_NUM_THREADS"] = str(args.threads)
+    want["OPENBLAS_NUM_THREADS"] = str(args.threads)
+    want["MKL_NUM_THREADS"] = str(args.threads)
+    if all(env.get(k) == v for k, v in want.items()):
+        if args.malloc == "default":
+            for k in MALLOC_TUNED:
+                if k in env:
+                    sys.exit(f"torch_gpt.py: --malloc default but {k} is set in the environment")
+        return
+    env.update(want)
+    os.execve(sys.executable, [sys.executable] + sys.argv, env)
+
+
+def blas_report():
+    """Which BLAS the process mapped, and OpenBLAS's core (kernel set) when it is OpenBLAS."""
+    with open("/proc/self/maps") as f:
+        libs = {line.split()[-1] for line in f if "blas" in line.lower() and "/" in line}
+    name = "unknown"
+    for lib in sorted(libs):
+        if "openblas" in lib:
+            try:
+                handle = ctypes.CDLL(lib)
+                handle.openblas_get_corename.restype = ctypes.c_char_p
+                handle.openblas_get_config.restype = ctypes.c_char_p
+                name = (f"OpenBLAS ({lib}; core {handle.openblas_get_corename().decode()}; "
+                        f"{handle.openblas_get_config().decode()})")
+            except (OSError, AttributeError):
+                name = f"OpenBLAS ({lib})"
+            break
+    else:
+        if libs:
+            name = "system BLAS (" + ", ".join(sorted(libs)) + ")"
+    return name
+
+
+def sgemm_gflops(torch):
+    """A 512³ float32 product's speed: tells the reference BLAS (~1-3) from OpenBLAS (tens)."""
+    a = torch.randn(512, 512)
+    b = torch.randn(512, 512)
+    a @ b
+    best = math.inf
+    for _ in range(5):
+        t0 = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t0)
+    return 2 * 512**3 / best / 1e9
+
+
+def build_model(torch):
+    nn = torch.nn
+
+    class MultiHeadAttention(nn.Module):
+        def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+            super().__init__()
+            assert d_out % num_heads == 0
+            self.d_out = d_out
+            self.num_heads = num_heads
+            self.head_dim = d_out // num_heads
+            self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+            self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+            self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+            self.out_proj = nn.Linear(d_out, d_out)
+            self.dropout = nn.Dropout(dropout)
+            self.register_buffer(
+                "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+        def forward(self, x):
+            b, t, _ = x.shape
+            k = self.W_key(x)  # [B, T, C]
+            q = self.W_query(x)
+            v = self.W_value(x)
+            k = k.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)  # [B, H, T, D]
+            v = v.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)
+            q = q.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)
+            scores = q @ k.transpose(2, 3)  # [B, H, T, T]
+            scores.masked_fill_(self.mask.bool()[:t, :t], -torch.inf)
+            weights = torch.softmax(scores / k.shape[-1] ** 0.5, dim=-1)
+            weights = self.dropout(weights)
+            ctx = (weights @ v).transpose(1, 2)  # [B, T, H, D]
+            ctx = ctx.contiguous().view(b, t, self.d_out)  # [B, T, C]
+            return self.out_proj(ctx)
+
+    class LayerNorm(nn.Module):
+        def __init__(self, emb_dim):
+            super().__init__()
+            self.eps = 1e-5
+            self.scale = nn.Parameter(torch.ones(emb_dim))
+            self.shift = nn.Parameter(torch.zeros(emb_dim))
+
+        def forward(self, x):
+            mean = x.mean(dim=-1, keepdim=True)
+            var = x.var(dim=-1, keepdim=True, unbiased=False)
+            return self.scale * ((x - mean) / torch.sqrt(var + self.eps)) + self.shift
+
+    class GELU(nn.Module):
+        def forward(self, x):
+            return 0.5 * x * (1 + torch.tanh(
+                torch.sqrt(torch.tensor(2.0 / torch.pi)) * (x + 0.044715 * torch.pow(x, 3))))
+
+    class FeedForward(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            self.layers = nn.Sequential(nn.Linear(cfg["emb_dim"], 4 * cfg["emb_dim"]), GELU(),
+                                        nn.Linear(4 * cfg["emb_dim"], cfg["emb_dim"]))
+
+        def forward(self, x):
+            return self.layers(x)
+
+    class TransformerBlock(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            self.att = MultiHeadAttention(cfg["emb_dim"], cfg["emb_dim"], cfg["context_length"],
+                                          cfg["drop_rate"], cfg["n_heads"], cfg["qkv_bias"])
+            self.ff = FeedForward(cfg)
+            self.norm1 = LayerNorm(cfg["emb_dim"])
+            self.norm2 = LayerNorm(cfg["emb_dim"])
+            self.drop_resid = nn.Dropout(cfg["drop_rate"])
+
+        def forward(self, x):
+            shortcut = x
+            x = self.drop_resid(self.att(self.norm1(x))) + shortcut
+            shortcut = x
+            return self.drop_resid(self.ff(self.norm2(x))) + shortcut
+
+    class GPTModel(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
+            self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
+            self.drop_emb = nn.Dropout(cfg["drop_rate"])
+            self.trf_blocks = nn.Sequential(*[TransformerBlock(cfg) for _ in range(cfg["n_layers"])])
+            self.final_norm = LayerNorm(cfg["emb_dim"])
+            self.out_head = nn.Linear(cfg["emb_dim"], cfg["vocab_size"], bias=False)
+
+        def forward(self, in_idx):
+            _, t = in_idx.shape
+            x = self.tok_emb(in_idx) + self.pos_emb(torch.arange(t, device=in_idx.device))
+            x = self.trf_blocks(self.drop_emb(x))  # [B, T, C]
+            return self.out_head(self.final_norm(x))  # [B, T, V]
+
+    return GPTModel
+
+
+def main():
+    args = parse_args()
+    reexec_if_needed(args)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    w = WORKLOADS[args.workload]
+    cfg, batch, T = w["cfg"], w["batch"], w["T"]
+    steps = args.steps or (20 if args.workload == "gpt-tiny" else 6)
+
+    torch.manual_seed(args.seed)
+    model = build_model(torch)(cfg)
+    model.train()
+    n_params = sum(p.numel() for p in model.parameters())
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    # One fixed batch of random tokens (inputs and next-token targets), reused every step.
+    gen = torch.Generator().manual_seed(args.seed)
+    tokens = torch.randint(0, cfg["vocab_size"], (batch, T + 1), generator=gen)
+    inputs, targets = tokens[:, :-1], tokens[:, 1:]
+
+    def step():
+        optimizer.zero_grad()
+        logits = model(inputs)  # [B, T, V]
+        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+        optimizer.step()
+        return loss.item()
+
+    # Wall time is what the benchmark compares; CPU time (this process, all threads) is printed
+    # too, since on a shared machine it shows how much of the wall time was spent waiting.
+    losses, times, cpu_times = [], [], []
+    for i in range(args.warmup + steps):
+        t0, c0 = time.perf_counter(), time.process_time()
+        loss = step()
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+        losses.append(loss)
+        if i >= args.warmup:
+            times.append(elapsed)
+            cpu_times.append(cpu)
+
+    peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    malloc = "tuned (" + " ".join(f"{k}={os.environ[k]}" for k in MALLOC_TUNED) + ")" \
+        if args.malloc == "tuned" else "default"
+    print(f"workload {args.workload}: batch {batch}, T {T}, {n_params} parameters, "
+          f"torch {torch.__version__}, {args.threads} thread(s)")
+    print(f"blas: {blas_report()}; sgemm 512^3 {sgemm_gflops(torch):.1f} GFLOP/s")
+    print(f"malloc: {malloc}")
+    print("step times (ms): " + " ".join(f"{t * 1e3:.1f}" for t in times))
+    print("step CPU times (ms): " + " ".join(f"{t * 1e3:.1f}" for t in cpu_times))
+    print(f"PyTorch eager {args.workload} [{args.malloc} malloc]: median "
+          f"{statistics.median(times) * 1e3:.2f} ms/step (CPU "
+          f"{statistics.median(cpu_times) * 1e3:.2f} ms), min {min(times) * 1e3:.2f} ms, "
+          f"peak RSS {peak_rss_mb:.0f} MB, loss step 1 {losses[0]:.6f}, "
+          f"last (step {len(losses)}) {losses[-1]:.6f}")
+
+
+if __name__ == "__main__":
+    main()
