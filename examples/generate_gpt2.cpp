@@ -9,16 +9,18 @@
 // (tools/fetch_gpt2_vocab.sh fetches them); --ids gives token ids instead, and the output is then
 // decoded when the vocabulary is there, printed as ids when not.
 //
-// Decoding is the book's generate(): the logits of the last position, cut to the top k when
-// k > 0, divided by the temperature and sampled when T > 0 (from a tapegrad Generator seeded with
-// --seed; an inverse-CDF draw, so not torch.multinomial's stream), else their argmax; it stops
-// at <|endoftext|>. The context is cropped to the model's last context_length tokens.
+// Decoding is the book's generate() (nn::generate): the logits of the last position, cut to the
+// top k when k > 0, divided by the temperature and sampled when T > 0 with torch.multinomial's
+// stream from a Generator seeded with --seed (the same seed gives torch's ids), else their
+// argmax; it stops at <|endoftext|>. The context is cropped to the model's last context_length
+// tokens.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -46,36 +48,6 @@ std::vector<int64_t> parse_ids(const std::string& text) {
   }
   if (ids.empty()) throw Error("--ids: no ids given");
   return ids;
-}
-
-// The next id from the last position's logits [V] (the book's generate()).
-int64_t next_token(std::vector<double> logits, double temperature, int64_t top_k,
-                   Generator& generator) {
-  const auto V = static_cast<int64_t>(logits.size());
-  if (top_k > 0 && top_k < V) {
-    std::vector<double> sorted = logits;
-    std::nth_element(sorted.begin(), sorted.begin() + (top_k - 1), sorted.end(),
-                     std::greater<double>());
-    const double min_val = sorted[static_cast<size_t>(top_k - 1)];
-    for (double& l : logits) {
-      if (l < min_val) l = -std::numeric_limits<double>::infinity();
-    }
-  }
-  const auto best = std::max_element(logits.begin(), logits.end()) - logits.begin();
-  if (temperature <= 0.0) return best;
-  // softmax(logits / T), then one uniform draw against the cumulative probabilities.
-  const double top = logits[static_cast<size_t>(best)];
-  std::vector<double> probs(logits.size());
-  double total = 0.0;
-  for (size_t v = 0; v < logits.size(); ++v)
-    total += probs[v] = std::exp((logits[v] - top) / temperature);
-  double u;
-  generator.uniform(&u, 1);
-  u *= total;
-  for (size_t v = 0; v < probs.size(); ++v) {
-    if (probs[v] > 0.0 && (u -= probs[v]) < 0.0) return static_cast<int64_t>(v);
-  }
-  return best;  // rounding left u at the very end
 }
 
 }  // namespace
@@ -148,17 +120,13 @@ int main(int argc, char** argv) {
 
     Generator generator(seed);
     const size_t prompt_len = ids.size();
-    for (int64_t step = 0; step < max_new_tokens; ++step) {
-      Tape tape;  // each step's graph is dropped with it: inference only
-      TapeScope scope(tape);
-      const auto T = static_cast<int64_t>(std::min<size_t>(ids.size(), cfg.context_length));
-      const std::vector<int64_t> cond(ids.end() - T, ids.end());                    // [1, T]
-      const std::vector<double> logits = model(Ids(Shape{1, T}, cond)).values();    // [1, T, V]
-      const std::vector<double> last(logits.end() - cfg.vocab_size, logits.end());  // [V]
-      const int64_t next = next_token(last, temperature, top_k, generator);
-      if (tokenizer && tokenizer->eot_token() == next) break;
-      ids.push_back(next);
-    }
+    const auto n = static_cast<int64_t>(ids.size());
+    std::optional<int64_t> eos;
+    if (tokenizer) eos = tokenizer->eot_token();
+    const Ids out =
+        nn::generate(model, Ids(Shape{1, n}, ids), max_new_tokens, cfg.context_length, temperature,
+                     top_k > 0 ? std::optional<int64_t>(top_k) : std::nullopt, eos, generator);
+    ids.assign(out.values().begin(), out.values().end());
     if (tokenizer) {
       std::cout << tokenizer->decode(ids) << "\n";
     } else {
