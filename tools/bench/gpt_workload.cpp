@@ -224,14 +224,16 @@ int gpt_worker_main(const std::vector<std::string>& args) {
   using namespace tapegrad;
   std::string name;
   int threads = 1, steps = 1;
+  bool gemm_peak = true;  // "--gemm-peak 0" skips it (for profiling the steps alone)
   for (size_t i = 0; i + 1 < args.size(); i += 2) {
+    if (args[i] == "--gemm-peak") gemm_peak = args[i + 1] != "0";
     if (args[i] == "--workload") name = args[i + 1];
     if (args[i] == "--threads") threads = std::stoi(args[i + 1]);
     if (args[i] == "--steps") steps = std::stoi(args[i + 1]);
   }
   const GptWorkload& w = find_workload(name);
   set_num_threads(threads);
-  const double gemm_gflops = tapegrad_gemm_gflops();
+  const double gemm_gflops = gemm_peak ? tapegrad_gemm_gflops() : 0.0;
 
   // What a user writes (torch_gpt.py's main, line for line).
   manual_seed(123);
