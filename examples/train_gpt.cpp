@@ -8,10 +8,10 @@
 // with a note when gnuplot is missing) and checkpoint.safetensors (model under torch's names,
 // AdamW state, schedule, generators, data position and the run's configuration).
 //
-// Default data: /usr/share/common-licenses/GPL-3 (35 KB of English prose on every Debian system,
-// the scale of the book's the-verdict.txt). Debian's bible-kjv-text installs the King James Bible
-// only in the compressed format of the `bible` program (/usr/lib/bible.data), not as plain text:
-// pass --data with a plain-text file for a larger corpus.
+// Default data: the King James Bible (4.3 MB, public domain) as plain text in the user's cache
+// (${XDG_CACHE_HOME:-~/.cache}/tapegrad/kjv.txt), written by tools/kjv_text.sh from Debian's
+// bible-kjv-text with the `bible` reader of bible-kjv (the package stores the text compressed);
+// `bash tools/dev.sh main` runs it.
 //
 // Presets (the model; the data options below can override the context length):
 //   tiny   bytes tokenizer, V 256, context 128, C 128, 4 heads, 2 layers, batch 8, lr 2e-3
@@ -51,7 +51,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kDefaultData = "/usr/share/common-licenses/GPL-3";
+std::string default_data() {
+  const char* cache = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  const std::string base = cache != nullptr && *cache != '\0' ? cache
+                           : home != nullptr                  ? std::string(home) + "/.cache"
+                                                              : ".cache";
+  return base + "/tapegrad/kjv.txt";
+}
 
 struct Preset {
   std::string tokenizer;
@@ -71,7 +78,7 @@ const std::map<std::string, Preset>& presets() {
 
 struct Options {
   std::string preset = "tiny";
-  std::string data = kDefaultData;
+  std::string data = default_data();
   int64_t steps = 60;
   std::string out;
   bool resume = false;
@@ -115,7 +122,12 @@ struct Processes {
 
 std::string read_text(const std::string& path, const std::string& tokenizer) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw Error("train_gpt: --data " + path + ": no such file");
+  if (!fs::exists(path, ec)) {
+    throw Error("train_gpt: --data " + path + ": no such file" +
+                (path == default_data() ? " (the default text: `bash tools/kjv_text.sh` writes it "
+                                          "from Debian's bible-kjv, or give --data FILE)"
+                                        : ""));
+  }
   if (fs::is_directory(path, ec)) throw Error("train_gpt: --data " + path + ": is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("train_gpt: --data " + path + ": cannot open");
@@ -511,8 +523,8 @@ int main(int argc, char** argv) {
                  "model size: tiny (bytes tokenizer, C 128, 2 layers), small (gpt2, C 384, 6 "
                  "layers) or 124M (the book's GPT_CONFIG_124M, context 256)");
   app.add_option("--data", o.data,
-                 "a UTF-8 text file to train on (default: the GPL-3 text every Debian system has; "
-                 "bible-kjv-text's Bible is compressed, not plain text)");
+                 "a UTF-8 text file to train on (default: the King James Bible that "
+                 "tools/kjv_text.sh writes from Debian's bible-kjv-text)");
   app.add_option("--steps", o.steps, "optimiser steps in all (across epochs)")
       ->check(number_at_least(1e-300, "a positive number"));
   app.add_option("--out", o.out, "output folder (created when missing)")->required();

@@ -10,10 +10,12 @@ export CCACHE_NOHASHDIR=1
 
 # Build and test dependencies, all Debian packages: OpenBLAS (the default GEMM backend), SLEEF
 # (vectorised math), CLI11 (command lines), PCRE2 and nlohmann-json (the GPT-2 tokenizer), gnuplot (loss
-# plots), the King James Bible (train_gpt's default text), Open MPI (data-parallel training).
+# plots), the King James Bible and its reader (train_gpt's default text, tools/kjv_text.sh), Open
+# MPI (data-parallel training).
 PACKAGES=(cmake make g++ pkg-config ccache libeigen3-dev libboost-graph-dev catch2 graphviz
           libgraphviz-dev python3 python3-numpy libopenblas-dev libopenblas0-pthread libsleef-dev
-          libcli11-dev libpcre2-dev nlohmann-json3-dev gnuplot-nox bible-kjv-text libopenmpi-dev openmpi-bin)
+          libcli11-dev libpcre2-dev nlohmann-json3-dev gnuplot-nox bible-kjv-text bible-kjv
+          libopenmpi-dev openmpi-bin)
 
 install_missing() {
   local missing=()
@@ -43,6 +45,7 @@ case "${1:-}" in
   main)
     install_missing
     bash tools/fetch_gpt2_vocab.sh  # GPT-2's tokenizer files, into the user's cache
+    bash tools/kjv_text.sh          # the King James Bible as plain text: train_gpt's default data
     build build
     ./build/examples/train_attention --dot attention.dot --svg attention.svg
     # Chapter 5: a tiny GPT on a text file (loss.csv, samples.txt, loss.png, checkpoint).

@@ -2,7 +2,7 @@
 # with --batch-size 4 (the same global batch; dropout off) within float32 rounding, only rank 0
 # may print and write, and the checkpoint must be there. Needs TRAIN_GPT, MPIEXEC, PYTHON3, WORK.
 file(REMOVE_RECURSE ${WORK})
-set(common --preset tiny --steps 6 --eval-freq 2 --eval-iter 2 --drop-rate 0 --context-length 16
+set(common --data /usr/share/common-licenses/GPL-3 --preset tiny --steps 6 --eval-freq 2 --eval-iter 2 --drop-rate 0 --context-length 16
            --emb-dim 16 --n-heads 2 --n-layers 1 --threads 1 --no-plot --prompt "")
 execute_process(COMMAND ${TRAIN_GPT} ${common} --batch-size 4 --out ${WORK}/one
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
