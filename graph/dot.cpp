@@ -356,6 +356,22 @@ class Collapser {
     return path;
   }
 
+  // The edges into v from inside `copy` (a block's output feeds the next block twice, the final
+  // norm once: only the edges within a copy must match).
+  int inner_degree(Vertex v, int32_t copy) const {
+    int n = 0;
+    for (Edge e : boost::make_iterator_range(boost::in_edges(v, view_.graph))) {
+      for (int32_t a = scope_of(static_cast<int32_t>(boost::source(e, view_.graph))); a >= 0;
+           a = parent(a)) {
+        if (a == copy) {
+          ++n;
+          break;
+        }
+      }
+    }
+    return n;
+  }
+
   // Copies a and b hold the same ops on the same shapes, in the same order and scopes.
   bool matches(int32_t a, int32_t b) {
     for (bool gradient : {false, true}) {
@@ -368,7 +384,7 @@ class Collapser {
         const VertexProps& p = view_.graph[vx];
         const VertexProps& q = view_.graph[vy];
         if (p.kind != q.kind || p.op != q.op || p.shape != q.shape || p.dtype != q.dtype ||
-            boost::in_degree(vx, view_.graph) != boost::in_degree(vy, view_.graph) ||
+            inner_degree(vx, a) != inner_degree(vy, b) ||
             path_within(p.scope, a) != path_within(q.scope, b)) {
           return false;
         }
