@@ -547,9 +547,12 @@ TEST_CASE("tapegrad-dot: gpt on a small config: golden, Graphviz, options",
   CHECK(run_tool("--model multihead --layers 2 -o /dev/null", &errors) == 2);
   CHECK_THAT(errors, Catch::Contains("--layers applies to --model gpt only"));
   CHECK(run_tool("--model gpt --vocab 0 -o /dev/null", &errors) == 2);
-  CHECK(run_tool(kSmallGptArgs + " --emb 10 --heads 3 -o /dev/null", &errors) == 1);
+  CHECK(run_tool("--model gpt --vocab 50 --context 8 --emb 10 --heads 3 --layers 1 -o /dev/null",
+                 &errors) == 1);
   CHECK_THAT(errors, Catch::Contains("emb_dim 10 must be divisible by n_heads 3"));
-  CHECK(run_tool(kSmallGptArgs + " --seq 9 -o /dev/null", &errors) == 1);
+  CHECK(run_tool(
+            "--model gpt --vocab 50 --context 8 --emb 8 --heads 2 --layers 1 --seq 9 -o /dev/null",
+            &errors) == 1);
   CHECK_THAT(errors, Catch::Contains("gpt: tokens 9 is more than the context length 8"));
 }
 
