@@ -193,13 +193,18 @@ std::string html_label(const LabelParts& p) {
 
 // --- the drawing -------------------------------------------------------------------------------
 
-constexpr int32_t kNoHead = -1;
+constexpr int32_t kNone = -1;
 
-// Which vertices are drawn, and as whom: with collapse_heads every vertex of a non-first head
-// stands in for the vertex at the same position in the first head.
+// Which vertices are drawn, and as whom. A group is a set of sibling scopes numbered 0, 1, ...
+// ("head 0", "head 1", or "TransformerBlock 0" ... "TransformerBlock 11") whose vertices match
+// one for one (op, shape, scope path within the copy); only its first copy is drawn, and every
+// vertex of another copy stands in for the vertex at the same position in the first.
 struct Collapse {
-  std::vector<int32_t> stand_in;    // per vertex: the vertex drawn for it, -1 when none
-  std::vector<int32_t> head_count;  // per scope: H for a drawn first head, else 0
+  std::vector<int32_t> stand_in;  // per vertex: the vertex drawn for it, -1 when none
+  std::vector<int32_t> count;     // per scope: N for the drawn first copy of a group, else 0
+  std::vector<int32_t> first;     // per scope: the first copy of its group, -1 outside groups
+  std::vector<char> chained;      // per scope (a first copy): each copy feeds the next
+  std::vector<char> heads;        // per scope (a first copy): the copies are "head N"
 };
 
 bool is_head_name(const std::string& name) {
@@ -207,53 +212,191 @@ bool is_head_name(const std::string& name) {
   return std::all_of(name.begin() + 5, name.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-Collapse collapse_heads(const GraphView& view, bool enabled) {
-  const int32_t nv = view.num_vertices();
-  const int32_t ns = static_cast<int32_t>(view.scopes.size());
-  Collapse c;
-  c.stand_in.resize(static_cast<size_t>(nv));
-  for (int32_t v = 0; v < nv; ++v) c.stand_in[static_cast<size_t>(v)] = v;
-  c.head_count.assign(static_cast<size_t>(ns), 0);
-  if (!enabled) return c;
-
-  // Sibling heads, grouped by parent; the first created is drawn.
-  std::map<int32_t, std::vector<int32_t>> groups;
-  for (int32_t s = 0; s < ns; ++s) {
-    if (is_head_name(view.scopes[static_cast<size_t>(s)].name)) {
-      groups[view.scopes[static_cast<size_t>(s)].parent].push_back(s);
-    }
-  }
-  std::vector<int32_t> drawn_head(static_cast<size_t>(ns), kNoHead);
-  for (auto& [parent, heads] : groups) {
-    if (heads.size() < 2) continue;
-    c.head_count[static_cast<size_t>(heads[0])] = static_cast<int32_t>(heads.size());
-    for (int32_t h : heads) drawn_head[static_cast<size_t>(h)] = heads[0];
-  }
-  // The outermost collapsed head around each scope.
-  std::vector<int32_t> head_of(static_cast<size_t>(ns), kNoHead);
-  for (int32_t s = 0; s < ns; ++s) {
-    for (int32_t a = s; a >= 0; a = view.scopes[static_cast<size_t>(a)].parent) {
-      if (drawn_head[static_cast<size_t>(a)] != kNoHead) head_of[static_cast<size_t>(s)] = a;
-    }
-  }
-  // Position of each vertex within its head (forward and gradient vertices counted apart).
-  std::map<std::pair<int32_t, bool>, std::vector<int32_t>> members;
-  for (int32_t v = 0; v < nv; ++v) {
-    const int32_t scope = view.graph[static_cast<Vertex>(v)].scope;
-    if (scope < 0 || head_of[static_cast<size_t>(scope)] == kNoHead) continue;
-    members[{head_of[static_cast<size_t>(scope)], view.is_gradient(static_cast<Vertex>(v))}]
-        .push_back(v);
-  }
-  for (auto& [key, vertices] : members) {
-    const int32_t drawn = drawn_head[static_cast<size_t>(key.first)];
-    if (drawn == key.first) continue;
-    const auto& first = members[{drawn, key.second}];
-    for (size_t i = 0; i < vertices.size(); ++i) {
-      c.stand_in[static_cast<size_t>(vertices[i])] = i < first.size() ? first[i] : -1;
-    }
-  }
-  return c;
+// "TransformerBlock 3" -> ("TransformerBlock ", 3); "0" -> ("", 0); false without a number at
+// the end (or with a leading zero, so that "01" is not "1").
+bool split_numbered(const std::string& name, std::string& prefix, int64_t& number) {
+  size_t digits = name.size();
+  while (digits > 0 && name[digits - 1] >= '0' && name[digits - 1] <= '9') --digits;
+  const size_t length = name.size() - digits;
+  if (length == 0 || length > 9 || (length > 1 && name[digits] == '0')) return false;
+  prefix = name.substr(0, digits);
+  number = std::stoll(name.substr(digits));
+  return true;
 }
+
+class Collapser {
+ public:
+  // heads: collapse the groups of "head N" scopes; repeats: every numbered group.
+  Collapser(const GraphView& view, bool heads, bool repeats) : view_(view) { run(heads, repeats); }
+  Collapser(const Collapser&) = delete;
+  Collapser& operator=(const Collapser&) = delete;
+
+  const Collapse& result() const { return c_; }
+
+  // The group (its first copy) when u and v lie in two different copies of one group, else -1.
+  int32_t across_copies(int32_t u, int32_t v) const {
+    for (int32_t a = scope_of(u); a >= 0; a = parent(a)) {
+      const int32_t g = c_.first[static_cast<size_t>(a)];
+      if (g == kNone) continue;
+      for (int32_t b = scope_of(v); b >= 0; b = parent(b)) {
+        if (b != a && c_.first[static_cast<size_t>(b)] == g) return g;
+      }
+    }
+    return kNone;
+  }
+
+  // The outermost scope around v that is a copy, but not the first, of a group; -1 when none.
+  int32_t outermost_other_copy(int32_t v) const {
+    int32_t found = kNone;
+    for (int32_t a = scope_of(v); a >= 0; a = parent(a)) {
+      const int32_t g = c_.first[static_cast<size_t>(a)];
+      if (g != kNone && g != a) found = a;
+    }
+    return found;
+  }
+
+  // Whether v lies in some copy of group g.
+  bool inside_group(int32_t v, int32_t g) const {
+    for (int32_t a = scope_of(v); a >= 0; a = parent(a)) {
+      if (c_.first[static_cast<size_t>(a)] == g) return true;
+    }
+    return false;
+  }
+
+ private:
+  void run(bool heads, bool repeats) {
+    const int32_t nv = view_.num_vertices();
+    const int32_t ns = static_cast<int32_t>(view_.scopes.size());
+    Collapse& c = c_;
+    c.stand_in.resize(static_cast<size_t>(nv));
+    for (int32_t v = 0; v < nv; ++v) c.stand_in[static_cast<size_t>(v)] = v;
+    c.count.assign(static_cast<size_t>(ns), 0);
+    c.first.assign(static_cast<size_t>(ns), kNone);
+    c.chained.assign(static_cast<size_t>(ns), 0);
+    c.heads.assign(static_cast<size_t>(ns), 0);
+    if (!heads && !repeats) return;
+
+    // Candidate groups: siblings with one prefix, numbered 0, 1, ... in the order created.
+    std::map<std::pair<int32_t, std::string>, std::vector<int32_t>> candidates;
+    for (int32_t s = 0; s < ns; ++s) {
+      const ScopeInfo& info = view_.scopes[static_cast<size_t>(s)];
+      std::string prefix;
+      int64_t number = 0;
+      if (!split_numbered(info.name, prefix, number)) continue;
+      if (!(repeats || is_head_name(info.name))) continue;
+      auto& copies = candidates[{info.parent, prefix}];
+      if (number == static_cast<int64_t>(copies.size())) copies.push_back(s);
+    }
+    for (auto& [key, copies] : candidates) {
+      if (copies.size() < 2) continue;
+      for (int32_t s : copies) c.first[static_cast<size_t>(s)] = copies[0];
+    }
+    collect_members();
+    // Keep only the groups whose copies match the first one vertex for vertex.
+    for (auto& [key, copies] : candidates) {
+      if (copies.size() < 2) continue;
+      bool same = true;
+      for (size_t k = 1; k < copies.size() && same; ++k) same = matches(copies[0], copies[k]);
+      if (!same) {
+        for (int32_t s : copies) c.first[static_cast<size_t>(s)] = kNone;
+        continue;
+      }
+      c.count[static_cast<size_t>(copies[0])] = static_cast<int32_t>(copies.size());
+      c.heads[static_cast<size_t>(copies[0])] = is_head_name(key.second + "0");
+    }
+    collect_members();
+    // A group is chained when a forward edge runs from one of its copies into another.
+    for (int32_t v = 0; v < view_.num_forward; ++v) {
+      for (Edge e :
+           boost::make_iterator_range(boost::in_edges(static_cast<Vertex>(v), view_.graph))) {
+        const int32_t g = across_copies(static_cast<int32_t>(boost::source(e, view_.graph)), v);
+        if (g != kNone) c.chained[static_cast<size_t>(g)] = 1;
+      }
+    }
+    // Each vertex in a copy other than the first moves to its place in the first copy of the
+    // outermost such group, until it lies in first copies only (nested groups: the heads of a
+    // repeated block).
+    for (int32_t v = 0; v < nv; ++v) {
+      int32_t s = v;
+      while (s != kNone) {
+        const int32_t copy = outermost_other_copy(s);
+        if (copy == kNone) break;
+        const bool gradient = view_.is_gradient(static_cast<Vertex>(s));
+        const std::vector<int32_t>& own = members_[{copy, gradient}];
+        const std::vector<int32_t>& drawn =
+            members_[{c.first[static_cast<size_t>(copy)], gradient}];
+        const size_t position =
+            static_cast<size_t>(std::lower_bound(own.begin(), own.end(), s) - own.begin());
+        s = position < drawn.size() ? drawn[position] : kNone;
+      }
+      c.stand_in[static_cast<size_t>(v)] = s;
+    }
+  }
+
+  int32_t scope_of(int32_t v) const { return view_.graph[static_cast<Vertex>(v)].scope; }
+  int32_t parent(int32_t s) const { return view_.scopes[static_cast<size_t>(s)].parent; }
+
+  // The vertices inside each copy (at any depth), forward and gradient apart, in vertex order.
+  void collect_members() {
+    members_.clear();
+    for (int32_t v = 0; v < view_.num_vertices(); ++v) {
+      const bool gradient = view_.is_gradient(static_cast<Vertex>(v));
+      for (int32_t a = scope_of(v); a >= 0; a = parent(a)) {
+        if (c_.first[static_cast<size_t>(a)] != kNone) members_[{a, gradient}].push_back(v);
+      }
+    }
+  }
+
+  // The scope path of s below `copy`: "att/W_query/".
+  std::string path_within(int32_t s, int32_t copy) const {
+    std::string path;
+    for (; s >= 0 && s != copy; s = parent(s)) {
+      path = view_.scopes[static_cast<size_t>(s)].name + "/" + path;
+    }
+    return path;
+  }
+
+  // The edges into v from inside `copy` (a block's output feeds the next block twice, the final
+  // norm once: only the edges within a copy must match).
+  int inner_degree(Vertex v, int32_t copy) const {
+    int n = 0;
+    for (Edge e : boost::make_iterator_range(boost::in_edges(v, view_.graph))) {
+      for (int32_t a = scope_of(static_cast<int32_t>(boost::source(e, view_.graph))); a >= 0;
+           a = parent(a)) {
+        if (a == copy) {
+          ++n;
+          break;
+        }
+      }
+    }
+    return n;
+  }
+
+  // Copies a and b hold the same ops on the same shapes, in the same order and scopes.
+  bool matches(int32_t a, int32_t b) {
+    for (bool gradient : {false, true}) {
+      const std::vector<int32_t>& x = members_[{a, gradient}];
+      const std::vector<int32_t>& y = members_[{b, gradient}];
+      if (x.size() != y.size()) return false;
+      for (size_t i = 0; i < x.size(); ++i) {
+        const Vertex vx = static_cast<Vertex>(x[i]);
+        const Vertex vy = static_cast<Vertex>(y[i]);
+        const VertexProps& p = view_.graph[vx];
+        const VertexProps& q = view_.graph[vy];
+        if (p.kind != q.kind || p.op != q.op || p.shape != q.shape || p.dtype != q.dtype ||
+            inner_degree(vx, a) != inner_degree(vy, b) ||
+            path_within(p.scope, a) != path_within(q.scope, b)) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  const GraphView& view_;
+  Collapse c_;
+  std::map<std::pair<int32_t, bool>, std::vector<int32_t>> members_;
+};
 
 class DotWriter {
  public:
@@ -261,7 +404,8 @@ class DotWriter {
       : tape_(tape),
         options_(options),
         view_(make_graph_view(tape, GraphViewOptions{options.backward, options.root})),
-        collapse_(collapse_heads(view_, options.collapse_heads)) {
+        collapser_(view_, options.collapse_heads, options.collapse_repeats),
+        collapse_(collapser_.result()) {
     root_ = view_.root;
     if (root_ < 0) {  // no backward drawn: still mark the loss
       for (int32_t i = tape.size() - 1; i >= 0 && options.root < 0; --i) {
@@ -457,12 +601,8 @@ class DotWriter {
           {"#f3eefa", "#e9e0f5", "#dfd2f0", "#d5c4eb"}};  // backward
       const char* fill = kFills[gradient ? 1 : 0][std::min(depth, 3)];
       std::string label = "<b>" + html(info.name) + "</b>";
-      const int32_t heads = collapse_.head_count[static_cast<size_t>(item.child)];
-      if (heads > 0) {
-        label += " <font color=\"#b23b2a\">×" + std::to_string(heads) +
-                 "</font><br/><font point-size=\"9\">one of " + std::to_string(heads) +
-                 " identical heads drawn</font>";
-      }
+      const int32_t heads = collapse_.count[static_cast<size_t>(item.child)];
+      if (heads > 0) label += collapsed_label(info.name, item.child, heads);
       out << pad << "subgraph cluster_" << (gradient ? "b" : "s") << item.child << " {\n";
       out << pad << "  label=<" << label << ">; style=\"rounded,filled\"; fillcolor=\"" << fill
           << "\"; color=\"" << (gradient ? "#a58cc7" : "#8a9bb5")
@@ -470,6 +610,23 @@ class DotWriter {
       write_cluster(out, item.child, gradient, indent + 1);
       out << pad << "}\n";
     }
+  }
+
+  // " ×12" and a line on what the one drawn copy stands for.
+  std::string collapsed_label(const std::string& name, int32_t scope, int32_t n) const {
+    const std::string times =
+        " <font color=\"#b23b2a\">×" + std::to_string(n) + "</font><br/><font point-size=\"9\">";
+    if (collapse_.heads[static_cast<size_t>(scope)]) {
+      return times + "one of " + std::to_string(n) + " identical heads drawn</font>";
+    }
+    std::string prefix;
+    int64_t number = 0;
+    split_numbered(name, prefix, number);
+    const std::string range = html(name) + " … " + html(prefix) + std::to_string(n - 1);
+    if (collapse_.chained[static_cast<size_t>(scope)]) {
+      return times + "drawn once for " + range + ", each feeding the next</font>";
+    }
+    return times + "drawn once for " + range + ", side by side</font>";
   }
 
   // A weight drawn beside the op that uses it (on its rank) rather than above it keeps the data
@@ -538,26 +695,52 @@ class DotWriter {
     struct Out {
       int32_t from;
       Edge edge;
-      int count;
-      bool merged;  // stands in for edges from other heads
+      int count;  // edges from other copies folded into this one
     };
+    // Vertices of chained copies (a block repeated in a row) take their edges from outside the
+    // group to the vertex drawn for them: the gradient from the layer after the last block
+    // enters the one block drawn.
+    std::vector<std::vector<int32_t>> folded(static_cast<size_t>(view_.num_vertices()));
+    for (int32_t w = 0; w < view_.num_vertices(); ++w) {
+      const int32_t to = collapse_.stand_in[static_cast<size_t>(w)];
+      if (to < 0 || to == w) continue;
+      const int32_t copy = collapser_.outermost_other_copy(w);
+      if (collapse_.chained[static_cast<size_t>(collapse_.first[static_cast<size_t>(copy)])]) {
+        folded[static_cast<size_t>(to)].push_back(w);
+      }
+    }
     for (int32_t v = 0; v < view_.num_vertices(); ++v) {
       if (!drawn(v)) continue;
       std::vector<Out> edges;
-      for (Edge e :
-           boost::make_iterator_range(boost::in_edges(static_cast<Vertex>(v), view_.graph))) {
-        const int32_t u = static_cast<int32_t>(boost::source(e, view_.graph));
+      // An edge from u, folded into one already drawn from the same vertex.
+      auto add = [&](Edge e, int32_t u, bool fold) {
         const int32_t from = collapse_.stand_in[static_cast<size_t>(u)];
-        if (from < 0) continue;
-        if (from != u) {  // an edge from another head: folded into the drawn head's edge
+        if (from < 0) return;
+        if (fold || from != u) {  // an edge from another head: folded into the drawn head's edge
           auto it = std::find_if(edges.begin(), edges.end(),
                                  [&](const Out& o) { return o.from == from; });
           if (it != edges.end()) {
             ++it->count;
-            continue;
+            return;
           }
         }
-        edges.push_back({from, e, 1, from != u});
+        edges.push_back({from, e, 1});
+      };
+      for (Edge e :
+           boost::make_iterator_range(boost::in_edges(static_cast<Vertex>(v), view_.graph))) {
+        const int32_t u = static_cast<int32_t>(boost::source(e, view_.graph));
+        // From one copy of a chained group into another: the chain the ×N stands for.
+        if (collapser_.across_copies(u, v) != kNone) continue;
+        add(e, u, false);
+      }
+      for (int32_t w : folded[static_cast<size_t>(v)]) {
+        const int32_t group =
+            collapse_.first[static_cast<size_t>(collapser_.outermost_other_copy(w))];
+        for (Edge e :
+             boost::make_iterator_range(boost::in_edges(static_cast<Vertex>(w), view_.graph))) {
+          const int32_t u = static_cast<int32_t>(boost::source(e, view_.graph));
+          if (!collapser_.inside_group(u, group)) add(e, u, true);
+        }
       }
       for (const Out& o : edges) {
         const EdgeProps& p = view_.graph[o.edge];
@@ -637,11 +820,26 @@ class DotWriter {
       s += "<td><font point-size=\"9\" color=\"#5b6b80\">→ [shape]</font></td><td "
            "align=\"left\"><font point-size=\"9\">the tensor an edge carries</font></td>";
     }
-    bool collapsed = false;
-    for (int32_t h : collapse_.head_count) collapsed = collapsed || h > 0;
-    if (collapsed) {
+    bool heads = false, chained = false, side_by_side = false;
+    for (size_t g = 0; g < collapse_.count.size(); ++g) {
+      if (collapse_.count[g] == 0) continue;
+      heads = heads || collapse_.heads[g];
+      chained = chained || (!collapse_.heads[g] && collapse_.chained[g]);
+      side_by_side = side_by_side || (!collapse_.heads[g] && !collapse_.chained[g]);
+    }
+    if (heads) {
       s += "<td><font point-size=\"9\" color=\"#b23b2a\">×H</font></td><td "
            "align=\"left\"><font point-size=\"9\">one head drawn for H identical ones</font></td>";
+    }
+    if (chained) {
+      s += "<td><font point-size=\"9\" color=\"#b23b2a\">×N</font></td><td "
+           "align=\"left\"><font point-size=\"9\">one block drawn for N identical ones in a "
+           "row</font></td>";
+    }
+    if (side_by_side) {
+      s += "<td><font point-size=\"9\" color=\"#b23b2a\">×N</font></td><td "
+           "align=\"left\"><font point-size=\"9\">one drawn for N identical ones side by "
+           "side</font></td>";
     }
     return s + "</tr></table>";
   }
@@ -649,7 +847,8 @@ class DotWriter {
   const Tape& tape_;
   const DotOptions& options_;
   GraphView view_;
-  Collapse collapse_;
+  Collapser collapser_;
+  const Collapse& collapse_;
   int32_t root_ = -1;
   std::vector<int32_t> beside_;  // per vertex: the vertex it is drawn beside, or -1
   std::vector<char> flipped_;    // per vertex: its edge is written reversed (it goes right)

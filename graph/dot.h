@@ -4,8 +4,9 @@
 // One node per tape node (id n<tape index>), labelled with its op, its user name, its output
 // shape and its arguments (scale 1/√2, dropout p, heads, ...); parameters, inputs and constants
 // drawn distinctly; edges labelled with the shapes they carry; one cluster per NameScope
-// (modules, layers, heads); a legend. The same program gives byte-identical DOT on every run:
-// nothing in it depends on addresses or on time, so DOT files work as goldens.
+// (modules, layers, heads), repeated ones optionally drawn once and marked ×N; a legend. The same
+// program gives byte-identical DOT on every run: nothing in it depends on addresses or on time, so
+// DOT files work as goldens.
 //
 //   Tape tape;  TapeScope scope(tape);
 //   Tensor loss = ...;  loss.backward({.retain_graph = true});
@@ -29,8 +30,13 @@ struct DotOptions {
   bool values = false;          // print the values (and gradients) of small tensors in their nodes
   int64_t max_values = 24;      // "small": at most this many elements
   bool collapse_heads = false;  // draw only the first of sibling scopes "head 0", "head 1", ...
-  bool saved_bytes = false;     // show what each op keeps for its backward, in bytes
-  bool edge_labels = true;      // label edges with the shape they carry
+  // Draw only the first of any sibling scopes numbered 0, 1, ... ("TransformerBlock 0" ...
+  // "TransformerBlock 11", "head 0", ...) whose ops and shapes match one for one, marked ×N.
+  // Edges between the copies (a block feeding the next) are left out; edges from outside into
+  // any copy, or out of any, are drawn to or from the one drawn.
+  bool collapse_repeats = false;
+  bool saved_bytes = false;  // show what each op keeps for its backward, in bytes
+  bool edge_labels = true;   // label edges with the shape they carry
   bool legend = true;
   std::string rankdir = "TB";  // Graphviz rankdir: TB reads top to bottom, LR left to right
   std::string title = "";      // drawn above the graph when not empty

@@ -1,18 +1,22 @@
-// The chapter-3 attention models for tapegrad-dot to draw: the library's own modules
-// (ops/nn/attention.h), so the drawing is the graph of the very modules users train.
+// The models for tapegrad-dot to draw: the library's own modules (ops/nn/attention.h,
+// ops/nn/gpt.h), so the drawing is the graph of the very modules users train.
 //
 // Only the simplified self-attention of §3.3 has no module (it has no parameters): it is
 // composed from ops here, as the book writes it, one node per statement so that the tape order
 // (the drawing's node ids) does not depend on the compiler's argument evaluation order.
 #include "tools/models.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
+#include <vector>
 
 #include "graph/error.h"
 #include "graph/factory.h"
+#include "graph/ids.h"
 #include "graph/random.h"
 #include "ops/nn/attention.h"
+#include "ops/nn/gpt.h"
 #include "ops/ops.h"
 
 namespace tapegrad::tools {
@@ -109,6 +113,59 @@ Tensor multihead(const ModelSizes& s, Generator& g, BuiltModel& m) {
   return module(make_inputs(s, true, false));  // [B, T, C] -> [B, T, D]
 }
 
+// "163,009,536"
+std::string thousands(int64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// §4.6 and §5.1.2: GPTModel in training mode (dropout active) on a batch of token ids, and the
+// book's loss, cross_entropy(logits.flatten(0, 1), targets.flatten()). The ids are the book's
+// ("every effort moves" / "I really like", targets one token on) for 2 x 3 tokens and a vocabulary
+// that holds them, else drawn from a generator of their own (the weights keep the book's draws).
+Tensor gpt(const ModelSizes& s, Generator& g, BuiltModel& m) {
+  const nn::GPTConfig& cfg = s.gpt;
+  const nn::GPTModel model(cfg, DType::Float32, g);
+  m.parameters = model.parameters();
+  const int64_t B = s.batch, T = s.tokens;
+  std::vector<int64_t> inputs, targets;
+  if (B == 2 && T == 3 && cfg.vocab_size > 11311) {
+    inputs = {16833, 3626, 6100, 40, 1107, 588};
+    targets = {3626, 6100, 345, 1107, 588, 11311};
+  } else {
+    Generator ids_generator(0);
+    std::vector<double> u(static_cast<size_t>(B * (T + 1)));
+    ids_generator.uniform(u.data(), static_cast<int64_t>(u.size()));
+    std::vector<int64_t> text(u.size());
+    for (size_t i = 0; i < u.size(); ++i) {
+      text[i] = std::min(cfg.vocab_size - 1, static_cast<int64_t>(u[i] * cfg.vocab_size));
+    }
+    for (int64_t b = 0; b < B; ++b) {  // a row of T + 1 ids: inputs, and targets one on
+      const auto row = text.begin() + b * (T + 1);
+      inputs.insert(inputs.end(), row, row + T);
+      targets.insert(targets.end(), row + 1, row + T + 1);
+    }
+  }
+  const Ids in_idx(Shape{B, T}, std::move(inputs));
+  Tensor logits = named(model(in_idx), "logits");                                // [B, T, V]
+  Tensor flat = named(reshape(logits, {B * T, cfg.vocab_size}), "logits_flat");  // [B·T, V]
+  m.loss = named(cross_entropy(flat, targets), "loss");                          // []
+  char drop[32];
+  std::snprintf(drop, sizeof drop, "%g", cfg.drop_rate);
+  m.description = "batch " + std::to_string(B) + ", tokens " + std::to_string(T) + "; vocab " +
+                  std::to_string(cfg.vocab_size) + ", context " +
+                  std::to_string(cfg.context_length) + ", emb " + std::to_string(cfg.emb_dim) +
+                  ", heads " + std::to_string(cfg.n_heads) + ", layers " +
+                  std::to_string(cfg.n_layers) + ", drop_rate " + drop +
+                  (cfg.qkv_bias ? ", qkv_bias" : "") + "; " + thousands(model.num_parameters()) +
+                  " parameters; loss = cross_entropy(logits, targets)";
+  return logits;
+}
+
 struct ModelEntry {
   std::string_view name;
   const char* title;
@@ -128,6 +185,7 @@ constexpr ModelEntry kModels[] = {
     {"multihead-wrapper", "MultiHeadAttentionWrapper (§3.6.1)", 123, multihead_wrapper, true, true,
      true, true},
     {"multihead", "MultiHeadAttention (§3.6.2)", 123, multihead, true, true, true, true},
+    {"gpt", "GPTModel (§4.6)", 123, gpt, true, false, true, true},
 };
 
 constexpr std::array<std::string_view, std::size(kModels)> kModelNames = [] {
@@ -138,6 +196,20 @@ constexpr std::array<std::string_view, std::size(kModels)> kModelNames = [] {
 
 // The tool's own checks, before a module sees the sizes: its messages name the tool's flags.
 void check_sizes(std::string_view model, const ModelSizes& s) {
+  if (model == "gpt") {
+    for (auto [value, what] : {std::pair{s.batch, "batch"}, {s.tokens, "tokens"}}) {
+      if (value < 1) {
+        throw Error("gpt: " + std::string(what) + " is " + std::to_string(value) +
+                    ", must be at least 1");
+      }
+    }
+    nn::check_config(s.gpt);
+    if (s.tokens > s.gpt.context_length) {
+      throw Error("gpt: tokens " + std::to_string(s.tokens) + " is more than the context length " +
+                  std::to_string(s.gpt.context_length));
+    }
+    return;
+  }
   for (auto [value, what] : {std::pair{s.batch, "batch"},
                              {s.seq, "seq"},
                              {s.d_in, "d_in"},
@@ -196,8 +268,10 @@ BuiltModel build_model(Tape& tape, std::string_view name, const ModelSizes& size
   BuiltModel m;
   m.title = entry->title;
   m.output = entry->forward(sizes, g, m);
-  m.loss = named(sum(m.output), "loss");  // outside the module: the model ends at its output
-  m.description = sizes_text(*entry, sizes) + "; loss = sum of the output";
+  if (!m.loss.defined()) {
+    m.loss = named(sum(m.output), "loss");  // outside the module: the model ends at its output
+    m.description = sizes_text(*entry, sizes) + "; loss = sum of the output";
+  }
   if (name == "simplified") m.description += "; the inputs require grad";
   return m;
 }

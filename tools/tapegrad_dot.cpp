@@ -1,6 +1,8 @@
-// tapegrad-dot: draws the graph of a chapter-3 attention model as DOT, SVG or PNG.
+// tapegrad-dot: draws the graph of a chapter-3 attention model or the chapter-4 GPT as DOT, SVG
+// or PNG.
 //
 //   tapegrad-dot --model multihead -o mha.dot --svg mha.svg
+//   tapegrad-dot --model gpt --svg gpt.svg           (GPT_CONFIG_124M, one block drawn, ×12)
 //   tapegrad-dot --model multihead-wrapper --collapse-heads --backward --png wrapper.png
 //   tapegrad-dot --model causal -o tests/goldens/dot/causal.dot    (regenerates a golden)
 //
@@ -43,8 +45,11 @@ struct Arguments {
 std::optional<int> parse(int argc, char** argv, Arguments& a) {
   CLI::App app(
       "Builds one of the chapter-3 attention models of \"Build a Large Language Model (From "
-      "Scratch)\", runs its forward pass, a loss (the sum of its output) and backward, and draws "
-      "the tape. The DOT goes to standard output when none of -o, --svg, --png is given.",
+      "Scratch)\", or its chapter-4 GPT, runs its forward pass, a loss (the sum of the output; "
+      "for gpt, the cross entropy of its logits) and backward, and draws the tape. The DOT goes "
+      "to standard output when none of -o, --svg, --png is given. For gpt, the identical "
+      "TransformerBlocks are drawn once, marked xN (--no-collapse-repeats draws them all); the "
+      "124M config takes ~650 MB of weights.",
       "tapegrad-dot");
   bool list_models = false;
   std::string models;
@@ -53,11 +58,11 @@ std::optional<int> parse(int argc, char** argv, Arguments& a) {
 
   const std::string model = "model";
   app.add_option("--model", a.model, models)->group(model);
-  app.add_option("--batch", a.sizes.batch, "batch size (the causal and multi-head models)")
+  app.add_option("--batch", a.sizes.batch, "batch size (the causal, multi-head and gpt models)")
       ->capture_default_str()
       ->check(cli::positive())
       ->group(model);
-  app.add_option("--seq", a.sizes.seq, "tokens, also the context length")
+  app.add_option("--seq", a.sizes.seq, "tokens, also the context length (gpt: tokens, default 3)")
       ->capture_default_str()
       ->check(cli::positive())
       ->group(model);
@@ -69,17 +74,40 @@ std::optional<int> parse(int argc, char** argv, Arguments& a) {
       ->capture_default_str()
       ->check(cli::positive())
       ->group(model);
-  app.add_option("--heads", a.sizes.heads, "number of heads")
+  app.add_option("--heads", a.sizes.heads, "number of heads (gpt: n_heads, default 12)")
       ->capture_default_str()
       ->check(cli::positive())
       ->group(model);
-  app.add_option("--dropout", a.sizes.dropout, "dropout on the attention weights (the book: 0.0)")
+  app.add_option("--dropout", a.sizes.dropout,
+                 "dropout on the attention weights (the book: 0.0; gpt: drop_rate, default 0.1)")
       ->capture_default_str()
       ->check(cli::probability())
       ->group(model);
   app.add_option("--seed", a.sizes.seed, "parameter seed (default: the book's, 123, or 789 for v2)")
       ->group(model);
   app.add_flag("--list-models", list_models, "print the model names and exit")->group(model);
+
+  // gpt's GPTConfig (default: the book's GPT_CONFIG_124M); --heads, --dropout, --batch and --seq
+  // above set n_heads, drop_rate, the batch and the tokens.
+  const std::string gpt = "gpt (default: GPT_CONFIG_124M)";
+  nn::GPTConfig& cfg = a.sizes.gpt;
+  app.add_option("--vocab", cfg.vocab_size, "vocab_size")
+      ->capture_default_str()
+      ->check(cli::positive())
+      ->group(gpt);
+  app.add_option("--context", cfg.context_length, "context_length")
+      ->capture_default_str()
+      ->check(cli::positive())
+      ->group(gpt);
+  app.add_option("--emb", cfg.emb_dim, "emb_dim (divisible by --heads)")
+      ->capture_default_str()
+      ->check(cli::positive())
+      ->group(gpt);
+  app.add_option("--layers", cfg.n_layers, "n_layers, the TransformerBlocks")
+      ->capture_default_str()
+      ->check(cli::positive())
+      ->group(gpt);
+  app.add_flag("--qkv-bias", cfg.qkv_bias, "biases on W_query, W_key, W_value")->group(gpt);
 
   const std::string output = "output";
   app.add_option("-o", a.dot_path, "write the DOT text (FILE.dot)")->group(output);
@@ -98,6 +126,13 @@ std::optional<int> parse(int argc, char** argv, Arguments& a) {
       ->group(drawing);
   app.add_flag("--collapse-heads", a.dot.collapse_heads,
                "draw the first of the heads \"head 0\", \"head 1\", ... once, marked xH")
+      ->group(drawing);
+  bool collapse_repeats = false, no_collapse_repeats = false;
+  app.add_flag("--collapse-repeats", collapse_repeats,
+               "draw the first of identical numbered modules (\"TransformerBlock 0\", ...) once, "
+               "marked xN (the default for gpt)")
+      ->group(drawing);
+  app.add_flag("--no-collapse-repeats", no_collapse_repeats, "draw every repeated module")
       ->group(drawing);
   app.add_flag("--saved-bytes", a.dot.saved_bytes, "show the bytes each op keeps for its backward")
       ->group(drawing);
@@ -120,6 +155,28 @@ std::optional<int> parse(int argc, char** argv, Arguments& a) {
   if (a.model.empty()) {
     std::cerr << "tapegrad-dot: --model is required\n(tapegrad-dot --help lists the options)\n";
     return cli::kUsageError;
+  }
+  if (a.model == "gpt") {
+    // The shared options, when given, set gpt's sizes; the chapter-3 ones do not apply.
+    for (const char* option : {"--d-in", "--d-out"}) {
+      if (app.count(option) > 0) {
+        std::cerr << "tapegrad-dot: " << option << " does not apply to --model gpt (--emb sets "
+                  << "emb_dim)\n";
+        return cli::kUsageError;
+      }
+    }
+    if (app.count("--heads") > 0) cfg.n_heads = a.sizes.heads;
+    if (app.count("--dropout") > 0) cfg.drop_rate = a.sizes.dropout;
+    if (app.count("--seq") > 0) a.sizes.tokens = a.sizes.seq;
+    a.dot.collapse_repeats = !no_collapse_repeats;
+  } else {
+    for (const char* option : {"--vocab", "--context", "--emb", "--layers", "--qkv-bias"}) {
+      if (app.count(option) > 0) {
+        std::cerr << "tapegrad-dot: " << option << " applies to --model gpt only\n";
+        return cli::kUsageError;
+      }
+    }
+    a.dot.collapse_repeats = collapse_repeats && !no_collapse_repeats;
   }
   a.title_given = app.count("--title") > 0;
   a.dot.legend = !no_legend;

@@ -85,7 +85,11 @@ Dropout::Dropout(double p, std::string name, Generator& generator)
 
 Tensor Dropout::forward(const Tensor& x) const {
   // nn.Dropout draws nothing when p == 0 or in eval mode: the op returns x itself then.
-  return dropout(x, p_, training(), *generator_);  // [..]
+  Tensor y = dropout(x, p_, training(), *generator_);  // [..]
+  // Named, not scoped: one module applied twice (a block's drop_shortcut) would put both uses
+  // in one NameScope, a box in the drawing spanning everything recorded between them.
+  if (y.id() != x.id()) y.set_name(name());
+  return y;
 }
 
 // --- LayerNorm -----------------------------------------------------------------------------------

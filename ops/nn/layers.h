@@ -68,7 +68,7 @@ class Embedding : public Module {
 };
 
 // torch.nn.Dropout(p): the dropout op in training mode, the identity in eval mode (nothing drawn
-// then, nor when p == 0). p must be in [0, 1).
+// then, nor when p == 0). p must be in [0, 1). Its op is named after the module ("drop_emb").
 class Dropout : public UnaryModule {
  public:
   explicit Dropout(double p, std::string name = "Dropout",

@@ -16,6 +16,9 @@ done
 "$tool" --model multihead-wrapper --collapse-heads -o "$out/multihead-wrapper_collapsed.dot"
 "$tool" --model simplified --backward --values -o "$out/simplified_backward_values.dot"
 "$tool" --model causal --dropout 0.5 -o "$out/causal_dropout.dot"
+# The chapter-4 GPT on a small config (3 blocks, drawn once, x3): the 124M default takes 650 MB.
+"$tool" --model gpt --vocab 50 --context 8 --emb 8 --heads 2 --layers 3 --seq 4 \
+  -o "$out/gpt_small.dot"
 
 # tests/graph/test_dot.cpp: small hand-built tapes, written by the test itself.
 TAPEGRAD_UPDATE_GOLDENS=1 "$build/tests/tapegrad_tests" "[dot][golden]" >/dev/null
