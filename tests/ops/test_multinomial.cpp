@@ -51,7 +51,7 @@ TEST_CASE("multinomial: same ids as torch.multinomial for 200 seeds", "[multinom
   CHECK(to_vector(multinomial(p64, 1, g)) == golden["multinomial.seed7.second"].ints());
 }
 
-TEST_CASE("multinomial: a zero probability is never drawn; errors before drawing",
+TEST_CASE("multinomial: a zero probability is never drawn, errors before drawing",
           "[multinomial]") {
   Tape tape;
   TapeScope scope(tape);

@@ -22,7 +22,7 @@ TEST_CASE("where: picks, broadcasts and routes the gradient", "[where]") {
   CHECK(b.grad_values() == std::vector<double>{4, 5, 6});  // summed over the broadcast dim
 }
 
-TEST_CASE("where: NaN in the condition counts as true; errors", "[where]") {
+TEST_CASE("where: NaN in the condition counts as true, and errors", "[where]") {
   Tape tape;
   TapeScope scope(tape);
   CHECK(where(tensor({NAN, 0.0}), tensor({1.0, 1.0}), tensor({2.0, 2.0})).values() ==
