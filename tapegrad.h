@@ -17,4 +17,5 @@
 #include "optim/checkpoint.h"
 #include "optim/optim.h"
 #include "text/dataset.h"
+#include "text/plot.h"
 #include "text/tokenizer.h"
