@@ -67,3 +67,11 @@ else()
                    "Eigen's kernel only")
   endif()
 endif()
+
+if(TAPEGRAD_BUILD_EXAMPLES)
+  # The examples' and tools' command lines (tools/cli.h); header-only.
+  find_package(CLI11 2 QUIET CONFIG)
+  tapegrad_require(CLI11_FOUND libcli11-dev "CLI11 (command-line parsing for the examples and tools)")
+  add_library(tapegrad_cli INTERFACE)
+  target_link_libraries(tapegrad_cli INTERFACE CLI11::CLI11)
+endif()

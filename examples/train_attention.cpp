@@ -19,24 +19,25 @@
 // and from 0.230 to 0.00039 for SelfAttention_v1.
 //
 // Usage: train_attention [--model mha|sa_v1|both] [--dtype float32|float64] [--steps N]
-//                        [--lr LR] [--dot FILE] [--svg FILE]
+//                        [--lr LR] [--dot FILE] [--svg FILE]       (--help lists them)
 //   --dot FILE / --svg FILE write the graph of the last training step (MultiHeadAttention's
 //   when it trains): Graphviz DOT text (graph/dot.h), or the SVG Graphviz renders from it.
 //
 // Dimension names: B = 2 sequences, T = 6 tokens, C_in = d_in = 3, D = d_out = 2, H = 2 heads.
-#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "graph/dot.h"
-#include "tapegrad.h"
 #include "ops/nn/attention.h"
 #include "optim/sgd.h"
+#include "tapegrad.h"
+#include "tools/cli.h"
 
 using namespace tapegrad;
 
@@ -151,48 +152,36 @@ void write_drawing(const Tape& tape, const std::string& title, const Options& op
   }
 }
 
-Options parse(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw Error("train_attention: " + arg + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--model") {
-      o.model = value();
-      if (o.model != "mha" && o.model != "sa_v1" && o.model != "both") {
-        throw Error("train_attention: --model must be mha, sa_v1 or both, not " + o.model);
-      }
-    } else if (arg == "--dtype") {
-      const std::string d = value();
-      if (d != "float32" && d != "float64") {
-        throw Error("train_attention: --dtype must be float32 or float64, not " + d);
-      }
-      o.dtype = d == "float32" ? DType::Float32 : DType::Float64;
-    } else if (arg == "--steps") {
-      o.steps = std::atoi(value().c_str());
-      if (o.steps <= 0) throw Error("train_attention: --steps must be a positive number");
-    } else if (arg == "--lr") {
-      o.lr = std::atof(value().c_str());
-    } else if (arg == "--dot") {
-      o.dot_file = value();
-    } else if (arg == "--svg") {
-      o.svg_file = value();
-    } else {
-      throw Error("train_attention: unknown option " + arg +
-                  " (usage: train_attention [--model mha|sa_v1|both] [--dtype float32|float64]"
-                  " [--steps N] [--lr LR] [--dot FILE] [--svg FILE])");
-    }
-  }
-  return o;
+// Fills `o` from the command line (tools/cli.h: --help exits 0, a bad value exits 2).
+std::optional<int> parse(int argc, char** argv, Options& o) {
+  CLI::App app(
+      "Trains chapter 3's attention layers (a student imitating a teacher) by SGD, "
+      "the run PyTorch makes step for step.",
+      "train_attention");
+  std::string dtype = "float32";
+  app.add_option("--model", o.model, "the layer(s) to train")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"mha", "sa_v1", "both"}));
+  app.add_option("--dtype", dtype, "element type")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"float32", "float64"}));
+  app.add_option("--steps", o.steps, "SGD steps")->capture_default_str()->check(cli::positive());
+  app.add_option("--lr", o.lr, "learning rate")
+      ->capture_default_str()
+      ->check(cli::positive_finite());
+  app.add_option("--dot", o.dot_file, "write the last step's graph as Graphviz DOT text");
+  app.add_option("--svg", o.svg_file, "write the last step's graph as SVG (Graphviz)");
+  if (const std::optional<int> exit_code = cli::parse(app, argc, argv)) return exit_code;
+  o.dtype = dtype == "float64" ? DType::Float64 : DType::Float32;
+  return std::nullopt;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  Options options;
+  if (const std::optional<int> exit_code = parse(argc, argv, options)) return *exit_code;
   try {
-    const Options options = parse(argc, argv);
     Tape mha_tape, sa_tape;  // each keeps its layer's last step, for the drawing
     if (options.model == "mha" || options.model == "both") train("mha", options, mha_tape);
     if (options.model == "sa_v1" || options.model == "both") train("sa_v1", options, sa_tape);

@@ -69,164 +69,24 @@ std::string bytes_text(int64_t bytes) {
   return number(std::round(bytes / (102.4 * 1024)) / 10.0) + " MiB";
 }
 
-// --- the op table: how each op shows its arguments and what its backward keeps -----------------
-
-// The tensors an op's backward reads (kept alive for it), besides its extra saved buffer.
-enum Saves : uint8_t {
-  kSavesNothing = 0,
-  kSavesInput0 = 1,
-  kSavesInput1 = 2,
-  kSavesInput2 = 4,
-  kSavesOutput = 8,
-  kSavesWeight = 16,  // layer_norm: input 1 when it is the weight (iattr[0] says there is one)
-};
-
-using ArgumentsFn = std::string (*)(const Tape& tape, const Node& node);
-using ExtraBytesFn = int64_t (*)(const Tape& tape, const Node& node);
-
-struct OpDrawing {
-  std::string_view op;
-  ArgumentsFn arguments;     // null: the op shows no arguments
-  uint8_t saves;             // Saves flags
-  ExtraBytesFn extra_bytes;  // the size of node.saved; null: none
-};
-
-// A dim as the book writes it: the last one as -1 (softmax(x, dim=-1)), others from the front.
-// Ops store their dims normalised to 0..rank-1.
-std::string dim_text(int64_t dim, int rank) {
-  return "dim " + std::to_string(dim == rank - 1 ? int64_t{-1} : dim);
-}
-
-// A reduction's dim (iattr[3]) and whether it kept it (the output's rank tells).
-std::string reduction_text(const Tape& t, const Node& n) {
-  const int rank = t.input(n, 0).shape.rank();
-  return dim_text(n.iattr[3], rank) + (n.shape.rank() == rank ? ", keepdim" : "");
-}
-
-// x·c or x/c as "× 1/√k" when the factor is 1/√k for an integer k ≥ 2 (the attention scale),
-// else "× c" / "÷ c".
-std::string scale_text(double c, bool divide) {
-  const double divisor = divide ? c : 1.0 / c;
-  const double k = std::round(divisor * divisor);
-  if (divisor > 0 && k >= 2 && std::abs(divisor * divisor - k) < 1e-9 * k &&
-      std::abs(divisor - std::round(divisor)) > 1e-9) {
-    return "× 1/√" + number(k);
-  }
-  return divide ? "÷ " + number(c) : "× " + number(c);
-}
-
-int64_t element_bytes(const Node& node) {
-  return dtype_size(node.dtype);
-}
-
-// ONE table: every op's arguments and what its backward keeps, read from the node as the op
-// stores them (ops/<name>.cpp: the attr/iattr assignments after `record`, and the tensors the
-// first-line math of its backward reads). An op missing here is drawn with its name and shape.
-const OpDrawing kOpDrawings[] = {
-    {"add", nullptr, kSavesNothing, nullptr},
-    {"sub", nullptr, kSavesNothing, nullptr},
-    {"mul", nullptr, kSavesInput0 | kSavesInput1, nullptr},
-    {"div", nullptr, kSavesInput1 | kSavesOutput, nullptr},
-    // attr[0] the constant, iattr[0] 1 when it divides (x / c).
-    {"scale", [](const Tape&, const Node& n) { return scale_text(n.attr[0], n.iattr[0] == 1); },
-     kSavesNothing, nullptr},
-    {"add_scalar", [](const Tape&, const Node& n) { return "+ " + number(n.attr[0]); },
-     kSavesNothing, nullptr},
-    {"neg", nullptr, kSavesNothing, nullptr},
-    {"exp", nullptr, kSavesOutput, nullptr},
-    {"log", nullptr, kSavesInput0, nullptr},
-    {"sqrt", nullptr, kSavesOutput, nullptr},
-    {"pow", [](const Tape&, const Node& n) { return "^ " + number(n.attr[0]); }, kSavesInput0,
-     nullptr},
-    {"matmul", nullptr, kSavesInput0 | kSavesInput1, nullptr},
-    {"linear", nullptr, kSavesInput0 | kSavesInput1, nullptr},
-    // iattr[0], iattr[1]: the two dims swapped.
-    {"transpose",
-     [](const Tape&, const Node& n) {
-       return "dims " + std::to_string(n.iattr[0]) + ", " + std::to_string(n.iattr[1]);
-     },
-     kSavesNothing, nullptr},
-    {"reshape", nullptr, kSavesNothing, nullptr},
-    // iattr[0] dim, iattr[1] index.
-    {"select",
-     [](const Tape& t, const Node& n) {
-       return dim_text(n.iattr[0], t.input(n, 0).shape.rank()) + ", index " +
-              std::to_string(n.iattr[1]);
-     },
-     kSavesNothing, nullptr},
-    // iattr[0] dim, iattr[1] start; the length is the output's size along dim.
-    {"narrow",
-     [](const Tape& t, const Node& n) {
-       return dim_text(n.iattr[0], t.input(n, 0).shape.rank()) + ", start " +
-              std::to_string(n.iattr[1]) + ", length " +
-              std::to_string(n.shape[static_cast<int>(n.iattr[0])]);
-     },
-     kSavesNothing, nullptr},
-    {"cat", [](const Tape&, const Node& n) { return dim_text(n.iattr[0], n.shape.rank()); },
-     kSavesNothing, nullptr},
-    // The head count is the split's second output dim ([B, H, T, D_h]) and the merge's second
-    // input dim: read from the shapes, which cannot disagree with the op.
-    {"split_heads", [](const Tape&, const Node& n) { return "H = " + std::to_string(n.shape[1]); },
-     kSavesNothing, nullptr},
-    {"merge_heads",
-     [](const Tape& t, const Node& n) { return "H = " + std::to_string(t.input(n, 0).shape[1]); },
-     kSavesNothing, nullptr},
-    {"softmax", [](const Tape&, const Node& n) { return dim_text(n.iattr[0], n.shape.rank()); },
-     kSavesOutput, nullptr},
-    // attr[0] the fill value; the mask is input 1.
-    {"masked_fill", [](const Tape&, const Node& n) { return "value " + number(n.attr[0]); },
-     kSavesInput1, nullptr},
-    // attr[0] the value above the diagonal (the mask is recomputed, not saved).
-    {"causal_mask", [](const Tape&, const Node& n) { return "triu(1) → " + number(n.attr[0]); },
-     kSavesNothing, nullptr},
-    {"tril", [](const Tape&, const Node& n) { return "diagonal " + std::to_string(n.iattr[0]); },
-     kSavesNothing, nullptr},
-    {"triu", [](const Tape&, const Node& n) { return "diagonal " + std::to_string(n.iattr[0]); },
-     kSavesNothing, nullptr},
-    // attr[0] p; node.saved the keep mask, one byte per element.
-    {"dropout", [](const Tape& t, const Node& n) { return n.op->arguments(t, n); }, kSavesNothing,
-     [](const Tape& t, const Node& n) { return n.op->state_bytes(t, n); }},
-    {"sum", nullptr, kSavesNothing, nullptr},
-    // Reductions over a dim: iattr = {outer, size, inner, dim}.
-    {"sum_dim", reduction_text, kSavesNothing, nullptr},
-    {"mean", nullptr, kSavesNothing, nullptr},
-    {"mean_dim", reduction_text, kSavesNothing, nullptr},
-    {"max_dim", reduction_text, kSavesNothing,  // node.saved: the int64 arg max per output
-     [](const Tape&, const Node& n) { return n.shape.numel() * int64_t{8}; }},
-    {"mse_loss", nullptr, kSavesInput0 | kSavesInput1, nullptr},
-    // iattr[0] rows; node.saved: the int64 targets and the row log-sum-exps.
-    {"cross_entropy", nullptr, kSavesInput0,
-     [](const Tape&, const Node& n) { return n.iattr[0] * (8 + element_bytes(n)); }},
-    // attr[0] eps; iattr = {has weight, has bias, rows, cols}; node.saved: mean and 1/std per row.
-    {"layer_norm", [](const Tape&, const Node& n) { return "eps " + number(n.attr[0]); },
-     kSavesInput0 | kSavesWeight,
-     [](const Tape&, const Node& n) { return 2 * n.iattr[2] * element_bytes(n); }},
-    {"gelu", nullptr, kSavesInput0, nullptr},
-    // iattr[0] the number of ids; node.saved: the int64 ids.
-    {"embedding", nullptr, kSavesNothing,
-     [](const Tape&, const Node& n) { return n.iattr[0] * int64_t{8}; }},
-};
-
-const OpDrawing* find_drawing(std::string_view op) {
-  for (const OpDrawing& d : kOpDrawings) {
-    if (d.op == op) return &d;
-  }
-  return nullptr;
-}
-
 int64_t tensor_bytes(const Node& n) {
   return n.shape.numel() * dtype_size(n.dtype);
 }
 
-// The tape ids the op's backward reads (inputs by flag, then the output itself).
-std::vector<int32_t> saved_tensors(const Node& node, int32_t id, const OpDrawing& d) {
+// The tape ids the op's backward reads (OpDef::saves: inputs by flag, then the output itself).
+std::vector<int32_t> saved_tensors(const Node& node, int32_t id) {
+  const uint32_t saves = saved_by(node);
   std::vector<int32_t> out;
-  for (int k = 0; k < std::min(node.num_inputs, 3); ++k) {
-    if (d.saves & (1u << k)) out.push_back(node.inputs[k]);
+  for (int k = 0; k < std::min(node.num_inputs, 31); ++k) {
+    if (saves & (1u << k)) out.push_back(node.inputs[k]);
   }
-  if ((d.saves & kSavesWeight) && node.iattr[0] == 1) out.push_back(node.inputs[1]);
-  if (d.saves & kSavesOutput) out.push_back(id);
+  if (saves & saves::kOutput) out.push_back(id);
   return out;
+}
+
+// The bytes of what the op keeps besides those tensors (OpDef::state_bytes).
+int64_t state_bytes(const Tape& tape, const Node& node) {
+  return node.op->state_bytes != nullptr ? node.op->state_bytes(tape, node) : 0;
 }
 
 // --- labels ------------------------------------------------------------------------------------
@@ -487,13 +347,11 @@ class DotWriter {
     for (int32_t i = 0; i < tape_.size(); ++i) {
       const Node& n = tape_.node(i);
       if (n.kind != NodeKind::Op || !n.requires_grad) continue;
-      const OpDrawing* d = find_drawing(n.op_name());
-      if (d == nullptr) continue;
-      for (int32_t id : saved_tensors(n, i, *d)) {
+      for (int32_t id : saved_tensors(n, i)) {
         if (!counted[static_cast<size_t>(id)]) total += tensor_bytes(tape_.node(id));
         counted[static_cast<size_t>(id)] = 1;
       }
-      if (d->extra_bytes != nullptr) total += d->extra_bytes(tape_, n);
+      total += state_bytes(tape_, n);
     }
     return total;
   }
@@ -871,19 +729,15 @@ class Layout {
 
 std::string op_arguments(const Tape& tape, int32_t node) {
   const Node& n = tape.node(node);
-  if (n.kind != NodeKind::Op) return "";
-  const OpDrawing* d = find_drawing(n.op_name());
-  return d != nullptr && d->arguments != nullptr ? d->arguments(tape, n) : "";
+  if (n.kind != NodeKind::Op || n.op->arguments == nullptr) return "";
+  return n.op->arguments(tape, n);
 }
 
 int64_t saved_bytes(const Tape& tape, int32_t node) {
   const Node& n = tape.node(node);
   if (n.kind != NodeKind::Op) return 0;
-  const OpDrawing* d = find_drawing(n.op_name());
-  if (d == nullptr) return 0;
-  int64_t total = 0;
-  for (int32_t id : saved_tensors(n, node, *d)) total += tensor_bytes(tape.node(id));
-  if (d->extra_bytes != nullptr) total += d->extra_bytes(tape, n);
+  int64_t total = state_bytes(tape, n);
+  for (int32_t id : saved_tensors(n, node)) total += tensor_bytes(tape.node(id));
   return total;
 }
 

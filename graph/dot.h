@@ -40,10 +40,10 @@ void write_dot(const Tape& tape, std::ostream& out, const DotOptions& options = 
 std::string to_dot(const Tape& tape, const DotOptions& options = {});
 
 // The arguments an op shows in its node, e.g. "× 1/√2", "p = 0.1", "H = 2", "dim -1"; empty
-// for ops without arguments. Read per op name from the node's attr/iattr (one table in dot.cpp).
+// for ops without arguments. The op's OpDef::arguments says them.
 std::string op_arguments(const Tape& tape, int32_t node);
-// The bytes op node `node` keeps for its backward (the tensors its backward reads plus its
-// extra saved buffer), from the same table; 0 for leaves.
+// The bytes op node `node` keeps for its backward (the tensors its OpDef::saves names plus its
+// OpDef::state_bytes); 0 for leaves.
 int64_t saved_bytes(const Tape& tape, int32_t node);
 
 // Lays out `dot` with Graphviz's dot engine (libgvc, in-process) and writes it in `format`

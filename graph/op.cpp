@@ -1,9 +1,15 @@
-// The registry of OpDefs, filled at static initialisation by TAPEGRAD_REGISTER_OP.
+// The registry of OpDefs, filled at static initialisation by TAPEGRAD_REGISTER_OP, and the
+// helpers of graph/op.h for ops written outside the library.
 #include "graph/op.h"
+
+#include "graph/tape.h"
 
 #include <cstdio>
 #include <string_view>
 #include <vector>
+
+#include "graph/error.h"
+#include "graph/tape.h"
 
 namespace tapegrad {
 
@@ -31,10 +37,31 @@ const OpDef* find_registered_op(std::string_view name) {
   return nullptr;
 }
 
+uint32_t saved_by(const Node& node) {
+  if (node.op == nullptr) return saves::kNothing;
+  return node.op->saves_of != nullptr ? node.op->saves_of(node) : node.op->saves;
+}
+
 std::string number_text(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
 }
+
+template <class T>
+T* output_data(const Tensor& y) {
+  const Node& n = y.node();
+  if (n.kind != NodeKind::Op) {
+    throw Error("output_data: " + y.tape().describe_node(y.id()) +
+                " is not an op's output (a leaf's values are not an op's to write)");
+  }
+  if (n.dtype != dtype_of<T>()) {
+    throw Error("output_data: " + y.tape().describe_node(y.id()) + " holds " + dtype_name(n.dtype) +
+                ", not " + dtype_name(dtype_of<T>()));
+  }
+  return n.value_as<T>();
+}
+template float* output_data<float>(const Tensor& y);
+template double* output_data<double>(const Tensor& y);
 
 }  // namespace tapegrad

@@ -18,6 +18,10 @@ using BackwardFn = void (*)(Tape& tape, const Node& node);
 using ArgumentsFn = std::string (*)(const Tape& tape, const Node& node);
 // Bytes an op's backward keeps besides the tensors named by OpDef::saves (masks, statistics).
 using StateBytesFn = int64_t (*)(const Tape& tape, const Node& node);
+// What a backward reads when that depends on the node (saves:: flags), e.g. an optional input.
+using SavesFn = uint32_t (*)(const Node& node);
+// True when the op wrote ±inf on purpose (masked_fill with an infinite value).
+using WritesInfFn = bool (*)(const Node& node);
 
 // The tensors a backward reads, so they stay alive for it: input k is bit k, the output kOutput.
 namespace saves {
@@ -34,7 +38,12 @@ struct OpDef {
   ArgumentsFn arguments = nullptr;     // null: the op shows no arguments
   uint32_t saves = saves::kNothing;    // what the backward reads (saves:: flags)
   StateBytesFn state_bytes = nullptr;  // null: nothing besides those tensors
+  SavesFn saves_of = nullptr;          // non-null: overrides `saves` per node
+  WritesInfFn writes_inf = nullptr;    // anomaly mode does not report such infinities
 };
+
+// The saves:: flags of a node's op (its saves_of when it has one); kNothing for leaves.
+uint32_t saved_by(const Node& node);
 
 // Lists `op` in registered_ops(); returns true so it can initialise a static (see below).
 bool register_op(const OpDef& op);
@@ -44,6 +53,15 @@ const OpDef* find_registered_op(std::string_view name);
 
 // For ArgumentsFn: a number as drawings show it (0.1, 2, -inf, 0.707107: "%.6g").
 std::string number_text(double v);
+
+class Tensor;
+// For a forward: the values of `y`, the output Tape::record just returned, for the op to write
+// (y.data<T>() is read-only). Throws Error unless y is an op's output of element type T
+// (float or double), so a forward cannot write into a leaf or a parameter by mistake.
+template <class T>
+T* output_data(const Tensor& y);
+extern template float* output_data<float>(const Tensor& y);
+extern template double* output_data<double>(const Tensor& y);
 
 }  // namespace tapegrad
 

@@ -266,6 +266,31 @@ void Generator::dropout_keep_mask(uint8_t* keep, int64_t n, double p) {
   for (int64_t i = 0; i < n; ++i) keep[i] = uniform_double() < prob ? 1 : 0;
 }
 
+namespace {
+
+void check_exponential_lambd(double lambd) {
+  if (!(lambd > 0.0 && std::isfinite(lambd))) {
+    throw Error("exponential_: lambd must be positive and finite, got " + std::to_string(lambd));
+  }
+}
+
+}  // namespace
+
+// torch's transformation::exponential on CPU: -1 / lambd * log(1 - u), in double, then cast.
+void Generator::exponential(float* out, int64_t n, double lambd) {
+  check_count("exponential", n);
+  check_exponential_lambd(lambd);
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = static_cast<float>(-1.0 / lambd * std::log(1.0 - uniform_double()));
+  }
+}
+
+void Generator::exponential(double* out, int64_t n, double lambd) {
+  check_count("exponential", n);
+  check_exponential_lambd(lambd);
+  for (int64_t i = 0; i < n; ++i) out[i] = -1.0 / lambd * std::log(1.0 - uniform_double());
+}
+
 double Generator::scalar_normal() {
   if (next_normal_) {
     const double cached = *next_normal_;

@@ -68,6 +68,13 @@ class Generator {
   void normal(float* out, int64_t n, double mean = 0.0, double std = 1.0);
   void normal(double* out, int64_t n, double mean = 0.0, double std = 1.0);
 
+  // Tensor.exponential_(lambd) on n contiguous elements, as torch 1.13's CPU kernel without MKL
+  // (Debian's build): per element one float64 uniform u, then -1 / lambd * log(1 - u) in double
+  // with libm's scalar log, cast to the element type. lambd must be > 0 and finite, else Error.
+  // torch.multinomial draws these (see ops/multinomial.cpp).
+  void exponential(float* out, int64_t n, double lambd = 1.0);
+  void exponential(double* out, int64_t n, double lambd = 1.0);
+
   // Complete state for checkpoints, kStateSize words:
   //   [0] kStateTag, [1] seed, [2] left (draws before the next twist, 1..624), [3] next (index of
   //   the next word, 0..624), [4..627] the MT19937 words, [628] 1 when a normal sample is cached,

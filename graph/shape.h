@@ -39,10 +39,12 @@ class Shape {
 
   int rank() const { return rank_; }
   int64_t numel() const;
-  // Negative dims count from the end, like PyTorch; throws Error naming `op` when out of range.
+  // Unchecked, for the kernels' inner loops: `dim` must be in 0..rank()-1 (no negative dims).
   int64_t operator[](int dim) const { return dims_[static_cast<size_t>(dim)]; }
   int64_t& operator[](int dim) { return dims_[static_cast<size_t>(dim)]; }
-  int64_t size(int dim) const;  // accepts negative dims
+  // Checked: negative dims count from the end, like PyTorch's x.size(-1); out of range throws
+  // Error naming "size".
+  int64_t size(int dim) const;
   std::span<const int64_t> dims() const { return {dims_.data(), static_cast<size_t>(rank_)}; }
   // Row-major strides in elements.
   std::array<int64_t, kMaxRank> strides() const;

@@ -12,14 +12,14 @@ void add_backward(Tape& tape, const Node& node) {
   dispatch(node.dtype, [&]<class T>() {
     for (int k = 0; k < 2; ++k) {
       const Shape& shape = tape.input(node, k).shape;
-      if (T* d = tape.grad_for<T>(node, k, shape)) {
+      if (T* d = tape.grad_for<T>(node, k)) {
         reduce_broadcast(node.grad_as<const T>(), node.shape, d, shape);
       }
     }
   });
 }
 
-const OpDef kAdd{"add", add_backward};
+const OpDef kAdd{.name = "add", .backward = add_backward};
 TAPEGRAD_REGISTER_OP(kAdd);
 
 }  // namespace

@@ -6,24 +6,31 @@ namespace tapegrad {
 
 namespace {
 
+struct AddScalarState {
+  double c;
+};
+
 void add_scalar_backward(Tape& tape, const Node& node) {
   // Y = X + c  =>  dX += dY
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+    if (T* d = tape.grad_for<T>(node, 0)) {
       ArrayMap<T>(d, x.shape.numel()) += grad_array_of<T>(node);
     }
   });
 }
 
-const OpDef kAddScalar{"add_scalar", add_scalar_backward};
+const OpDef kAddScalar{.name = "add_scalar",
+                       .backward = add_scalar_backward,
+                       .arguments = [](const Tape&, const Node& n) {
+                         return "+ " + number_text(n.state_as<AddScalarState>().c);
+                       }};
 TAPEGRAD_REGISTER_OP(kAddScalar);
 
 }  // namespace
 
 Tensor add_scalar(const Tensor& x, double c) {
-  Tensor y = x.tape().record(kAddScalar, x.shape(), x.dtype(), {x});
-  y.tape().node(y.id()).attr[0] = c;
+  Tensor y = x.tape().record(kAddScalar, x.shape(), x.dtype(), {x}, AddScalarState{c});
   dispatch(y.dtype(), [&]<class T>() {
     // The constant is rounded to the tensor's dtype first, as torch does with a Python number.
     array_of<T>(y.node()) = array_of<T>(x.node()) + static_cast<T>(c);

@@ -6,10 +6,14 @@ namespace tapegrad {
 
 namespace {
 
+struct CatState {
+  int dim;  // normalised to 0..rank-1
+};
+
 void cat_backward(Tape& tape, const Node& node) {
   // Y = [X₀ | X₁ | ...] along dim  =>  dXₖ += the slice of dY that Xₖ filled
   dispatch(node.dtype, [&]<class T>() {
-    const int dim = static_cast<int>(node.iattr[0]);
+    const int dim = node.state_as<CatState>().dim;
     const int64_t inner = layout::inner_size(node.shape, dim);
     const int64_t outer = layout::outer_size(node.shape, dim);
     const int64_t y_step = node.shape[dim] * inner;
@@ -18,7 +22,7 @@ void cat_backward(Tape& tape, const Node& node) {
     for (int k = 0; k < node.num_inputs; ++k) {
       const Node& x = tape.input(node, k);
       const int64_t run = x.shape[dim] * inner;
-      if (T* d = tape.grad_for<T>(node, k, x.shape)) {
+      if (T* d = tape.grad_for<T>(node, k)) {
         layout::copy_blocks<true>(dy + offset, y_step, d, run, outer, run);
       }
       offset += run;
@@ -26,7 +30,10 @@ void cat_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kCat{"cat", cat_backward};
+const OpDef kCat{
+    .name = "cat", .backward = cat_backward, .arguments = [](const Tape&, const Node& n) {
+      return dim_text(n.state_as<CatState>().dim, n.shape.rank());
+    }};
 TAPEGRAD_REGISTER_OP(kCat);
 
 std::string role(size_t k) {
@@ -64,8 +71,7 @@ Tensor cat(std::span<const Tensor> xs, int dim) {
     }
     shape[d] += x.shape()[d];
   }
-  Tensor y = first.tape().record(kCat, shape, first.dtype(), xs);
-  y.tape().node(y.id()).iattr[0] = d;
+  Tensor y = first.tape().record(kCat, shape, first.dtype(), xs, CatState{d});
   dispatch(y.dtype(), [&]<class T>() {
     const int64_t inner = layout::inner_size(shape, d);
     const int64_t outer = layout::outer_size(shape, d);

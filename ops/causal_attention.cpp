@@ -1,5 +1,8 @@
 // causal_attention: softmax(causal_mask(q·kᵀ) / √D)·v per (batch, head), fused and blocked.
 //
+// A kernel, so over the 120-line budget of an op file: the blocked forward and backward (online
+// softmax, recomputed probabilities) only make sense read together.
+//
 // Forward, per (batch, head) and block of kBr query rows: the key blocks (kBc keys) up to the
 // block's last row are scored with one GEMM each, and an online softmax (running max m and sum l
 // per row, FlashAttention's) folds them into the output, so no [T, T] scores exist; blocks wholly
@@ -184,6 +187,11 @@ void backward_head(const Heads& g, const T* q, const T* k, const T* v, const T* 
   }
 }
 
+struct CausalAttentionState {
+  int64_t num_heads;  // 0: 4-D [B, H, T, D] inputs
+  const void* lse;    // [B·H, T] row log-sum-exps, in the inputs' dtype, from the tape's arena
+};
+
 void causal_attention_backward(Tape& tape, const Node& node) {
   // O = softmax(mask(Q·Kᵀ) / √D)·V, P its probabilities  =>  dV += Pᵀ·dO,
   // dS = P ⊙ (dO·Vᵀ − rowsum(dO ⊙ O)) / √D, dQ += dS·K, dK += dSᵀ·Q   (P recomputed per block)
@@ -191,15 +199,16 @@ void causal_attention_backward(Tape& tape, const Node& node) {
     const Node& qn = tape.input(node, 0);
     const Node& kn = tape.input(node, 1);
     const Node& vn = tape.input(node, 2);
-    T* dq = tape.grad_for<T>(node, 0, qn.shape);
-    T* dk = tape.grad_for<T>(node, 1, kn.shape);
-    T* dv = tape.grad_for<T>(node, 2, vn.shape);
+    T* dq = tape.grad_for<T>(node, 0);
+    T* dk = tape.grad_for<T>(node, 1);
+    T* dv = tape.grad_for<T>(node, 2);
     if (!dq && !dk && !dv) return;
-    const Heads g = heads_of(node.shape, node.iattr[0]);
+    const auto& [num_heads, saved_lse] = node.state_as<CausalAttentionState>();
+    const Heads g = heads_of(node.shape, num_heads);
     const int64_t pairs = g.batch * g.heads;
     const int64_t per_part = 2 * kBr * kBc + g.t;
     T* scratch = tape.arena().allocate_array<T>(per_part * num_threads());
-    const T* lse = static_cast<const T*>(node.saved);
+    const T* lse = static_cast<const T*>(saved_lse);
     const double cost = 5.0 * static_cast<double>(g.t * g.t * g.d);
     parallel_for(pairs, cost, [&](int part, int64_t begin, int64_t end) {
       for (int64_t pair = begin; pair < end; ++pair) {
@@ -214,7 +223,21 @@ void causal_attention_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kCausalAttention{"causal_attention", causal_attention_backward};
+const OpDef kCausalAttention{
+    .name = "causal_attention",
+    .backward = causal_attention_backward,
+    .arguments =
+        [](const Tape&, const Node& n) {
+          return "H = " +
+                 std::to_string(
+                     heads_of(n.shape, n.state_as<CausalAttentionState>().num_heads).heads);
+        },
+    .saves = saves::kInput0 | saves::kInput1 | saves::kInput2 | saves::kOutput,
+    .state_bytes =
+        [](const Tape&, const Node& n) {
+          const Heads g = heads_of(n.shape, n.state_as<CausalAttentionState>().num_heads);
+          return g.batch * g.heads * g.t * dtype_size(n.dtype);
+        }};
 TAPEGRAD_REGISTER_OP(kCausalAttention);
 
 [[noreturn]] void throw_attention_error(const Tensor& q, const Tensor& k, const Tensor& v,
@@ -249,14 +272,13 @@ Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64
   }
   const Heads g = heads_of(q.shape(), num_heads);
   if (g.d == 0) throw_attention_error(q, k, v, "the head size D is 0");
-  Tensor y = q.tape().record(kCausalAttention, q.shape(), q.dtype(), {q, k, v});
-  Node& n = y.tape().node(y.id());
-  n.iattr[0] = num_heads;
   const int64_t pairs = g.batch * g.heads;
+  Arena& arena = q.tape().arena();
+  void* saved_lse = arena.allocate(static_cast<size_t>(pairs * g.t * dtype_size(q.dtype())));
+  Tensor y = q.tape().record(kCausalAttention, q.shape(), q.dtype(), {q, k, v},
+                             CausalAttentionState{num_heads, saved_lse});
   dispatch(y.dtype(), [&]<class T>() {
-    Arena& arena = y.tape().arena();
-    T* lse = arena.allocate_array<T>(pairs * g.t);
-    n.saved = lse;
+    T* lse = static_cast<T*>(saved_lse);
     const int64_t per_part = kBr * kBc + kBr * g.d + 2 * kBr;
     T* scratch = arena.allocate_array<T>(per_part * num_threads());
     const T* qv = value_of<T>(q);

@@ -8,18 +8,21 @@
 #include <limits>
 
 #include "ops/detail/op_util.h"
-#include "ops/ops.h"
 #include "ops/detail/triangle.h"
+#include "ops/ops.h"
 
 namespace tapegrad {
 
 namespace {
 
+struct CausalMaskState {
+  double value;  // the fill
+};
+
 void causal_mask_backward(Tape& tape, const Node& node) {
   // Y = where(j > i, value, X)  =>  dX += dY ⊙ [j ≤ i]
   dispatch(node.dtype, [&]<class T>() {
-    const Node& x = tape.input(node, 0);
-    T* dx = tape.grad_for<T>(node, 0, x.shape);
+    T* dx = tape.grad_for<T>(node, 0);
     if (dx == nullptr) return;
     const T* dy = node.grad_as<const T>();
     for_each_triangle_row(node.shape, 1, [&](int64_t row, int64_t split, int64_t) {
@@ -28,7 +31,15 @@ void causal_mask_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kCausalMask{"causal_mask", causal_mask_backward};
+const OpDef kCausalMask{
+    .name = "causal_mask",
+    .backward = causal_mask_backward,
+    .arguments =
+        [](const Tape&, const Node& n) {
+          return "triu(1) → " + number_text(n.state_as<CausalMaskState>().value);
+        },
+    // An infinite fill (the mask's -inf) is meant: anomaly mode does not report it.
+    .writes_inf = [](const Node& n) { return std::isinf(n.state_as<CausalMaskState>().value); }};
 TAPEGRAD_REGISTER_OP(kCausalMask);
 
 }  // namespace
@@ -41,10 +52,7 @@ Tensor causal_mask(const Tensor& x, double value) {
       std::abs(value) > static_cast<double>(std::numeric_limits<float>::max())) {
     throw_unary_error("causal_mask", x, "value " + std::to_string(value) + " overflows float32");
   }
-  Tensor y = x.tape().record(kCausalMask, x.shape(), x.dtype(), {x});
-  Node& n = y.tape().node(y.id());
-  n.attr[0] = value;
-  n.produces_inf = std::isinf(value);  // the mask's -inf is meant (anomaly mode)
+  Tensor y = x.tape().record(kCausalMask, x.shape(), x.dtype(), {x}, CausalMaskState{value});
   dispatch(y.dtype(), [&]<class T>() {
     const T* xv = value_of<T>(x);
     T* yv = value_of<T>(y);

@@ -22,17 +22,20 @@ inline int64_t kept(int64_t row, int64_t tq, int64_t tk) {
   return std::min(row % tq + 1, tk);
 }
 
+struct CausalSoftmaxState {
+  double divisor;
+};
+
 void causal_softmax_backward(Tape& tape, const Node& node) {
   // Y = softmax(mask(X) / c)  =>  dX += [j ≤ i] · Y ⊙ (dY − Σ_j dY ⊙ Y) / c   (reads only Y)
   dispatch(node.dtype, [&]<class T>() {
-    const Node& x = tape.input(node, 0);
-    T* dx = tape.grad_for<T>(node, 0, x.shape);
+    T* dx = tape.grad_for<T>(node, 0);
     if (dx == nullptr) return;
     const int64_t tk = node.shape[node.shape.rank() - 1];
     const int64_t tq = node.shape[node.shape.rank() - 2];
     if (tk == 0 || tq == 0) return;
     const int64_t rows = node.shape.numel() / tk;
-    const T c = static_cast<T>(node.attr[0]);
+    const T c = static_cast<T>(node.state_as<CausalSoftmaxState>().divisor);
     const T* y = node.value_as<const T>();
     const T* dy = node.grad_as<const T>();
     parallel_for(rows, 8.0 * static_cast<double>(tk), [&](int, int64_t begin, int64_t end) {
@@ -46,7 +49,14 @@ void causal_softmax_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kCausalSoftmax{"causal_softmax", causal_softmax_backward};
+const OpDef kCausalSoftmax{.name = "causal_softmax",
+                           .backward = causal_softmax_backward,
+                           .arguments =
+                               [](const Tape&, const Node& n) {
+                                 return "÷ " +
+                                        number_text(n.state_as<CausalSoftmaxState>().divisor);
+                               },
+                           .saves = saves::kOutput};
 TAPEGRAD_REGISTER_OP(kCausalSoftmax);
 
 }  // namespace
@@ -59,8 +69,8 @@ Tensor causal_softmax(const Tensor& scores, double divisor) {
     throw_unary_error("causal_softmax", scores,
                       "divisor must be finite and nonzero (got " + std::to_string(divisor) + ")");
   }
-  Tensor y = scores.tape().record(kCausalSoftmax, scores.shape(), scores.dtype(), {scores});
-  y.tape().node(y.id()).attr[0] = divisor;
+  Tensor y = scores.tape().record(kCausalSoftmax, scores.shape(), scores.dtype(), {scores},
+                                  CausalSoftmaxState{divisor});
   const int64_t tk = scores.shape()[scores.rank() - 1];
   const int64_t tq = scores.shape()[scores.rank() - 2];
   if (tk == 0 || tq == 0) return y;

@@ -9,21 +9,20 @@ namespace tapegrad {
 
 namespace {
 
-// The saved buffer: the N targets (int64), then the N row log-sum-exps (T).
-template <class T>
-T* saved_lse(void* saved, int64_t rows) {
-  return reinterpret_cast<T*>(static_cast<int64_t*>(saved) + rows);
-}
+struct CrossEntropyState {
+  int64_t rows, cols;
+  const int64_t* targets;  // [rows], copied into the tape's arena
+  const void* lse;         // [rows] row log-sum-exps, in the logits' dtype
+};
 
 void cross_entropy_backward(Tape& tape, const Node& node) {
   // y = Σ_i (lse_i − X[i, t_i]) / N  =>  dX[i, c] += (softmax(X)[i, c] − [c = t_i]) / N · dy
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    T* d = tape.grad_for<T>(node, 0, x.shape);
+    T* d = tape.grad_for<T>(node, 0);
     if (d == nullptr) return;
-    const int64_t rows = node.iattr[0], cols = node.iattr[1];
-    const auto* targets = static_cast<const int64_t*>(node.saved);
-    const T* lse = saved_lse<T>(node.saved, rows);
+    const auto& [rows, cols, targets, saved_lse] = node.state_as<CrossEntropyState>();
+    const T* lse = static_cast<const T*>(saved_lse);
     const T g = node.grad_as<T>()[0] / static_cast<T>(rows);
     ConstMatrixMap<T> X(x.value_as<T>(), rows, cols);
     MatrixMap<T> dX(d, rows, cols);
@@ -34,7 +33,12 @@ void cross_entropy_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kCrossEntropy{"cross_entropy", cross_entropy_backward};
+const OpDef kCrossEntropy{.name = "cross_entropy",
+                          .backward = cross_entropy_backward,
+                          .saves = saves::kInput0,
+                          .state_bytes = [](const Tape&, const Node& n) {
+                            return n.state_as<CrossEntropyState>().rows * (8 + dtype_size(n.dtype));
+                          }};
 TAPEGRAD_REGISTER_OP(kCrossEntropy);
 
 }  // namespace
@@ -58,18 +62,15 @@ Tensor cross_entropy(const Tensor& logits, std::span<const int64_t> targets) {
                   " is out of range [0, " + std::to_string(cols) + ")");
     }
   }
-  Tensor y = logits.tape().record(kCrossEntropy, Shape{}, logits.dtype(), {logits});
-  Node& n = y.tape().node(y.id());
-  n.iattr[0] = rows;
-  n.iattr[1] = cols;
-  const int64_t saved_bytes = rows * (8 + dtype_size(logits.dtype()));
-  auto* saved_targets =
-      static_cast<int64_t*>(y.tape().arena().allocate(static_cast<size_t>(saved_bytes)));
+  Arena& arena = logits.tape().arena();
+  auto* saved_targets = arena.allocate_array<int64_t>(rows);
   std::copy(targets.begin(), targets.end(), saved_targets);
-  n.saved = saved_targets;
+  void* saved_lse = arena.allocate(static_cast<size_t>(rows * dtype_size(logits.dtype())));
+  Tensor y = logits.tape().record(kCrossEntropy, Shape{}, logits.dtype(), {logits},
+                                  CrossEntropyState{rows, cols, saved_targets, saved_lse});
   dispatch(y.dtype(), [&]<class T>() {
     ConstMatrixMap<T> X(value_of<T>(logits), rows, cols);
-    T* lse = saved_lse<T>(n.saved, rows);
+    T* lse = static_cast<T*>(saved_lse);
     double total = 0.0;
     for (int64_t i = 0; i < rows; ++i) {
       // log Σ exp(x) = m + log Σ exp(x − m), m the row max: no overflow for large logits.

@@ -16,11 +16,11 @@ void div_backward(Tape& tape, const Node& node) {
     const int64_t n = out.numel();
     const T* dy = node.grad_as<const T>();
     const T* bv = b.value_as<const T>();
-    if (T* d = tape.grad_for<T>(node, 0, a.shape)) {
+    if (T* d = tape.grad_for<T>(node, 0)) {
       accumulate_reduced(tape.arena(), d, a.shape, out, dy, bv, b.shape,
                          [](const auto& g, const auto& z) { return g / z; });
     }
-    if (T* d = tape.grad_for<T>(node, 1, b.shape)) {
+    if (T* d = tape.grad_for<T>(node, 1)) {
       // Y (the output, = A/B elementwise) covers out, so the term needs B alone broadcast.
       const T* y = node.value_as<const T>();
       if (b.shape.numel() == n) {
@@ -37,7 +37,7 @@ void div_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kDiv{"div", div_backward};
+const OpDef kDiv{.name = "div", .backward = div_backward, .saves = saves::kInput1 | saves::kOutput};
 TAPEGRAD_REGISTER_OP(kDiv);
 
 }  // namespace

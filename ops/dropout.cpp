@@ -25,8 +25,7 @@ struct DropoutState {
 void dropout_backward(Tape& tape, const Node& node) {
   // Y = X ⊙ keep / (1 − p)  =>  dX += dY ⊙ keep / (1 − p)   (the forward's saved keep mask)
   dispatch(node.dtype, [&]<class T>() {
-    const Node& x = tape.input(node, 0);
-    T* dx = tape.grad_for<T>(node, 0, x.shape);
+    T* dx = tape.grad_for<T>(node, 0);
     if (dx == nullptr) return;
     const T* dy = node.grad_as<const T>();
     const auto& [p, keep] = node.state_as<DropoutState>();

@@ -9,21 +9,29 @@ namespace tapegrad {
 
 namespace {
 
+struct EmbeddingState {
+  int64_t n, cols;
+  const int64_t* ids;  // [n], copied into the tape's arena
+};
+
 void embedding_backward(Tape& tape, const Node& node) {
   // Y[p] = W[ids[p]]  =>  dW[ids[p]] += dY[p] for every position p (repeated ids accumulate)
   dispatch(node.dtype, [&]<class T>() {
     const Node& w = tape.input(node, 0);
-    T* d = tape.grad_for<T>(node, 0, w.shape);
+    T* d = tape.grad_for<T>(node, 0);
     if (d == nullptr) return;
-    const int64_t n = node.iattr[0], cols = node.iattr[1];
-    const auto* ids = static_cast<const int64_t*>(node.saved);
+    const auto& [n, cols, ids] = node.state_as<EmbeddingState>();
     MatrixMap<T> dW(d, w.shape[0], cols);
     ConstMatrixMap<T> dY(node.grad_as<T>(), n, cols);
     for (int64_t p = 0; p < n; ++p) dW.row(ids[p]) += dY.row(p);
   });
 }
 
-const OpDef kEmbedding{"embedding", embedding_backward};
+const OpDef kEmbedding{.name = "embedding",
+                       .backward = embedding_backward,
+                       .state_bytes = [](const Tape&, const Node& n) {
+                         return n.state_as<EmbeddingState>().n * int64_t{sizeof(int64_t)};
+                       }};
 TAPEGRAD_REGISTER_OP(kEmbedding);
 
 // "ids[1, 2]" for the flat position p in `shape` ("ids" for a scalar).
@@ -70,13 +78,10 @@ Tensor embedding(const Tensor& weight, std::span<const int64_t> ids, const Shape
   dims[static_cast<size_t>(ids_shape.rank())] = cols;
   const Shape out_shape(
       std::span<const int64_t>(dims.data(), static_cast<size_t>(ids_shape.rank() + 1)));
-  Tensor y = weight.tape().record(kEmbedding, out_shape, weight.dtype(), {weight});
-  Node& node = y.tape().node(y.id());
-  node.iattr[0] = n;
-  node.iattr[1] = cols;
-  auto* saved_ids = y.tape().arena().allocate_array<int64_t>(n);
+  auto* saved_ids = weight.tape().arena().allocate_array<int64_t>(n);
   std::copy(ids.begin(), ids.end(), saved_ids);
-  node.saved = saved_ids;
+  Tensor y = weight.tape().record(kEmbedding, out_shape, weight.dtype(), {weight},
+                                  EmbeddingState{n, cols, saved_ids});
   dispatch(y.dtype(), [&]<class T>() {
     ConstMatrixMap<T> W(value_of<T>(weight), vocab, cols);
     MatrixMap<T> Y(value_of<T>(y), n, cols);

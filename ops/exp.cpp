@@ -10,13 +10,13 @@ void exp_backward(Tape& tape, const Node& node) {
   // Y = eˣ  =>  dX += dY ⊙ Y   (reads the output, nothing saved)
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+    if (T* d = tape.grad_for<T>(node, 0)) {
       ArrayMap<T>(d, x.shape.numel()) += grad_array_of<T>(node) * array_of<T>(node);
     }
   });
 }
 
-const OpDef kExp{"exp", exp_backward};
+const OpDef kExp{.name = "exp", .backward = exp_backward, .saves = saves::kOutput};
 TAPEGRAD_REGISTER_OP(kExp);
 
 }  // namespace

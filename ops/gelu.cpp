@@ -15,7 +15,7 @@ void gelu_backward(Tape& tape, const Node& node) {
   // Y = ½X(1 + tanh u), u = β(X + κX³)  =>  dX += dY·(½(1 + tanh u) + ½X(1 − tanh² u)·β(1 + 3κX²))
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    T* dx = tape.grad_for<T>(node, 0, x.shape);
+    T* dx = tape.grad_for<T>(node, 0);
     if (dx == nullptr) return;
     const T* in = x.value_as<T>();
     const T* dy = node.grad_as<T>();
@@ -31,7 +31,7 @@ void gelu_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kGelu{"gelu", gelu_backward};
+const OpDef kGelu{.name = "gelu", .backward = gelu_backward, .saves = saves::kInput0};
 TAPEGRAD_REGISTER_OP(kGelu);
 
 }  // namespace

@@ -9,21 +9,29 @@ namespace tapegrad {
 
 namespace {
 
-// Inputs: x, then weight when iattr[0], then bias when iattr[1]. Saved: mean [R], then rstd [R].
+struct LayerNormState {
+  double eps;
+  bool has_weight, has_bias;  // the inputs: x, then the weight and the bias when given
+  int64_t rows, cols;         // x as [rows, cols], cols its last dim
+  const void* mean;           // [rows] then 1/std [rows], in x's dtype, from the tape's arena
+};
+
+const auto state = [](const Node& n) -> const LayerNormState& {
+  return n.state_as<LayerNormState>();
+};
+
 void layer_norm_backward(Tape& tape, const Node& node) {
   // Y = X̂·w + b, X̂ = (X − μ)·r  =>  dX += r·(G − mean(G) − X̂·mean(G·X̂)) with G = dY·w,
   //                                 dw += Σ_rows dY·X̂, db += Σ_rows dY  (means over the last dim)
   dispatch(node.dtype, [&]<class T>() {
-    const bool has_weight = node.iattr[0] != 0, has_bias = node.iattr[1] != 0;
-    const int64_t rows = node.iattr[2], cols = node.iattr[3];
-    const Node& x = tape.input(node, 0);
-    const T* mean = static_cast<const T*>(node.saved);
-    const T* rstd = mean + rows;
-    T* dx = tape.grad_for<T>(node, 0, x.shape);
-    T* dw = has_weight ? tape.grad_for<T>(node, 1, Shape{cols}) : nullptr;
-    T* db = has_bias ? tape.grad_for<T>(node, has_weight ? 2 : 1, Shape{cols}) : nullptr;
+    const auto& [eps, has_weight, has_bias, rows, cols, stats] = state(node);
+    const T *mean = static_cast<const T*>(stats), *rstd = mean + rows;
+    T* dx = tape.grad_for<T>(node, 0);
+    T* dw = has_weight ? tape.grad_for<T>(node, 1) : nullptr;
+    T* db = has_bias ? tape.grad_for<T>(node, has_weight ? 2 : 1) : nullptr;
     const T* w = has_weight ? tape.input(node, 1).value_as<T>() : nullptr;
-    ConstMatrixMap<T> X(x.value_as<T>(), rows, cols), dY(node.grad_as<T>(), rows, cols);
+    ConstMatrixMap<T> X(tape.input(node, 0).value_as<T>(), rows, cols),
+        dY(node.grad_as<T>(), rows, cols);
     for (int64_t i = 0; i < rows; ++i) {
       const auto xhat = [&](int64_t j) { return (X(i, j) - mean[i]) * rstd[i]; };
       if (dx != nullptr) {
@@ -48,7 +56,15 @@ void layer_norm_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kLayerNorm{"layer_norm", layer_norm_backward};
+// Saves x, and the weight when there is one (the bias is not read).
+const OpDef kLayerNorm{
+    .name = "layer_norm",
+    .backward = layer_norm_backward,
+    .arguments = [](const Tape&, const Node& n) { return "eps " + number_text(state(n).eps); },
+    .state_bytes = [](const Tape&,
+                      const Node& n) { return 2 * state(n).rows * dtype_size(n.dtype); },
+    .saves_of =
+        [](const Node& n) { return saves::kInput0 | (state(n).has_weight ? saves::kInput1 : 0u); }};
 TAPEGRAD_REGISTER_OP(kLayerNorm);
 
 void check_affine(const Tensor& x, const Tensor& p, const char* role) {
@@ -57,10 +73,9 @@ void check_affine(const Tensor& x, const Tensor& p, const char* role) {
     throw Error("layer_norm: " + describe("x", x) + " is " + dtype_name(x.dtype()) + " but " +
                 describe(role, p) + " is " + dtype_name(p.dtype()));
   }
-  const int64_t cols = x.size(-1);
-  if (p.shape() != Shape{cols}) {
+  if (p.shape() != Shape{x.size(-1)}) {
     throw Error("layer_norm: " + describe("x", x) + " and " + describe(role, p) + ": " + role +
-                " must have shape " + Shape{cols}.str() + " (the last dim of x)");
+                " must have shape " + Shape{x.size(-1)}.str() + " (the last dim of x)");
   }
 }
 
@@ -68,6 +83,8 @@ void check_affine(const Tensor& x, const Tensor& p, const char* role) {
 
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
   if (x.rank() == 0) throw_unary_error("layer_norm", x, "expected at least one dim");
+  if (!(eps >= 0.0))
+    throw_unary_error("layer_norm", x, "eps must be >= 0, got " + number_text(eps));
   check_affine(x, weight, "weight");
   check_affine(x, bias, "bias");
   const int64_t cols = x.size(-1), rows = cols == 0 ? 0 : x.numel() / cols;
@@ -75,15 +92,12 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
   size_t num_inputs = 1;
   if (weight.defined()) inputs[num_inputs++] = weight;
   if (bias.defined()) inputs[num_inputs++] = bias;
-  Tensor y = x.tape().record(kLayerNorm, x.shape(), x.dtype(),
-                             std::span<const Tensor>(inputs.data(), num_inputs));
-  Node& n = y.tape().node(y.id());
-  n.iattr = {weight.defined() ? 1 : 0, bias.defined() ? 1 : 0, rows, cols};
-  n.attr[0] = eps;
-  n.saved = y.tape().arena().allocate(static_cast<size_t>(2 * rows * dtype_size(x.dtype())));
+  void* stats = x.tape().arena().allocate(static_cast<size_t>(2 * rows * dtype_size(x.dtype())));
+  Tensor y = x.tape().record(
+      kLayerNorm, x.shape(), x.dtype(), std::span<const Tensor>(inputs.data(), num_inputs),
+      LayerNormState{eps, weight.defined(), bias.defined(), rows, cols, stats});
   dispatch(y.dtype(), [&]<class T>() {
-    T* mean = static_cast<T*>(n.saved);
-    T* rstd = mean + rows;
+    T *mean = static_cast<T*>(stats), *rstd = mean + rows;
     const T* w = weight.defined() ? value_of<T>(weight) : nullptr;
     const T* b = bias.defined() ? value_of<T>(bias) : nullptr;
     ConstMatrixMap<T> X(value_of<T>(x), rows, cols);
@@ -92,9 +106,8 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
       // Two passes (mean, then the biased variance about it): no cancellation for large means.
       const T mu = X.row(i).sum() / static_cast<T>(cols);
       const T var = (X.row(i).array() - mu).square().sum() / static_cast<T>(cols);
-      const T r = T(1) / std::sqrt(var + static_cast<T>(eps));
+      const T r = rstd[i] = T(1) / std::sqrt(var + static_cast<T>(eps));
       mean[i] = mu;
-      rstd[i] = r;
       for (int64_t j = 0; j < cols; ++j) {
         const T xhat = (X(i, j) - mu) * r;
         Y(i, j) = (w != nullptr ? xhat * w[j] : xhat) + (b != nullptr ? b[j] : T(0));

@@ -22,16 +22,16 @@ void linear_backward(Tape& tape, const Node& node) {
     const int64_t out = w.shape[0], in = w.shape[1];
     const int64_t rows = leading_rows(x.shape);
     const T* dy = node.grad_as<T>();
-    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+    if (T* d = tape.grad_for<T>(node, 0)) {
       gemm(matrix(d, rows, in), matrix(dy, rows, out), matrix(w.value_as<T>(), out, in),
            {.accumulate = true});
     }
-    if (T* d = tape.grad_for<T>(node, 1, w.shape)) {
+    if (T* d = tape.grad_for<T>(node, 1)) {
       gemm(matrix(d, out, in), matrix(dy, rows, out).t(), matrix(x.value_as<T>(), rows, in),
            {.accumulate = true});
     }
     if (node.num_inputs == 3) {
-      if (T* d = tape.grad_for<T>(node, 2, tape.input(node, 2).shape)) {
+      if (T* d = tape.grad_for<T>(node, 2)) {
         ArrayMap<T> db(d, out);
         for (int64_t r = 0; r < rows; ++r) db += ConstArrayMap<T>(node.grad_as<T>() + r * out, out);
       }
@@ -39,7 +39,8 @@ void linear_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kLinear{"linear", linear_backward};
+const OpDef kLinear{
+    .name = "linear", .backward = linear_backward, .saves = saves::kInput0 | saves::kInput1};
 TAPEGRAD_REGISTER_OP(kLinear);
 
 [[noreturn]] void throw_linear_error(const Tensor& x, const Tensor& weight,

@@ -10,13 +10,13 @@ void log_backward(Tape& tape, const Node& node) {
   // Y = ln X  =>  dX += dY / X
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+    if (T* d = tape.grad_for<T>(node, 0)) {
       ArrayMap<T>(d, x.shape.numel()) += grad_array_of<T>(node) / array_of<T>(x);
     }
   });
 }
 
-const OpDef kLog{"log", log_backward};
+const OpDef kLog{.name = "log", .backward = log_backward, .saves = saves::kInput0};
 TAPEGRAD_REGISTER_OP(kLog);
 
 }  // namespace

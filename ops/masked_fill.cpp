@@ -23,12 +23,16 @@ void for_each_masked(const Shape& x_shape, const Shape& mask_shape, F&& f) {
   for_each_broadcast(x_shape, own, mask_strides, [&](int64_t, int64_t i, int64_t m) { f(i, m); });
 }
 
+struct MaskedFillState {
+  double value;  // the fill
+};
+
 void masked_fill_backward(Tape& tape, const Node& node) {
   // Y = where(M ≠ 0, value, X)  =>  dX += dY ⊙ (M = 0); M gets no gradient
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
     const Node& mask = tape.input(node, 1);
-    T* dx = tape.grad_for<T>(node, 0, x.shape);
+    T* dx = tape.grad_for<T>(node, 0);
     if (dx == nullptr) return;
     const T* dy = node.grad_as<const T>();
     dispatch(mask.dtype, [&]<class M>() {
@@ -40,7 +44,16 @@ void masked_fill_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kMaskedFill{"masked_fill", masked_fill_backward};
+const OpDef kMaskedFill{
+    .name = "masked_fill",
+    .backward = masked_fill_backward,
+    .arguments =
+        [](const Tape&, const Node& n) {
+          return "value " + number_text(n.state_as<MaskedFillState>().value);
+        },
+    .saves = saves::kInput1,
+    // An infinite fill (the mask's -inf) is meant: anomaly mode does not report it.
+    .writes_inf = [](const Node& n) { return std::isinf(n.state_as<MaskedFillState>().value); }};
 TAPEGRAD_REGISTER_OP(kMaskedFill);
 
 }  // namespace
@@ -57,10 +70,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
       std::abs(value) > static_cast<double>(std::numeric_limits<float>::max())) {
     throw_unary_error("masked_fill", x, "value " + std::to_string(value) + " overflows float32");
   }
-  Tensor y = x.tape().record(kMaskedFill, x.shape(), x.dtype(), {x, mask});
-  Node& n = y.tape().node(y.id());
-  n.attr[0] = value;
-  n.produces_inf = std::isinf(value);  // the mask's -inf is meant (anomaly mode)
+  Tensor y = x.tape().record(kMaskedFill, x.shape(), x.dtype(), {x, mask}, MaskedFillState{value});
   dispatch(y.dtype(), [&]<class T>() {
     const T* xv = value_of<T>(x);
     T* yv = value_of<T>(y);

@@ -1,4 +1,7 @@
 // matmul: torch.matmul (1-D operands promoted, batch dims broadcast), and dot as its 1-D form.
+//
+// A kernel, so over the 120-line budget of an op file: broadcasting batch dims, the 1-D forms
+// and the one-GEMM fast paths (forward and both gradients) belong together.
 #include <algorithm>
 
 #include "graph/threads.h"
@@ -87,8 +90,8 @@ void matmul_backward(Tape& tape, const Node& node) {
     const T* av = a.value_as<T>();
     const T* bv = b.value_as<T>();
     const T* dy = node.grad_as<T>();
-    T* da = tape.grad_for<T>(node, 0, a.shape);
-    T* db = tape.grad_for<T>(node, 1, b.shape);
+    T* da = tape.grad_for<T>(node, 0);
+    T* db = tape.grad_for<T>(node, 1);
     if (folds(b.shape)) {
       const int64_t rows = g.batch[0] * g.batch[1] * m;
       if (da)
@@ -122,7 +125,8 @@ void matmul_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kMatmul{"matmul", matmul_backward};
+const OpDef kMatmul{
+    .name = "matmul", .backward = matmul_backward, .saves = saves::kInput0 | saves::kInput1};
 TAPEGRAD_REGISTER_OP(kMatmul);
 
 }  // namespace

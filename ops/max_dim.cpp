@@ -2,22 +2,26 @@
 #include <cmath>
 
 #include "ops/detail/op_util.h"
-#include "ops/ops.h"
 #include "ops/detail/reduce_dim.h"
+#include "ops/ops.h"
 
 namespace tapegrad {
 
 namespace {
 
+struct MaxDimState {
+  DimView view;
+  int dim;
+  const int64_t* argmax;  // per output element, from the tape's arena
+};
+
 void max_dim_backward(Tape& tape, const Node& node) {
   // Y = max_dim X  =>  dX[.., argmax, ..] += dY (one element per output: the first maximum)
   dispatch(node.dtype, [&]<class T>() {
-    const Node& x = tape.input(node, 0);
-    T* dx = tape.grad_for<T>(node, 0, x.shape);
+    T* dx = tape.grad_for<T>(node, 0);
     if (dx == nullptr) return;
     const T* dy = node.grad_as<T>();
-    const auto* argmax = static_cast<const int64_t*>(node.saved);
-    const DimView v{node.iattr[0], node.iattr[1], node.iattr[2]};
+    const auto& [v, dim, argmax] = node.state_as<MaxDimState>();
     for (int64_t o = 0; o < v.outer; ++o) {
       for (int64_t i = 0; i < v.inner; ++i) {
         const int64_t out = o * v.inner + i;
@@ -27,7 +31,15 @@ void max_dim_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kMaxDim{"max_dim", max_dim_backward};
+const OpDef kMaxDim{
+    .name = "max_dim",
+    .backward = max_dim_backward,
+    .arguments =
+        [](const Tape& t, const Node& n) {
+          return reduction_text(n.state_as<MaxDimState>().dim, t.input(n, 0), n);
+        },
+    .state_bytes = [](const Tape&,
+                      const Node& n) { return n.shape.numel() * int64_t{sizeof(int64_t)}; }};
 TAPEGRAD_REGISTER_OP(kMaxDim);
 
 }  // namespace
@@ -38,11 +50,9 @@ Tensor max(const Tensor& x, int dim, bool keepdim) {
     throw_unary_error("max_dim", x,
                       "cannot take the max along dim " + std::to_string(dim) + " of size 0");
   }
-  Tensor y = x.tape().record(kMaxDim, r.out_shape, x.dtype(), {x});
-  Node& n = y.tape().node(y.id());
-  n.iattr = {r.view.outer, r.view.size, r.view.inner, r.dim};
-  auto* argmax = y.tape().arena().allocate_array<int64_t>(r.out_shape.numel());
-  n.saved = argmax;
+  auto* argmax = x.tape().arena().allocate_array<int64_t>(r.out_shape.numel());
+  Tensor y =
+      x.tape().record(kMaxDim, r.out_shape, x.dtype(), {x}, MaxDimState{r.view, r.dim, argmax});
   dispatch(y.dtype(), [&]<class T>() {
     T* out = value_of<T>(y);
     const T* in = value_of<T>(x);

@@ -10,14 +10,14 @@ void mean_backward(Tape& tape, const Node& node) {
   // y = Σ x / n  =>  dX += dy / n (broadcast)
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+    if (T* d = tape.grad_for<T>(node, 0)) {
       const int64_t n = x.shape.numel();
       ArrayMap<T>(d, n) += node.grad_as<T>()[0] / static_cast<T>(n);
     }
   });
 }
 
-const OpDef kMean{"mean", mean_backward};
+const OpDef kMean{.name = "mean", .backward = mean_backward};
 TAPEGRAD_REGISTER_OP(kMean);
 
 }  // namespace

@@ -1,35 +1,41 @@
 // mean_dim: the mean along one dim (torch.mean(x, dim, keepdim)).
 #include "ops/detail/op_util.h"
-#include "ops/ops.h"
 #include "ops/detail/reduce_dim.h"
+#include "ops/ops.h"
 
 namespace tapegrad {
 
 namespace {
 
+struct MeanDimState {
+  DimView view;
+  int dim;
+};
+
 void mean_dim_backward(Tape& tape, const Node& node) {
   // Y = Σ_dim X / n  =>  dX += dY / n broadcast along dim (n = size of dim)
   dispatch(node.dtype, [&]<class T>() {
-    const Node& x = tape.input(node, 0);
-    T* dx = tape.grad_for<T>(node, 0, x.shape);
+    T* dx = tape.grad_for<T>(node, 0);
     if (dx == nullptr) return;
     const T* dy = node.grad_as<T>();
-    const DimView v{node.iattr[0], node.iattr[1], node.iattr[2]};
+    const DimView v = node.state_as<MeanDimState>().view;
     const T n = static_cast<T>(v.size);  // divided, not times 1/n: torch's rounding
     for_each_reduced(v, [&](int64_t out, int64_t in, int64_t) { dx[in] += dy[out] / n; });
   });
 }
 
-const OpDef kMeanDim{"mean_dim", mean_dim_backward};
+const OpDef kMeanDim{.name = "mean_dim",
+                     .backward = mean_dim_backward,
+                     .arguments = [](const Tape& t, const Node& n) {
+                       return reduction_text(n.state_as<MeanDimState>().dim, t.input(n, 0), n);
+                     }};
 TAPEGRAD_REGISTER_OP(kMeanDim);
 
 }  // namespace
 
 Tensor mean(const Tensor& x, int dim, bool keepdim) {
   const DimReduction r = plan_dim_reduction("mean_dim", x, dim, keepdim);
-  Tensor y = x.tape().record(kMeanDim, r.out_shape, x.dtype(), {x});
-  Node& n = y.tape().node(y.id());
-  n.iattr = {r.view.outer, r.view.size, r.view.inner, r.dim};
+  Tensor y = x.tape().record(kMeanDim, r.out_shape, x.dtype(), {x}, MeanDimState{r.view, r.dim});
   // Divided by n, not multiplied by 1/n, as torch does; an empty dim gives NaN, as in torch.
   dispatch(y.dtype(), [&]<class T>() {
     sum_along<T>(y.tape().arena(), r.view, value_of<T>(x), value_of<T>(y),

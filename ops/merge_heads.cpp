@@ -10,14 +10,18 @@ void merge_heads_backward(Tape& tape, const Node& node) {
   // Y[b, t, h·D + d] = X[b, h, t, d]  =>  dX[b, h, t, d] += dY[b, t, h·D + d]
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+    if (T* d = tape.grad_for<T>(node, 0)) {
       const std::array<int64_t, 4> dy_4d{x.shape[0], x.shape[2], x.shape[1], x.shape[3]};
       layout::swap_dims<true>(node.grad_as<const T>(), dy_4d, 1, 2, d);
     }
   });
 }
 
-const OpDef kMergeHeads{"merge_heads", merge_heads_backward};
+const OpDef kMergeHeads{.name = "merge_heads",
+                        .backward = merge_heads_backward,
+                        .arguments = [](const Tape& t, const Node& n) {
+                          return "H = " + std::to_string(t.input(n, 0).shape[1]);
+                        }};
 TAPEGRAD_REGISTER_OP(kMergeHeads);
 
 }  // namespace

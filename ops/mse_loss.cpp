@@ -14,12 +14,13 @@ void mse_loss_backward(Tape& tape, const Node& node) {
     const int64_t n = p.shape.numel();
     const T g = T(2) / static_cast<T>(n) * node.grad_as<T>()[0];
     const ConstArrayMap<T> P(p.value_as<T>(), n), Tg(t.value_as<T>(), n);
-    if (T* d = tape.grad_for<T>(node, 0, p.shape)) ArrayMap<T>(d, n) += g * (P - Tg);
-    if (T* d = tape.grad_for<T>(node, 1, t.shape)) ArrayMap<T>(d, n) -= g * (P - Tg);
+    if (T* d = tape.grad_for<T>(node, 0)) ArrayMap<T>(d, n) += g * (P - Tg);
+    if (T* d = tape.grad_for<T>(node, 1)) ArrayMap<T>(d, n) -= g * (P - Tg);
   });
 }
 
-const OpDef kMseLoss{"mse_loss", mse_loss_backward};
+const OpDef kMseLoss{
+    .name = "mse_loss", .backward = mse_loss_backward, .saves = saves::kInput0 | saves::kInput1};
 TAPEGRAD_REGISTER_OP(kMseLoss);
 
 }  // namespace

@@ -15,7 +15,7 @@ void mul_backward(Tape& tape, const Node& node) {
     for (int k = 0; k < 2; ++k) {
       const Node& self = tape.input(node, k);
       const Node& other = tape.input(node, 1 - k);
-      if (T* d = tape.grad_for<T>(node, k, self.shape)) {
+      if (T* d = tape.grad_for<T>(node, k)) {
         accumulate_reduced(tape.arena(), d, self.shape, node.shape, dy, other.value_as<const T>(),
                            other.shape, times);
       }
@@ -23,7 +23,7 @@ void mul_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kMul{"mul", mul_backward};
+const OpDef kMul{.name = "mul", .backward = mul_backward, .saves = saves::kInput0 | saves::kInput1};
 TAPEGRAD_REGISTER_OP(kMul);
 
 }  // namespace

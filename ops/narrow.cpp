@@ -6,13 +6,17 @@ namespace tapegrad {
 
 namespace {
 
+struct NarrowState {
+  int dim;  // normalised to 0..rank-1
+  int64_t start;
+};
+
 void narrow_backward(Tape& tape, const Node& node) {
   // Y = X[.., s:s+l, ..] (along dim)  =>  dX[.., s:s+l, ..] += dY, zero elsewhere
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
-      const int dim = static_cast<int>(node.iattr[0]);
-      const int64_t start = node.iattr[1];
+    if (T* d = tape.grad_for<T>(node, 0)) {
+      const auto [dim, start] = node.state_as<NarrowState>();
       const int64_t inner = layout::inner_size(x.shape, dim);
       const int64_t run = node.shape[dim] * inner;
       layout::copy_blocks<true>(node.grad_as<const T>(), run, d + start * inner,
@@ -21,7 +25,13 @@ void narrow_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kNarrow{"narrow", narrow_backward};
+// The length is the output's size along dim.
+const OpDef kNarrow{
+    .name = "narrow", .backward = narrow_backward, .arguments = [](const Tape& t, const Node& n) {
+      const auto [dim, start] = n.state_as<NarrowState>();
+      return dim_text(dim, t.input(n, 0).shape.rank()) + ", start " + std::to_string(start) +
+             ", length " + std::to_string(n.shape[dim]);
+    }};
 TAPEGRAD_REGISTER_OP(kNarrow);
 
 }  // namespace
@@ -46,10 +56,7 @@ Tensor narrow(const Tensor& x, int dim, int64_t start, int64_t length) {
   }
   Shape shape = x.shape();
   shape[d] = length;
-  Tensor y = x.tape().record(kNarrow, shape, x.dtype(), {x});
-  Node& n = y.tape().node(y.id());
-  n.iattr[0] = d;
-  n.iattr[1] = start;
+  Tensor y = x.tape().record(kNarrow, shape, x.dtype(), {x}, NarrowState{d, start});
   dispatch(y.dtype(), [&]<class T>() {
     const int64_t inner = layout::inner_size(x.shape(), d);
     layout::copy_blocks<false>(value_of<T>(x) + start * inner, size * inner, value_of<T>(y),

@@ -10,13 +10,13 @@ void neg_backward(Tape& tape, const Node& node) {
   // Y = -X  =>  dX += -dY
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+    if (T* d = tape.grad_for<T>(node, 0)) {
       ArrayMap<T>(d, x.shape.numel()) -= grad_array_of<T>(node);
     }
   });
 }
 
-const OpDef kNeg{"neg", neg_backward};
+const OpDef kNeg{.name = "neg", .backward = neg_backward};
 TAPEGRAD_REGISTER_OP(kNeg);
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "graph/ids.h"
 #include "graph/tape.h"
 
 namespace tapegrad {
@@ -36,6 +37,15 @@ Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);
 Tensor sqrt(const Tensor& x);
 Tensor pow(const Tensor& x, double exponent);
+
+// --- activations ------------------------------------------------------------------------------
+Tensor relu(const Tensor& x);     // max(x, 0); NaN stays NaN
+Tensor tanh(const Tensor& x);     // the hyperbolic tangent
+Tensor sigmoid(const Tensor& x);  // 1 / (1 + exp(-x)), torch's order of operations
+Tensor silu(const Tensor& x);     // x * sigmoid(x), computed as torch does: x / (1 + exp(-x))
+// torch.where(cond, a, b): a where cond is nonzero (NaN counts as nonzero), else b. cond is a
+// float32/float64 mask as for masked_fill and gets no gradient; cond, a and b broadcast together.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 
 inline Tensor operator+(const Tensor& a, const Tensor& b) {
   return add(a, b);
@@ -128,6 +138,23 @@ Tensor causal_softmax(const Tensor& scores, double divisor = 1.0);
 // The (batch, head) pairs are split over set_num_threads() threads.
 Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t num_heads = 0);
 
+// --- selection and sampling (ids carry no gradient) ---------------------------------------------
+// torch.argmax(x, dim, keepdim): the first maximum (a NaN counts as the maximum); not recorded.
+Ids argmax(const Tensor& x, int dim, bool keepdim = false);
+struct TopK {
+  Tensor values;  // x's shape with dim = k, sorted descending; the gradient flows to the picks
+  Ids indices;    // the same shape: where each value sits along dim
+};
+// torch.topk(x, k, dim) (largest, sorted), 0 <= k <= size(dim). Equal values come in the order
+// torch's CPU kernel leaves them (ops/detail/topk_row.h), not necessarily lowest index first.
+TopK topk(const Tensor& x, int64_t k, int dim = -1);
+// torch.multinomial(probs, num_samples) on CPU (without replacement, torch's default), from the
+// same stream as torch for the same seed: probs [V] -> ids [num_samples], [N, V] ->
+// [N, num_samples]. probs need not sum to 1, must be finite and >= 0 with a positive row sum.
+// Nothing is recorded on the tape.
+Ids multinomial(const Tensor& probs, int64_t num_samples = 1,
+                Generator& generator = default_generator());
+
 // --- reductions and losses --------------------------------------------------------------------
 Tensor sum(const Tensor& x);
 Tensor sum(const Tensor& x, int dim, bool keepdim = false);
@@ -137,6 +164,12 @@ Tensor max(const Tensor& x, int dim, bool keepdim = false);       // values; gra
 Tensor mse_loss(const Tensor& prediction, const Tensor& target);  // mean of squared errors
 // logits [N, C] (or [C]), targets in [0, C): mean cross entropy via a stable log-softmax.
 Tensor cross_entropy(const Tensor& logits, std::span<const int64_t> targets);
+// The same with targets as Ids ([N], or [] for logits [C]).
+inline Tensor cross_entropy(const Tensor& logits, const Ids& targets) {
+  return cross_entropy(logits, targets.values());
+}
+// torch.log_softmax(x, dim): x - max - log(sum(exp(x - max))), stable.
+Tensor log_softmax(const Tensor& x, int dim);
 
 // --- GPT block --------------------------------------------------------------------------------
 // Normalises over the last dim; weight and bias ([C]) may be undefined Tensors.
@@ -144,5 +177,9 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
 Tensor gelu(const Tensor& x);  // tanh approximation, as the book's GPT
 // weight [V, C], ids (any shape `ids_shape`, values in [0, V)) -> ids_shape + [C].
 Tensor embedding(const Tensor& weight, std::span<const int64_t> ids, const Shape& ids_shape);
+// The same with Ids ([B, T] -> [B, T, C]).
+inline Tensor embedding(const Tensor& weight, const Ids& ids) {
+  return embedding(weight, ids.values(), ids.shape());
+}
 
 }  // namespace tapegrad

@@ -32,12 +32,16 @@ void power(ArrayMap<T> out, const ArrayMap<T>& x, double p) {
   }
 }
 
+struct PowState {
+  double exponent;
+};
+
 void pow_backward(Tape& tape, const Node& node) {
   // Y = Xᵖ  =>  dX += dY ⊙ (p·Xᵖ⁻¹)   (p = 0: dX += 0)
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    const double p = node.attr[0];
-    T* d = tape.grad_for<T>(node, 0, x.shape);
+    const double p = node.state_as<PowState>().exponent;
+    T* d = tape.grad_for<T>(node, 0);
     if (d == nullptr || p == 0.0) return;
     const int64_t n = x.shape.numel();
     ArrayMap<T> term(tape.arena().allocate_array<T>(n), n);
@@ -46,14 +50,18 @@ void pow_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kPow{"pow", pow_backward};
+const OpDef kPow{
+    .name = "pow",
+    .backward = pow_backward,
+    .arguments = [](const Tape&,
+                    const Node& n) { return "^ " + number_text(n.state_as<PowState>().exponent); },
+    .saves = saves::kInput0};
 TAPEGRAD_REGISTER_OP(kPow);
 
 }  // namespace
 
 Tensor pow(const Tensor& x, double exponent) {
-  Tensor y = x.tape().record(kPow, x.shape(), x.dtype(), {x});
-  y.tape().node(y.id()).attr[0] = exponent;
+  Tensor y = x.tape().record(kPow, x.shape(), x.dtype(), {x}, PowState{exponent});
   dispatch(y.dtype(),
            [&]<class T>() { power<T>(array_of<T>(y.node()), array_of<T>(x.node()), exponent); });
   return y;

@@ -10,13 +10,13 @@ void reshape_backward(Tape& tape, const Node& node) {
   // Y = X read in a new shape  =>  dX += dY read in X's shape
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+    if (T* d = tape.grad_for<T>(node, 0)) {
       layout::copy_run<true>(node.grad_as<const T>(), d, x.shape.numel());
     }
   });
 }
 
-const OpDef kReshape{"reshape", reshape_backward};
+const OpDef kReshape{.name = "reshape", .backward = reshape_backward};
 TAPEGRAD_REGISTER_OP(kReshape);
 
 std::string dims_str(std::span<const int64_t> dims) {

@@ -6,13 +6,17 @@ namespace tapegrad {
 
 namespace {
 
+struct SelectState {
+  int dim;  // normalised to 0..rank-1
+  int64_t index;
+};
+
 void select_backward(Tape& tape, const Node& node) {
   // Y = X[.., i, ..] (along dim)  =>  dX[.., i, ..] += dY, zero elsewhere
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
-      const int dim = static_cast<int>(node.iattr[0]);
-      const int64_t index = node.iattr[1];
+    if (T* d = tape.grad_for<T>(node, 0)) {
+      const auto [dim, index] = node.state_as<SelectState>();
       const int64_t inner = layout::inner_size(x.shape, dim);
       layout::copy_blocks<true>(node.grad_as<const T>(), inner, d + index * inner,
                                 x.shape[dim] * inner, layout::outer_size(x.shape, dim), inner);
@@ -20,7 +24,11 @@ void select_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kSelect{"select", select_backward};
+const OpDef kSelect{
+    .name = "select", .backward = select_backward, .arguments = [](const Tape& t, const Node& n) {
+      const auto [dim, index] = n.state_as<SelectState>();
+      return dim_text(dim, t.input(n, 0).shape.rank()) + ", index " + std::to_string(index);
+    }};
 TAPEGRAD_REGISTER_OP(kSelect);
 
 }  // namespace
@@ -40,11 +48,8 @@ Tensor select(const Tensor& x, int dim, int64_t index) {
   for (int i = 0; i < x.rank(); ++i) {
     if (i != d) dims[r++] = x.shape()[i];
   }
-  Tensor y =
-      x.tape().record(kSelect, Shape(std::span<const int64_t>(dims.data(), r)), x.dtype(), {x});
-  Node& n = y.tape().node(y.id());
-  n.iattr[0] = d;
-  n.iattr[1] = index;
+  Tensor y = x.tape().record(kSelect, Shape(std::span<const int64_t>(dims.data(), r)), x.dtype(),
+                             {x}, SelectState{d, index});
   dispatch(y.dtype(), [&]<class T>() {
     const int64_t inner = layout::inner_size(x.shape(), d);
     layout::copy_blocks<false>(value_of<T>(x) + index * inner, size * inner, value_of<T>(y), inner,

@@ -7,41 +7,21 @@
 #include <algorithm>
 
 #include "ops/detail/op_util.h"
+#include "ops/detail/reduce_dim.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
 
 namespace {
 
-// The tensor as [outer, dim_size, inner] around the softmax dim.
-struct Layout {
-  int64_t outer = 1, dim_size = 1, inner = 1;
-};
-
-Layout layout_of(const Shape& shape, int dim) {
-  Layout l;
-  for (int d = 0; d < dim; ++d) l.outer *= shape[d];
-  l.dim_size = shape[dim];
-  for (int d = dim + 1; d < shape.rank(); ++d) l.inner *= shape[d];
-  return l;
-}
-
 template <class T>
-using RowVec = Eigen::Map<Eigen::Array<T, 1, Eigen::Dynamic>>;
-template <class T>
-using RowBlock = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
-template <class T>
-using ConstRowBlock =
-    Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
-
-template <class T>
-void softmax_forward(const T* x, T* y, const Layout& l, Arena& arena) {
-  if (l.dim_size == 0) return;
+void softmax_forward(const T* x, T* y, const DimView& l, Arena& arena) {
+  if (l.size == 0) return;
   if (l.inner == 1) {
     // The attention case: contiguous rows.
     for (int64_t o = 0; o < l.outer; ++o) {
-      ConstArrayMap<T> xr(x + o * l.dim_size, l.dim_size);
-      ArrayMap<T> yr(y + o * l.dim_size, l.dim_size);
+      ConstArrayMap<T> xr(x + o * l.size, l.size);
+      ArrayMap<T> yr(y + o * l.size, l.size);
       const T m = xr.template maxCoeff<Eigen::PropagateNaN>();
       yr = (xr - m).exp();
       const T s = T(1) / yr.sum();
@@ -54,54 +34,63 @@ void softmax_forward(const T* x, T* y, const Layout& l, Arena& arena) {
   RowVec<T> m(arena.allocate_array<T>(l.inner), l.inner);
   RowVec<T> s(arena.allocate_array<T>(l.inner), l.inner);
   for (int64_t o = 0; o < l.outer; ++o) {
-    ConstRowBlock<T> X(x + o * l.dim_size * l.inner, l.dim_size, l.inner);
-    RowBlock<T> Y(y + o * l.dim_size * l.inner, l.dim_size, l.inner);
+    ConstRowBlock<T> X(x + o * l.size * l.inner, l.size, l.inner);
+    RowBlock<T> Y(y + o * l.size * l.inner, l.size, l.inner);
     m = X.row(0);
     // (A NaN the max skips still reaches the sum through its exp: the column is NaN either way.)
-    for (int64_t d = 1; d < l.dim_size; ++d) m = m.max(X.row(d));
+    for (int64_t d = 1; d < l.size; ++d) m = m.max(X.row(d));
     s.setZero();
-    for (int64_t d = 0; d < l.dim_size; ++d) {
+    for (int64_t d = 0; d < l.size; ++d) {
       Y.row(d) = (X.row(d) - m).exp();
       s += Y.row(d);
     }
     s = s.inverse();
-    for (int64_t d = 0; d < l.dim_size; ++d) Y.row(d) *= s;
+    for (int64_t d = 0; d < l.size; ++d) Y.row(d) *= s;
   }
 }
+
+struct SoftmaxState {
+  int dim;  // normalised to 0..rank-1
+};
 
 void softmax_backward(Tape& tape, const Node& node) {
   // Y = softmax(X) along dim  =>  dX += Y ⊙ (dY − Σ_dim(dY ⊙ Y))   (reads only the saved Y)
   dispatch(node.dtype, [&]<class T>() {
-    const Node& x = tape.input(node, 0);
-    T* dx = tape.grad_for<T>(node, 0, x.shape);
+    T* dx = tape.grad_for<T>(node, 0);
     if (dx == nullptr) return;
-    const Layout l = layout_of(node.shape, static_cast<int>(node.iattr[0]));
+    const DimView l = view_around(node.shape, node.state_as<SoftmaxState>().dim);
     const T* y = node.value_as<const T>();
     const T* dy = node.grad_as<const T>();
     if (l.inner == 1) {
       for (int64_t o = 0; o < l.outer; ++o) {
-        const int64_t off = o * l.dim_size;
-        ConstArrayMap<T> yr(y + off, l.dim_size), dyr(dy + off, l.dim_size);
+        const int64_t off = o * l.size;
+        ConstArrayMap<T> yr(y + off, l.size), dyr(dy + off, l.size);
         const T s = (dyr * yr).sum();
-        ArrayMap<T>(dx + off, l.dim_size) += yr * (dyr - s);
+        ArrayMap<T>(dx + off, l.size) += yr * (dyr - s);
       }
       return;
     }
     RowVec<T> s(tape.arena().allocate_array<T>(l.inner), l.inner);
     for (int64_t o = 0; o < l.outer; ++o) {
-      const int64_t off = o * l.dim_size * l.inner;
-      ConstRowBlock<T> Y(y + off, l.dim_size, l.inner), dY(dy + off, l.dim_size, l.inner);
-      RowBlock<T> dX(dx + off, l.dim_size, l.inner);
+      const int64_t off = o * l.size * l.inner;
+      ConstRowBlock<T> Y(y + off, l.size, l.inner), dY(dy + off, l.size, l.inner);
+      RowBlock<T> dX(dx + off, l.size, l.inner);
       s.setZero();
-      for (int64_t d = 0; d < l.dim_size; ++d) s += dY.row(d) * Y.row(d);
-      for (int64_t d = 0; d < l.dim_size; ++d) {
+      for (int64_t d = 0; d < l.size; ++d) s += dY.row(d) * Y.row(d);
+      for (int64_t d = 0; d < l.size; ++d) {
         dX.row(d) += Y.row(d) * (dY.row(d) - s);
       }
     }
   });
 }
 
-const OpDef kSoftmax{"softmax", softmax_backward};
+const OpDef kSoftmax{.name = "softmax",
+                     .backward = softmax_backward,
+                     .arguments =
+                         [](const Tape&, const Node& n) {
+                           return dim_text(n.state_as<SoftmaxState>().dim, n.shape.rank());
+                         },
+                     .saves = saves::kOutput};
 TAPEGRAD_REGISTER_OP(kSoftmax);
 
 }  // namespace
@@ -114,9 +103,8 @@ Tensor softmax(const Tensor& x, int dim) {
         "dim " + std::to_string(dim) + " out of range for rank " + std::to_string(x.rank()));
   }
   const int d = dim < 0 ? dim + x.rank() : dim;
-  Tensor y = x.tape().record(kSoftmax, x.shape(), x.dtype(), {x});
-  y.tape().node(y.id()).iattr[0] = d;
-  const Layout l = layout_of(x.shape(), d);
+  Tensor y = x.tape().record(kSoftmax, x.shape(), x.dtype(), {x}, SoftmaxState{d});
+  const DimView l = view_around(x.shape(), d);
   dispatch(y.dtype(), [&]<class T>() {
     softmax_forward<T>(value_of<T>(x), value_of<T>(y), l, y.tape().arena());
   });

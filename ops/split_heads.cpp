@@ -9,14 +9,16 @@ namespace {
 void split_heads_backward(Tape& tape, const Node& node) {
   // Y[b, h, t, d] = X[b, t, h·D + d]  =>  dX[b, t, h·D + d] += dY[b, h, t, d]
   dispatch(node.dtype, [&]<class T>() {
-    const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+    if (T* d = tape.grad_for<T>(node, 0)) {
       layout::swap_dims<true>(node.grad_as<const T>(), node.shape.dims(), 1, 2, d);
     }
   });
 }
 
-const OpDef kSplitHeads{"split_heads", split_heads_backward};
+const OpDef kSplitHeads{
+    .name = "split_heads",
+    .backward = split_heads_backward,
+    .arguments = [](const Tape&, const Node& n) { return "H = " + std::to_string(n.shape[1]); }};
 TAPEGRAD_REGISTER_OP(kSplitHeads);
 
 }  // namespace

@@ -12,13 +12,13 @@ void sqrt_backward(Tape& tape, const Node& node) {
   // Y = √X  =>  dX += dY / (2·Y)   (reads the output, nothing saved)
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+    if (T* d = tape.grad_for<T>(node, 0)) {
       ArrayMap<T>(d, x.shape.numel()) += grad_array_of<T>(node) / (T(2) * array_of<T>(node));
     }
   });
 }
 
-const OpDef kSqrt{"sqrt", sqrt_backward};
+const OpDef kSqrt{.name = "sqrt", .backward = sqrt_backward, .saves = saves::kOutput};
 TAPEGRAD_REGISTER_OP(kSqrt);
 
 }  // namespace

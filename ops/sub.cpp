@@ -12,14 +12,14 @@ void sub_backward(Tape& tape, const Node& node) {
   dispatch(node.dtype, [&]<class T>() {
     for (int k = 0; k < 2; ++k) {
       const Shape& shape = tape.input(node, k).shape;
-      if (T* d = tape.grad_for<T>(node, k, shape)) {
+      if (T* d = tape.grad_for<T>(node, k)) {
         reduce_broadcast(node.grad_as<const T>(), node.shape, d, shape, /*subtract=*/k == 1);
       }
     }
   });
 }
 
-const OpDef kSub{"sub", sub_backward};
+const OpDef kSub{.name = "sub", .backward = sub_backward};
 TAPEGRAD_REGISTER_OP(kSub);
 
 }  // namespace

@@ -10,13 +10,13 @@ void sum_backward(Tape& tape, const Node& node) {
   // y = Σ x  =>  dX += dy (broadcast)
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+    if (T* d = tape.grad_for<T>(node, 0)) {
       ArrayMap<T>(d, x.shape.numel()) += node.grad_as<T>()[0];
     }
   });
 }
 
-const OpDef kSum{"sum", sum_backward};
+const OpDef kSum{.name = "sum", .backward = sum_backward};
 TAPEGRAD_REGISTER_OP(kSum);
 
 }  // namespace

@@ -1,34 +1,39 @@
 // sum_dim: the sum along one dim (torch.sum(x, dim, keepdim)).
 #include "ops/detail/op_util.h"
-#include "ops/ops.h"
 #include "ops/detail/reduce_dim.h"
+#include "ops/ops.h"
 
 namespace tapegrad {
 
 namespace {
 
+struct SumDimState {
+  DimView view;
+  int dim;
+};
+
 void sum_dim_backward(Tape& tape, const Node& node) {
   // Y = Σ_dim X  =>  dX += dY broadcast along dim
   dispatch(node.dtype, [&]<class T>() {
-    const Node& x = tape.input(node, 0);
-    T* dx = tape.grad_for<T>(node, 0, x.shape);
+    T* dx = tape.grad_for<T>(node, 0);
     if (dx == nullptr) return;
     const T* dy = node.grad_as<T>();
-    const DimView v{node.iattr[0], node.iattr[1], node.iattr[2]};
+    const DimView v = node.state_as<SumDimState>().view;
     for_each_reduced(v, [&](int64_t out, int64_t in, int64_t) { dx[in] += dy[out]; });
   });
 }
 
-const OpDef kSumDim{"sum_dim", sum_dim_backward};
+const OpDef kSumDim{
+    .name = "sum_dim", .backward = sum_dim_backward, .arguments = [](const Tape& t, const Node& n) {
+      return reduction_text(n.state_as<SumDimState>().dim, t.input(n, 0), n);
+    }};
 TAPEGRAD_REGISTER_OP(kSumDim);
 
 }  // namespace
 
 Tensor sum(const Tensor& x, int dim, bool keepdim) {
   const DimReduction r = plan_dim_reduction("sum_dim", x, dim, keepdim);
-  Tensor y = x.tape().record(kSumDim, r.out_shape, x.dtype(), {x});
-  Node& n = y.tape().node(y.id());
-  n.iattr = {r.view.outer, r.view.size, r.view.inner, r.dim};
+  Tensor y = x.tape().record(kSumDim, r.out_shape, x.dtype(), {x}, SumDimState{r.view, r.dim});
   dispatch(y.dtype(), [&]<class T>() {
     sum_along<T>(y.tape().arena(), r.view, value_of<T>(x), value_of<T>(y), 1.0);
   });

@@ -6,18 +6,27 @@ namespace tapegrad {
 
 namespace {
 
+struct TransposeState {
+  int dim0, dim1;  // normalised to 0..rank-1
+};
+
 void transpose_backward(Tape& tape, const Node& node) {
   // Y = X with dims d0, d1 swapped  =>  dX += dY with dims d0, d1 swapped back
   dispatch(node.dtype, [&]<class T>() {
-    const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0, x.shape)) {
+    if (T* d = tape.grad_for<T>(node, 0)) {
       layout::swap_dims<true>(node.grad_as<const T>(), node.shape.dims(),
-                              static_cast<int>(node.iattr[0]), static_cast<int>(node.iattr[1]), d);
+                              node.state_as<TransposeState>().dim0,
+                              node.state_as<TransposeState>().dim1, d);
     }
   });
 }
 
-const OpDef kTranspose{"transpose", transpose_backward};
+const OpDef kTranspose{.name = "transpose",
+                       .backward = transpose_backward,
+                       .arguments = [](const Tape&, const Node& n) {
+                         const auto [dim0, dim1] = n.state_as<TransposeState>();
+                         return "dims " + std::to_string(dim0) + ", " + std::to_string(dim1);
+                       }};
 TAPEGRAD_REGISTER_OP(kTranspose);
 
 }  // namespace
@@ -27,10 +36,7 @@ Tensor transpose(const Tensor& x, int dim0, int dim1) {
   const int d1 = layout::checked_dim("transpose", "x", x, dim1);
   Shape shape = x.shape();
   if (shape.rank() > 0) std::swap(shape[d0], shape[d1]);
-  Tensor y = x.tape().record(kTranspose, shape, x.dtype(), {x});
-  Node& n = y.tape().node(y.id());
-  n.iattr[0] = d0;
-  n.iattr[1] = d1;
+  Tensor y = x.tape().record(kTranspose, shape, x.dtype(), {x}, TransposeState{d0, d1});
   dispatch(y.dtype(), [&]<class T>() {
     layout::swap_dims<false>(value_of<T>(x), x.shape().dims(), d0, d1, value_of<T>(y));
   });

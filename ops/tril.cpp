@@ -2,27 +2,34 @@
 #include <algorithm>
 
 #include "ops/detail/op_util.h"
-#include "ops/ops.h"
 #include "ops/detail/triangle.h"
+#include "ops/ops.h"
 
 namespace tapegrad {
 
 namespace {
 
+struct TrilState {
+  int64_t diagonal;  // clamped to the matrix
+};
+
 void tril_backward(Tape& tape, const Node& node) {
   // Y = X ⊙ [j − i ≤ k]  =>  dX += dY ⊙ [j − i ≤ k]
   dispatch(node.dtype, [&]<class T>() {
-    const Node& x = tape.input(node, 0);
-    T* dx = tape.grad_for<T>(node, 0, x.shape);
+    T* dx = tape.grad_for<T>(node, 0);
     if (dx == nullptr) return;
     const T* dy = node.grad_as<const T>();
-    for_each_triangle_row(node.shape, node.iattr[0] + 1, [&](int64_t row, int64_t split, int64_t) {
-      ArrayMap<T>(dx + row, split) += ConstArrayMap<T>(dy + row, split);
-    });
+    for_each_triangle_row(node.shape, node.state_as<TrilState>().diagonal + 1,
+                          [&](int64_t row, int64_t split, int64_t) {
+                            ArrayMap<T>(dx + row, split) += ConstArrayMap<T>(dy + row, split);
+                          });
   });
 }
 
-const OpDef kTril{"tril", tril_backward};
+const OpDef kTril{
+    .name = "tril", .backward = tril_backward, .arguments = [](const Tape&, const Node& n) {
+      return "diagonal " + std::to_string(n.state_as<TrilState>().diagonal);
+    }};
 TAPEGRAD_REGISTER_OP(kTril);
 
 }  // namespace
@@ -34,8 +41,7 @@ Tensor tril(const Tensor& x, int64_t diagonal) {
   // Past these bounds every element is kept (or dropped); clamping keeps i + k + 1 from
   // overflowing.
   const int64_t k = std::clamp<int64_t>(diagonal, -x.size(-2), x.size(-1));
-  Tensor y = x.tape().record(kTril, x.shape(), x.dtype(), {x});
-  y.tape().node(y.id()).iattr[0] = k;
+  Tensor y = x.tape().record(kTril, x.shape(), x.dtype(), {x}, TrilState{k});
   dispatch(y.dtype(), [&]<class T>() {
     const T* xv = value_of<T>(x);
     T* yv = value_of<T>(y);

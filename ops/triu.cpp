@@ -2,28 +2,35 @@
 #include <algorithm>
 
 #include "ops/detail/op_util.h"
-#include "ops/ops.h"
 #include "ops/detail/triangle.h"
+#include "ops/ops.h"
 
 namespace tapegrad {
 
 namespace {
 
+struct TriuState {
+  int64_t diagonal;  // clamped to the matrix
+};
+
 void triu_backward(Tape& tape, const Node& node) {
   // Y = X ⊙ [j − i ≥ k]  =>  dX += dY ⊙ [j − i ≥ k]
   dispatch(node.dtype, [&]<class T>() {
-    const Node& x = tape.input(node, 0);
-    T* dx = tape.grad_for<T>(node, 0, x.shape);
+    T* dx = tape.grad_for<T>(node, 0);
     if (dx == nullptr) return;
     const T* dy = node.grad_as<const T>();
-    for_each_triangle_row(node.shape, node.iattr[0], [&](int64_t row, int64_t split, int64_t cols) {
-      ArrayMap<T>(dx + row + split, cols - split) +=
-          ConstArrayMap<T>(dy + row + split, cols - split);
-    });
+    for_each_triangle_row(node.shape, node.state_as<TriuState>().diagonal,
+                          [&](int64_t row, int64_t split, int64_t cols) {
+                            ArrayMap<T>(dx + row + split, cols - split) +=
+                                ConstArrayMap<T>(dy + row + split, cols - split);
+                          });
   });
 }
 
-const OpDef kTriu{"triu", triu_backward};
+const OpDef kTriu{
+    .name = "triu", .backward = triu_backward, .arguments = [](const Tape&, const Node& n) {
+      return "diagonal " + std::to_string(n.state_as<TriuState>().diagonal);
+    }};
 TAPEGRAD_REGISTER_OP(kTriu);
 
 }  // namespace
@@ -34,8 +41,7 @@ Tensor triu(const Tensor& x, int64_t diagonal) {
   }
   // Past these bounds every element is kept (or dropped); clamping keeps i + k from overflowing.
   const int64_t k = std::clamp<int64_t>(diagonal, -x.size(-2), x.size(-1));
-  Tensor y = x.tape().record(kTriu, x.shape(), x.dtype(), {x});
-  y.tape().node(y.id()).iattr[0] = k;
+  Tensor y = x.tape().record(kTriu, x.shape(), x.dtype(), {x}, TriuState{k});
   dispatch(y.dtype(), [&]<class T>() {
     const T* xv = value_of<T>(x);
     T* yv = value_of<T>(y);

@@ -27,4 +27,8 @@ void throw_unary_error(const char* op, const Tensor& x, const std::string& what)
   throw Error(std::string(op) + ": " + describe("x", x) + ": " + what);
 }
 
+std::string dim_text(int64_t dim, int rank) {
+  return "dim " + std::to_string(dim == rank - 1 ? int64_t{-1} : dim);
+}
+
 }  // namespace tapegrad

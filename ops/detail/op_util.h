@@ -28,6 +28,14 @@ template <class T>
 using ConstArrayMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 
 template <class T>
+using RowVec = Eigen::Map<Eigen::Array<T, 1, Eigen::Dynamic>>;
+template <class T>
+using RowBlock = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
+template <class T>
+using ConstRowBlock =
+    Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
+
+template <class T>
 T* value_of(const Tensor& t) {
   return t.node().value_as<T>();
 }
@@ -51,5 +59,9 @@ void check_same_dtype(const char* op, const Tensor& a, const Tensor& b);
 [[noreturn]] void throw_binary_error(const char* op, const Tensor& a, const char* joiner,
                                      const Tensor& b, const std::string& what);
 [[noreturn]] void throw_unary_error(const char* op, const Tensor& x, const std::string& what);
+
+// A dim as drawings show it ("dim -1"): the last one as -1, as the book writes softmax(x, dim=-1),
+// others counted from the front. `dim` is normalised to 0..rank-1.
+std::string dim_text(int64_t dim, int rank);
 
 }  // namespace tapegrad

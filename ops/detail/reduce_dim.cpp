@@ -36,4 +36,9 @@ DimReduction plan_dim_reduction(const char* op, const Tensor& x, int dim, bool k
   return r;
 }
 
+std::string reduction_text(int dim, const Node& x, const Node& y) {
+  const int rank = x.shape.rank();
+  return dim_text(dim, rank) + (y.shape.rank() == rank ? ", keepdim" : "");
+}
+
 }  // namespace tapegrad

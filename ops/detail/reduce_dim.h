@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 #include "graph/tape.h"
@@ -15,6 +16,15 @@ struct DimView {
   int64_t inner = 1;
 };
 
+// `shape` viewed around `dim` (0..rank-1).
+inline DimView view_around(const Shape& shape, int dim) {
+  DimView v;
+  for (int d = 0; d < dim; ++d) v.outer *= shape[d];
+  v.size = shape[dim];
+  for (int d = dim + 1; d < shape.rank(); ++d) v.inner *= shape[d];
+  return v;
+}
+
 struct DimReduction {
   int dim = 0;  // normalised to 0..rank-1 (0 for a scalar)
   DimView view;
@@ -24,6 +34,10 @@ struct DimReduction {
 // Checks dim against x's rank and plans the reduction; throws
 // `max_dim: x "scores" [2, 3]: dim 2 is out of range for rank 2 (expected -2..1)`.
 DimReduction plan_dim_reduction(const char* op, const Tensor& x, int dim, bool keepdim);
+
+// A reduction's arguments as drawings show them: "dim 1, keepdim" (x's rank and the output's
+// rank tell whether it kept the dim).
+std::string reduction_text(int dim, const Node& x, const Node& y);
 
 // Calls f(out_index, in_index, k) for every element of x, in memory order, where k is the
 // element's position along the reduced dim and out_index its output element. Walking memory

@@ -1,5 +1,6 @@
 # Installs tapegrad into a scratch prefix, then configures, builds and runs a consumer project
-# (tests/consumer/CMakeLists.txt + the README's training loop) that uses find_package(tapegrad).
+# (tests/consumer/CMakeLists.txt: the README's training loop, and examples/custom_op.cpp, a
+# user's own op) that uses find_package(tapegrad).
 file(REMOVE_RECURSE ${WORK_DIR})
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${BINARY_DIR} --prefix ${WORK_DIR}/prefix
                 RESULT_VARIABLE rc)
@@ -13,7 +14,8 @@ if(NOT CMAKE_MATCH_1)
   message(FATAL_ERROR "README.md has no training loop between the readme-loop markers")
 endif()
 file(WRITE ${WORK_DIR}/src/main.cpp "${CMAKE_MATCH_1}")
-file(COPY ${SOURCE_DIR}/tests/consumer/CMakeLists.txt DESTINATION ${WORK_DIR}/src)
+file(COPY ${SOURCE_DIR}/tests/consumer/CMakeLists.txt ${SOURCE_DIR}/examples/custom_op.cpp
+     DESTINATION ${WORK_DIR}/src)
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${WORK_DIR}/src -B ${WORK_DIR}/build
                         -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release
                 RESULT_VARIABLE rc)
@@ -31,4 +33,9 @@ if(rc)
 endif()
 if(NOT out MATCHES "final loss")
   message(FATAL_ERROR "the consumer did not print its final loss")
+endif()
+execute_process(COMMAND ${WORK_DIR}/build/custom_op OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+message("${out}")
+if(rc)
+  message(FATAL_ERROR "the custom op example failed (its gradcheck or its drawing)")
 endif()

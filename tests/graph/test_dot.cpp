@@ -62,17 +62,17 @@ std::string small_model_dot(const DotOptions& options, bool run_backward = false
   return to_dot(tape, options);
 }
 
-// A node of an op the drawing's table does not know.
+// A node of an op whose OpDef says nothing about its arguments or saved state.
 void no_backward(Tape&, const Node&) {}
-const OpDef kFakeUnknown{"not_in_the_table", no_backward};
+const OpDef kFakeUnknown{"says_nothing", no_backward};
 
-Tensor fake(const OpDef& op, const Tensor& x, Shape shape, std::array<double, 4> attr = {},
-            std::array<int64_t, 4> iattr = {}) {
-  Tensor y = x.tape().record(op, shape, x.dtype(), {x});
-  Node& n = y.tape().node(y.id());
-  n.attr = attr;
-  n.iattr = iattr;
-  return y;
+struct FakeState {
+  double a;
+  int64_t b;
+};
+
+Tensor fake(const OpDef& op, const Tensor& x, Shape shape, FakeState state) {
+  return x.tape().record(op, shape, x.dtype(), {x}, state);
 }
 
 size_t count(const std::string& text, const std::string& what) {
@@ -221,7 +221,7 @@ TEST_CASE("dot: ops show their arguments, read per op from the node", "[dot]") {
   Tensor nr = narrow(x, 1, 2, 3);
   Tensor sd = sum(x, 1, true);
   Tensor md = mean(x, -1);
-  Tensor u = fake(kFakeUnknown, x, x.shape(), {7.0}, {7});
+  Tensor u = fake(kFakeUnknown, x, x.shape(), {7.0, 7});
   CHECK(op_arguments(tape, s1.id()) == "× 1/√2");
   CHECK(op_arguments(tape, s2.id()) == "× 1/√8");
   CHECK(op_arguments(tape, s3.id()) == "× 0.5");
@@ -237,7 +237,7 @@ TEST_CASE("dot: ops show their arguments, read per op from the node", "[dot]") {
   CHECK(op_arguments(tape, nr.id()) == "dim 1, start 2, length 3");
   CHECK(op_arguments(tape, sd.id()) == "dim 1, keepdim");
   CHECK(op_arguments(tape, md.id()) == "dim -1");
-  CHECK(op_arguments(tape, u.id()).empty());  // not in the table: name and shape only
+  CHECK(op_arguments(tape, u.id()).empty());  // no OpDef::arguments: name and shape only
   CHECK(op_arguments(tape, x.id()).empty());  // leaves have none
   const std::string dot = to_dot(tape);
   CHECK_THAT(node_line(dot, "n" + std::to_string(s1.id())), Catch::Contains("× 1/√2"));
@@ -262,6 +262,17 @@ TEST_CASE("dot: what each op keeps for its backward, in bytes", "[dot]") {
   // The total counts each tensor once: x (kept by mul), softmax's and exp's outputs, the mask.
   CHECK_THAT(to_dot(tape, {.saved_bytes = true}),
              Catch::Contains("saved for backward: 624 B (distinct tensors and buffers)"));
+}
+
+TEST_CASE("dot: the fused attention ops report what they keep", "[dot]") {
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor x = requires_grad(ones({2, 6, 4}));  // 48 float32: 192 bytes
+  Tensor q = requires_grad(ones({2, 6, 4}));
+  Tensor cs = causal_softmax(x, 2.0);        // keeps its output
+  Tensor ca = causal_attention(x, q, x, 2);  // q, k, v, its output, a T row per head
+  CHECK(saved_bytes(tape, cs.id()) == 192);
+  CHECK(saved_bytes(tape, ca.id()) == 4 * 192 + 2 * 2 * 6 * 4);
 }
 
 TEST_CASE("dot: names are escaped for Graphviz's HTML labels", "[dot]") {

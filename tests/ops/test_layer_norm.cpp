@@ -1,4 +1,5 @@
 // Tests for ops/layer_norm.cpp.
+#include <cmath>
 #include <vector>
 
 #include "graph/factory.h"
@@ -87,6 +88,19 @@ TEST_CASE("layer_norm: weight and bias must be [C]", "[layer_norm][errors]") {
                     Catch::Contains("layer_norm") && Catch::Contains("float64"));
   CHECK_THROWS_WITH(layer_norm(scalar(1.0), Tensor(), Tensor()),
                     "layer_norm: x []: expected at least one dim");
+}
+
+TEST_CASE("layer_norm: eps must be >= 0", "[layer_norm][errors]") {
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor x = zeros({2, 4});
+  const int32_t before = tape.size();
+  CHECK_THROWS_WITH(layer_norm(x, Tensor(), Tensor(), -1e-5),
+                    "layer_norm: x [2, 4]: eps must be >= 0, got -1e-05");
+  CHECK_THROWS_WITH(layer_norm(x, Tensor(), Tensor(), std::nan("")),
+                    "layer_norm: x [2, 4]: eps must be >= 0, got nan");
+  CHECK(tape.size() == before);  // nothing recorded
+  CHECK(layer_norm(x, Tensor(), Tensor(), 0.0).shape() == x.shape());
 }
 
 GRADCHECK_TEST_CASE("layer_norm", "x alone, ranks 1-4") {

@@ -15,8 +15,8 @@ TEST_CASE("sum: small exact case", "[sum]") {
 
 GRADCHECK_TEST_CASE("sum", "all elements") {
   for (Shape shape : {Shape{}, Shape{4}, Shape{2, 3}, Shape{2, 1, 3, 2}}) {
-    auto report = gradcheck(
-        "sum", [](std::span<const Tensor> in) { return sum(in[0]); }, {random_input(shape, 3)});
+    auto report = gradcheck("sum", [](std::span<const Tensor> in) { return sum(in[0]); },
+                            {random_input(shape, 3)});
     testing::require_gradcheck(report, "sum");
   }
 }

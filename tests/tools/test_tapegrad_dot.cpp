@@ -144,9 +144,9 @@ TEST_CASE("tapegrad-dot: bad arguments are reported, with an exit status", "[tap
   CHECK(run_tool("--model multihead --d-out 3 --heads 2 -o /dev/null", &errors) == 1);
   CHECK_THAT(errors, Catch::Contains("d_out 3 must be divisible by heads 2"));
   CHECK(run_tool("--model multihead --frobnicate", &errors) == 2);
-  CHECK_THAT(errors, Catch::Contains("unknown option \"--frobnicate\""));
+  CHECK_THAT(errors, Catch::Contains("not expected: --frobnicate"));  // CLI11's words
   CHECK(run_tool("--model multihead --seq six", &errors) == 2);
-  CHECK_THAT(errors, Catch::Contains("--seq expects an integer, got \"six\""));
+  CHECK_THAT(errors, Catch::Contains("Could not convert: --seq = six"));
   CHECK(run_tool("--backward", &errors) == 2);
   CHECK_THAT(errors, Catch::Contains("--model is required"));
 }

@@ -24,6 +24,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -36,6 +37,7 @@
 #endif
 #include "tools/bench/tapegrad_engine.h"
 #include "tools/bench/workload.h"
+#include "tools/cli.h"
 
 // --- heap allocation counting ----------------------------------------------------------------
 // Interposes glibc's allocation entry points to count calls: "allocations per step" is measured,
@@ -524,20 +526,6 @@ Peaks measure_peaks(int threads, int64_t n, bool torch, std::string* torch_info)
   return p;
 }
 
-void usage() {
-  std::printf(
-      "usage: tapegrad-bench [--threads N[,N...]] [--workloads book,small,gpt2] [--path P[,P...]]\n"
-      "                      [--samples-factor F] [--no-torch] [--baseline EXE[:PATH]]\n"
-      "                      [--keep-openblas-env]\n"
-      "  Times one causal multi-head self-attention training step (forward, backward, SGD) per\n"
-      "  workload in tapegrad and, when built with LibTorch, in LibTorch, interleaved.\n"
-      "  --path: tapegrad's attention path(s): attention, causal_softmax, composed, each\n"
-      "    optionally +openblas (products on OpenBLAS, else on Eigen); default: all, and\n"
-      "    attention+openblas when this tapegrad links OpenBLAS.\n"
-      "  --baseline EXE[:PATH]: another build of tapegrad-bench (e.g. of an older commit) whose\n"
-      "    PATH (default composed) runs interleaved with the others, labelled baseline/PATH.\n");
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -550,42 +538,60 @@ int main(int argc, char** argv) {
   double sample_factor = 1.0;
   bool torch = plugin_path() != nullptr;
   std::string baseline;
-  bool keep_openblas_env = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= args.size()) die(a + " needs a value");
-      return args[++i];
-    };
-    if (a == "--threads") {
-      thread_counts.clear();
-      for (const std::string& t : split(value(), ',')) thread_counts.push_back(std::stoi(t));
-    } else if (a == "--workloads") {
-      workload_names = split(value(), ',');
-    } else if (a == "--path") {
-      paths = split(value(), ',');
-    } else if (a == "--samples-factor") {
-      sample_factor = std::stod(value());
-    } else if (a == "--baseline") {
-      baseline = value();
-    } else if (a == "--keep-openblas-env") {
-      keep_openblas_env = true;
-    } else if (a == "--no-torch") {
-      torch = false;
-    } else if (a == "--help" || a == "-h") {
-      usage();
-      return 0;
-    } else {
-      usage();
-      die("unknown argument " + a);
-    }
+  bool keep_openblas_env = false, no_torch = false;
+  std::vector<std::string> path_names;  // tapegrad's attention paths, most fused last
+  for (int p = 0;; ++p) {
+    const char* n = tgb::TapegradEngine::path_name(static_cast<tgb::TapegradEngine::Path>(p));
+    if (std::string(n) == "?") break;
+    path_names.push_back(n);
   }
+  std::vector<std::string> workload_list;
+  for (const tgb::Workload& c : tgb::kWorkloads) workload_list.push_back(c.name);
+
+  CLI::App app(
+      "Times one causal multi-head self-attention training step (forward, backward, SGD) per "
+      "workload in tapegrad and, when built with LibTorch, in LibTorch, interleaved.",
+      "tapegrad-bench");
+  app.add_option("--threads", thread_counts, "thread counts, N[,N...]")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(tapegrad::cli::positive());
+  app.add_option("--workloads", workload_names, "workloads, W[,W...]")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::IsMember(workload_list));
+  // A path, optionally +openblas (products on OpenBLAS).
+  const CLI::Validator path_check(
+      [&path_names](std::string& p) -> std::string {
+        const std::string base = p.substr(0, p.find('+'));
+        const bool known =
+            std::find(path_names.begin(), path_names.end(), base) != path_names.end();
+        if (known && (base == p || p == base + "+openblas")) return "";
+        return "unknown path " + p;
+      },
+      "PATH[+openblas]");
+  app.add_option(
+         "--path", paths,
+         "tapegrad's attention path(s), P[,P...]: attention, causal_softmax, composed, each "
+         "optionally +openblas (products on OpenBLAS); default: all, and "
+         "attention+openblas when this tapegrad links OpenBLAS")
+      ->delimiter(',')
+      ->check(path_check);
+  app.add_option("--samples-factor", sample_factor, "scales the number of samples")
+      ->capture_default_str()
+      ->check(tapegrad::cli::positive_finite());
+  app.add_flag("--no-torch", no_torch, "leave the LibTorch comparator out");
+  app.add_option("--baseline", baseline,
+                 "EXE[:PATH]: another build of tapegrad-bench (e.g. of an older commit) whose PATH "
+                 "(default composed) runs interleaved with the others, labelled baseline/PATH");
+  app.add_flag("--keep-openblas-env", keep_openblas_env,
+               "keep OPENBLAS_CORETYPE from the environment (default: removed)");
+  if (const std::optional<int> exit_code = tapegrad::cli::parse(app, argc, argv)) {
+    return *exit_code;
+  }
+  if (no_torch) torch = false;
   if (paths.empty()) {
-    for (int p = 0;; ++p) {
-      const char* n = tgb::TapegradEngine::path_name(static_cast<tgb::TapegradEngine::Path>(p));
-      if (std::string(n) == "?") break;
-      paths.push_back(n);
-    }
+    paths = path_names;
     std::reverse(paths.begin(), paths.end());  // the most fused path first
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
     if (tapegrad::gemm_backend_available(tapegrad::GemmBackend::OpenBLAS)) {

@@ -1,0 +1,92 @@
+// Tensor: a cheap handle {tape, node id, generation} to one node of a tape.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <new>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "graph/tape.h"
+
+namespace tapegrad {
+
+// A handle to one node of a tape: cheap to copy, never owns data.
+class Tensor {
+ public:
+  Tensor() = default;
+  // The parameter's leaf on the current tape; implicit so parameters read like tensors in ops.
+  Tensor(const Parameter& p);  // NOLINT(google-explicit-constructor)
+
+  bool defined() const { return tape_ != nullptr; }
+  Tape& tape() const;
+  int32_t id() const { return id_; }
+  const Node& node() const;
+
+  const Shape& shape() const { return node().shape; }
+  DType dtype() const { return node().dtype; }
+  int rank() const { return shape().rank(); }
+  int64_t numel() const { return shape().numel(); }
+  int64_t size(int dim) const { return shape().size(dim); }
+  bool requires_grad() const { return node().requires_grad; }
+
+  template <class T>
+  const T* data() const {
+    check_dtype(dtype_of<T>());
+    return node().value_as<const T>();
+  }
+  std::vector<double> values() const;
+  double item() const;  // the single value; throws unless numel() == 1
+
+  // The gradient accumulated by backward: null / empty when none reached this tensor.
+  template <class T>
+  const T* grad() const {
+    check_dtype(dtype_of<T>());
+    return node().grad_as<const T>();
+  }
+  std::vector<double> grad_values() const;
+
+  const std::string& name() const { return node().name; }
+  Tensor& set_name(std::string name);
+
+  // PyTorch's print format: `tensor([[0.4421, 0.5931], ...])`.
+  std::string str() const;
+
+  void backward(const BackwardOptions& options = {}) const { tape().backward(*this, options); }
+
+ private:
+  friend class Tape;
+  Tensor(Tape* tape, int32_t id, uint64_t generation)
+      : tape_(tape), id_(id), generation_(generation) {}
+  void check_dtype(DType requested) const;
+
+  Tape* tape_ = nullptr;
+  int32_t id_ = -1;
+  uint64_t generation_ = 0;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// Tape::record with a typed state: here, after Tensor, because it returns one.
+template <class State>
+Tensor Tape::record(const OpDef& op, Shape shape, DType dtype, std::initializer_list<Tensor> inputs,
+                    const State& state) {
+  return record(op, std::move(shape), dtype, std::span<const Tensor>(inputs.begin(), inputs.size()),
+                state);
+}
+
+template <class State>
+Tensor Tape::record(const OpDef& op, Shape shape, DType dtype, std::span<const Tensor> inputs,
+                    const State& state) {
+  static_assert(std::is_trivially_copyable_v<State> && std::is_trivially_destructible_v<State>,
+                "op state lives in the arena, which runs no destructors");
+  static_assert(alignof(State) <= Arena::kAlignment);
+  Tensor y = record(op, std::move(shape), dtype, inputs);
+  nodes_.back().state = new (arena_.allocate(sizeof(State))) State(state);
+  return y;
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,39 @@
+// argmax: the index of the largest value along a dim, torch.argmax; ids, no gradient.
+//
+// Not recorded on the tape (an index has no gradient, as in torch). Ties give the first index,
+// and a NaN counts as the largest value (the first NaN wins), as torch's CPU kernel does.
+#include <cmath>
+#include <vector>
+
+#include "ops/detail/op_util.h"
+#include "ops/detail/reduce_dim.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+Ids argmax(const Tensor& x, int dim, bool keepdim) {
+  const DimReduction r = plan_dim_reduction("argmax", x, dim, keepdim);
+  const DimView v = r.view;
+  if (v.size == 0) {
+    throw_unary_error("argmax", x,
+                      "cannot take the argmax along dim " + std::to_string(dim) + " of size 0");
+  }
+  std::vector<int64_t> ids(static_cast<size_t>(v.outer * v.inner), 0);
+  dispatch(x.dtype(), [&]<class T>() {
+    const T* xv = value_of<T>(x);
+    for (int64_t o = 0; o < v.outer; ++o) {
+      for (int64_t i = 0; i < v.inner; ++i) {
+        const T* row = xv + o * v.size * v.inner + i;
+        int64_t best = 0;
+        for (int64_t k = 1; k < v.size && !std::isnan(row[best * v.inner]); ++k) {
+          const T e = row[k * v.inner];
+          if (e > row[best * v.inner] || std::isnan(e)) best = k;
+        }
+        ids[static_cast<size_t>(o * v.inner + i)] = best;
+      }
+    }
+  });
+  return Ids(r.out_shape, std::move(ids));
+}
+
+}  // namespace tapegrad

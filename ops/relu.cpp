@@ -1,0 +1,40 @@
+// relu: max(x, 0) elementwise, torch.relu (NaN stays NaN).
+#include <cmath>
+
+#include "ops/detail/op_util.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+void relu_backward(Tape& tape, const Node& node) {
+  // Y = max(X, 0)  =>  dX += dY ⊙ [Y > 0]   (torch's threshold_backward on the output)
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& x = tape.input(node, 0);
+    T* dx = tape.grad_for<T>(node, 0);
+    if (dx == nullptr) return;
+    const T* y = node.value_as<const T>();
+    const T* dy = node.grad_as<const T>();
+    const int64_t n = node.shape.numel();
+    for (int64_t i = 0; i < n; ++i) dx[i] += y[i] > T(0) ? dy[i] : T(0);
+  });
+}
+
+const OpDef kRelu{"relu", relu_backward, nullptr, saves::kOutput};
+TAPEGRAD_REGISTER_OP(kRelu);
+
+}  // namespace
+
+Tensor relu(const Tensor& x) {
+  Tensor y = x.tape().record(kRelu, x.shape(), x.dtype(), {x});
+  dispatch(y.dtype(), [&]<class T>() {
+    const T* xv = value_of<T>(x);
+    T* yv = value_of<T>(y);
+    const int64_t n = x.numel();
+    for (int64_t i = 0; i < n; ++i) yv[i] = (xv[i] > T(0) || std::isnan(xv[i])) ? xv[i] : T(0);
+  });
+  return y;
+}
+
+}  // namespace tapegrad

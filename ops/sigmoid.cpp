@@ -1,0 +1,40 @@
+// sigmoid: 1 / (1 + exp(−x)) elementwise, in torch's CPU order of operations.
+#include <cmath>
+
+#include "ops/detail/op_util.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+void sigmoid_backward(Tape& tape, const Node& node) {
+  // Y = σ(X)  =>  dX += dY ⊙ (1 − Y) ⊙ Y   (torch's sigmoid_backward, in that order)
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& x = tape.input(node, 0);
+    T* dx = tape.grad_for<T>(node, 0);
+    if (dx == nullptr) return;
+    const T* y = node.value_as<const T>();
+    const T* dy = node.grad_as<const T>();
+    const int64_t n = node.shape.numel();
+    for (int64_t i = 0; i < n; ++i) dx[i] += dy[i] * (T(1) - y[i]) * y[i];
+  });
+}
+
+const OpDef kSigmoid{"sigmoid", sigmoid_backward, nullptr, saves::kOutput};
+TAPEGRAD_REGISTER_OP(kSigmoid);
+
+}  // namespace
+
+Tensor sigmoid(const Tensor& x) {
+  Tensor y = x.tape().record(kSigmoid, x.shape(), x.dtype(), {x});
+  dispatch(y.dtype(), [&]<class T>() {
+    const T* xv = value_of<T>(x);
+    T* yv = value_of<T>(y);
+    const int64_t n = x.numel();
+    for (int64_t i = 0; i < n; ++i) yv[i] = T(1) / (T(1) + std::exp(-xv[i]));
+  });
+  return y;
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,95 @@
+// where: a where the condition is nonzero, else b, torch.where(cond, a, b) with broadcasting.
+//
+// The condition is a float32 or float64 mask, as for masked_fill (nonzero, NaN included, means
+// "take a"); it never gets a gradient. cond, a and b broadcast together as in torch; a and b
+// must share a dtype, which the output takes.
+#include <array>
+
+#include "ops/detail/broadcast.h"
+#include "ops/detail/op_util.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+// Calls f(out_index, cond_index, a_index, b_index) over `out` in row-major order.
+template <class F>
+void for_each_where(const Shape& out, const Strides& c, const Strides& a, const Strides& b, F&& f) {
+  std::array<int64_t, kMaxRank> dims{1, 1, 1, 1};
+  const int offset = kMaxRank - out.rank();
+  for (int d = 0; d < out.rank(); ++d) dims[static_cast<size_t>(offset + d)] = out[d];
+  int64_t o = 0;
+  for (int64_t i0 = 0; i0 < dims[0]; ++i0) {
+    for (int64_t i1 = 0; i1 < dims[1]; ++i1) {
+      for (int64_t i2 = 0; i2 < dims[2]; ++i2) {
+        for (int64_t i3 = 0; i3 < dims[3]; ++i3, ++o) {
+          f(o, i0 * c[0] + i1 * c[1] + i2 * c[2] + i3 * c[3],
+            i0 * a[0] + i1 * a[1] + i2 * a[2] + i3 * a[3],
+            i0 * b[0] + i1 * b[1] + i2 * b[2] + i3 * b[3]);
+        }
+      }
+    }
+  }
+}
+
+void where_backward(Tape& tape, const Node& node) {
+  // Y = where(C ≠ 0, A, B)  =>  dA += reduce(dY ⊙ [C ≠ 0]); dB += reduce(dY ⊙ [C = 0]); C: none
+  dispatch(node.dtype, [&]<class T>() {
+    const Node& cond = tape.input(node, 0);
+    const Node& a = tape.input(node, 1);
+    const Node& b = tape.input(node, 2);
+    T* da = tape.grad_for<T>(node, 1);
+    T* db = tape.grad_for<T>(node, 2);
+    if (da == nullptr && db == nullptr) return;
+    const T* dy = node.grad_as<const T>();
+    const Strides cs = broadcast_strides(cond.shape, node.shape);
+    const Strides as = broadcast_strides(a.shape, node.shape);
+    const Strides bs = broadcast_strides(b.shape, node.shape);
+    dispatch(cond.dtype, [&]<class M>() {
+      const M* c = cond.value_as<const M>();
+      // Broadcast dims have stride 0, so += at the strided index sums dY over them (reduce).
+      for_each_where(node.shape, cs, as, bs, [&](int64_t o, int64_t k, int64_t i, int64_t j) {
+        if (c[k] != M(0)) {
+          if (da != nullptr) da[i] += dy[o];
+        } else if (db != nullptr) {
+          db[j] += dy[o];
+        }
+      });
+    });
+  });
+}
+
+const OpDef kWhere{"where", where_backward, nullptr, saves::kInput0};
+TAPEGRAD_REGISTER_OP(kWhere);
+
+}  // namespace
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  check_same_dtype("where", a, b);
+  bool ok_ab = false, ok_all = false;
+  const Shape ab = broadcast_shape(a.shape(), b.shape(), &ok_ab);
+  const Shape out = ok_ab ? broadcast_shape(cond.shape(), ab, &ok_all) : Shape{};
+  if (!ok_ab || !ok_all) {
+    throw Error("where: " + describe("cond", cond) + ", " + describe("a", a) + ", " +
+                describe("b", b) + ": cannot broadcast the three shapes together");
+  }
+  Tensor y = a.tape().record(kWhere, out, a.dtype(), {cond, a, b});
+  const Strides cs = broadcast_strides(cond.shape(), out);
+  const Strides as = broadcast_strides(a.shape(), out);
+  const Strides bs = broadcast_strides(b.shape(), out);
+  dispatch(y.dtype(), [&]<class T>() {
+    const T* av = value_of<T>(a);
+    const T* bv = value_of<T>(b);
+    T* yv = value_of<T>(y);
+    dispatch(cond.dtype(), [&]<class M>() {
+      const M* c = value_of<M>(cond);
+      for_each_where(out, cs, as, bs, [&](int64_t o, int64_t k, int64_t i, int64_t j) {
+        yv[o] = c[k] != M(0) ? av[i] : bv[j];
+      });
+    });
+  });
+  return y;
+}
+
+}  // namespace tapegrad

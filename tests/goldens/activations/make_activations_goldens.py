@@ -1,0 +1,67 @@
+"""Writes the PyTorch goldens for tests/ops/test_{relu,tanh,sigmoid,silu,log_softmax,where}.cpp.
+
+Run with /usr/bin/python3 (Debian's python3-torch 1.13). activations.txt holds one tensor a line:
+    <name> <rank> <dims...> <values...>
+every value written exactly as float.hex() (float32 values widened to double, so still exact).
+For each op and dtype: the input(s), an upstream gradient dy, torch's output y and the gradients
+torch.autograd.grad gives for dy.
+"""
+import os
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+torch.manual_seed(20261122)
+
+
+def line(name, t):
+    t = torch.as_tensor(t).detach().to(torch.float64)
+    dims = list(t.shape)
+    values = [float(v).hex() for v in t.reshape(-1).tolist()]
+    return " ".join([name, str(len(dims))] + [str(d) for d in dims] + values)
+
+
+def leaf(t, dtype):
+    return t.detach().clone().to(dtype).requires_grad_(True)
+
+
+def unary(records, op, fn, dtype, tag):
+    # Values across the interesting range, zeros included, in a [3, 4, 5] tensor.
+    x = leaf(torch.randn(3, 4, 5, dtype=torch.float64) * 4, dtype)
+    with torch.no_grad():
+        x[0, 0, 0] = 0.0
+        x[0, 0, 1] = 20.0
+        x[0, 0, 2] = -20.0
+    dy = torch.randn(3, 4, 5, dtype=torch.float64).to(dtype)
+    y = fn(x)
+    (dx,) = torch.autograd.grad(y, (x,), dy)
+    name = f"{op}.{tag}"
+    records += [(name + ".x", x), (name + ".dy", dy), (name + ".y", y), (name + ".dx", dx)]
+
+
+def main():
+    records = []
+    for dtype, tag in ((torch.float32, "f32"), (torch.float64, "f64")):
+        unary(records, "relu", torch.relu, dtype, tag)
+        unary(records, "tanh", torch.tanh, dtype, tag)
+        unary(records, "sigmoid", torch.sigmoid, dtype, tag)
+        unary(records, "silu", torch.nn.functional.silu, dtype, tag)
+        for dim in (-1, 1):
+            unary(records, f"log_softmax_dim{dim}", lambda x: torch.log_softmax(x, dim), dtype, tag)
+        # where: cond [4, 1], a [4, 5], b [5] broadcast to [4, 5].
+        cond = (torch.rand(4, 1) > 0.5).to(dtype)
+        a = leaf(torch.randn(4, 5, dtype=torch.float64), dtype)
+        b = leaf(torch.randn(5, dtype=torch.float64), dtype)
+        dy = torch.randn(4, 5, dtype=torch.float64).to(dtype)
+        y = torch.where(cond != 0, a, b)
+        da, db = torch.autograd.grad(y, (a, b), dy)
+        records += [(f"where.{tag}.cond", cond), (f"where.{tag}.a", a), (f"where.{tag}.b", b),
+                    (f"where.{tag}.dy", dy), (f"where.{tag}.y", y), (f"where.{tag}.da", da),
+                    (f"where.{tag}.db", db)]
+    with open(os.path.join(HERE, "activations.txt"), "w") as f:
+        f.write(f"# Written by make_activations_goldens.py with torch {torch.__version__}.\n")
+        for name, t in records:
+            f.write(line(name, t) + "\n")
+
+
+main()

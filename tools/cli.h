@@ -1,0 +1,75 @@
+// The command-line pieces tapegrad's programs share (on CLI11): validators whose messages name
+// the option, and one way to parse that answers --help with exit 0 and bad input with exit 2.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <string>
+
+namespace tapegrad::cli {
+
+// Exit status of a program given a malformed or unknown option (as before CLI11: 2).
+inline constexpr int kUsageError = 2;
+
+namespace detail {
+// The number `text` spells (strtod, whole string), or nullopt: CLI11's own conversion then
+// reports it ("Could not convert: --lr = abc").
+inline std::optional<double> number(const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) return std::nullopt;
+  return v;
+}
+
+template <class Accept>
+CLI::Validator number_check(std::string description, std::string what, Accept accept) {
+  return CLI::Validator(
+      [what, accept](std::string& text) -> std::string {
+        const std::optional<double> v = number(text);
+        if (!v || accept(*v)) return "";
+        return "must be " + what + ", got " + text;
+      },
+      std::move(description));
+}
+}  // namespace detail
+
+// Counts and sizes: 1, 2, ... (CLI11 already refuses 1.5, 1e99 and 99999999999 for an int).
+inline CLI::Validator positive() {
+  return detail::number_check("POSITIVE", "a positive integer", [](double v) { return v > 0; });
+}
+// 0, 1, 2, ...
+inline CLI::Validator non_negative() {
+  return detail::number_check("NON-NEGATIVE", "zero or more", [](double v) { return v >= 0; });
+}
+// A finite number greater than zero (learning rates, factors).
+inline CLI::Validator positive_finite() {
+  return detail::number_check("POSITIVE", "a finite number above 0",
+                              [](double v) { return std::isfinite(v) && v > 0; });
+}
+// A dropout probability: 0 <= p < 1, as the dropout op accepts.
+inline CLI::Validator probability() {
+  return detail::number_check("IN [0, 1)", "in [0, 1)", [](double v) { return v >= 0 && v < 1; });
+}
+
+// Parses argv into `app`. --help: prints the help, returns 0. A malformed, missing or unknown
+// option: prints "program: message" and a pointer to --help on stderr, returns kUsageError.
+// nullopt: the options are set, the program goes on.
+inline std::optional<int> parse(CLI::App& app, int argc, const char* const* argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << app.get_name() << ": " << e.what() << "\n(" << app.get_name()
+              << " --help lists the options)\n";
+    return kUsageError;
+  }
+  return std::nullopt;
+}
+
+}  // namespace tapegrad::cli
