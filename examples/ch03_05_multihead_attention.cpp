@@ -17,11 +17,13 @@
 // D = d_out, H = num_heads, D_h = D / H the head size.
 #include <cmath>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ops/nn/attention.h"
 #include "tapegrad.h"
+#include "tools/cli.h"
 
 using namespace tapegrad;
 
@@ -47,14 +49,14 @@ Tensor book_multihead_forward(const nn::MultiHeadAttention& m, const Tensor& x) 
 
 int main(int argc, char** argv) {
   std::string heatmap;  // --heatmap FILE
-  if (argc == 3 && std::string(argv[1]) == "--heatmap" && argv[2][0] != '\0') {
-    heatmap = argv[2];
-  } else if (argc != 1) {
-    std::cerr << "usage: " << argv[0] << " [--heatmap FILE]\n"
-              << "  --heatmap FILE  draw the attention weights of each head to the PNG FILE "
-                 "(needs gnuplot)\n";
-    return 2;
-  }
+  CLI::App app("Chapter 3, §3.6: multi-head attention, printed as PyTorch prints it.",
+               "ch03_05_multihead_attention");
+  app.add_option("--heatmap", heatmap,
+                 "also draw MultiHeadAttention's weights (one heatmap per head) to this PNG file "
+                 "with gnuplot")
+      ->type_name("FILE");
+  if (const std::optional<int> exit_code = cli::parse(app, argc, argv)) return *exit_code;
+
   Tensor inputs = tensor({{0.43, 0.15, 0.89},    // Your     (x^1)
                           {0.55, 0.87, 0.66},    // journey  (x^2)
                           {0.57, 0.85, 0.64},    // starts   (x^3)

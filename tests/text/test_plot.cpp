@@ -2,6 +2,7 @@
 // clear Error, and with gnuplot a real PNG comes out (also from ch03_05's --heatmap).
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -170,9 +171,12 @@ TEST_CASE("example ch03_05_multihead_attention --heatmap draws chapter 3's weigh
   const std::string plain = golden::run_program(program + " 2>/dev/null", &status);
   INFO("program: " << program << " (build the examples: cmake --build build)");
   REQUIRE(status == 0);
-  const std::string usage = golden::run_program(program + " --nope 2>&1", &status);
-  CHECK(status != 0);
-  CHECK(usage.find("--heatmap FILE") != std::string::npos);
+  const std::string help = golden::run_program(program + " --help 2>&1", &status);
+  CHECK(status == 0);
+  CHECK(help.find("--heatmap FILE") != std::string::npos);
+  const std::string usage = golden::run_program(program + " --heatmap 2>&1", &status);
+  CHECK(WEXITSTATUS(status) == 2);  // a usage error: --heatmap without its FILE
+  CHECK(usage.find("--heatmap") != std::string::npos);
   if (!have_gnuplot()) {
     WARN("gnuplot is not installed: --heatmap is not run (install gnuplot-nox)");
     return;
