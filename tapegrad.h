@@ -10,6 +10,7 @@
 #include "graph/shape.h"
 #include "graph/tape.h"
 #include "ops/nn/attention.h"
+#include "ops/nn/generate.h"
 #include "ops/nn/gpt.h"
 #include "ops/nn/layers.h"
 #include "ops/nn/module.h"

@@ -22,7 +22,6 @@ struct LogSoftmaxState {
 void log_softmax_backward(Tape& tape, const Node& node) {
   // Y = X − logΣexp(X) along dim  =>  dX += dY − exp(Y) ⊙ Σ_dim dY   (reads only the output)
   dispatch(node.dtype, [&]<class T>() {
-    const Node& x = tape.input(node, 0);
     T* dx = tape.grad_for<T>(node, 0);
     if (dx == nullptr) return;
     const DimView v = node.state_as<LogSoftmaxState>().view;

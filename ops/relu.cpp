@@ -11,7 +11,6 @@ namespace {
 void relu_backward(Tape& tape, const Node& node) {
   // Y = max(X, 0)  =>  dX += dY ⊙ [Y > 0]   (torch's threshold_backward on the output)
   dispatch(node.dtype, [&]<class T>() {
-    const Node& x = tape.input(node, 0);
     T* dx = tape.grad_for<T>(node, 0);
     if (dx == nullptr) return;
     const T* y = node.value_as<const T>();

@@ -11,7 +11,6 @@ namespace {
 void sigmoid_backward(Tape& tape, const Node& node) {
   // Y = σ(X)  =>  dX += dY ⊙ (1 − Y) ⊙ Y   (torch's sigmoid_backward, in that order)
   dispatch(node.dtype, [&]<class T>() {
-    const Node& x = tape.input(node, 0);
     T* dx = tape.grad_for<T>(node, 0);
     if (dx == nullptr) return;
     const T* y = node.value_as<const T>();

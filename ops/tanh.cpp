@@ -11,7 +11,6 @@ namespace {
 void tanh_backward(Tape& tape, const Node& node) {
   // Y = tanh X  =>  dX += dY ⊙ (1 − Y²)   (torch's tanh_backward, from the output)
   dispatch(node.dtype, [&]<class T>() {
-    const Node& x = tape.input(node, 0);
     T* dx = tape.grad_for<T>(node, 0);
     if (dx == nullptr) return;
     const T* y = node.value_as<const T>();
