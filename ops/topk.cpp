@@ -21,7 +21,6 @@ struct TopkState {
 void topk_backward(Tape& tape, const Node& node) {
   // Y = X[.., idx, ..] (the k largest)  =>  dX[.., idx_j, ..] += dY[.., j, ..]; zero elsewhere
   dispatch(node.dtype, [&]<class T>() {
-    const Node& x = tape.input(node, 0);
     T* dx = tape.grad_for<T>(node, 0);
     if (dx == nullptr) return;
     const auto& s = node.state_as<TopkState>();
