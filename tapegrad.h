@@ -20,3 +20,4 @@
 #include "text/dataset.h"
 #include "text/plot.h"
 #include "text/tokenizer.h"
+#include "text/training.h"

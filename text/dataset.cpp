@@ -91,6 +91,36 @@ void DataLoader::begin_epoch() {
   sampler_exhausted_ = false;
 }
 
+void DataLoader::restore_epoch(std::vector<int64_t> order, int64_t position,
+                               bool sampler_exhausted) {
+  const int64_t n = dataset_->size();
+  if (shuffle_ && generator_ == nullptr) {
+    throw Error("DataLoader::restore_epoch: a shuffling loader without a generator cannot resume");
+  }
+  if (!order.empty()) {
+    std::vector<bool> seen(static_cast<size_t>(n), false);
+    if (static_cast<int64_t>(order.size()) != n) {
+      throw Error("DataLoader::restore_epoch: order has " + std::to_string(order.size()) +
+                  " indices, the dataset " + std::to_string(n) + " windows");
+    }
+    for (const int64_t i : order) {
+      if (i < 0 || i >= n || seen[static_cast<size_t>(i)]) {
+        throw Error("DataLoader::restore_epoch: order is not a permutation of 0.." +
+                    std::to_string(n - 1));
+      }
+      seen[static_cast<size_t>(i)] = true;
+    }
+  }
+  if (position < 0 || position > static_cast<int64_t>(order.size())) {
+    throw Error("DataLoader::restore_epoch: position " + std::to_string(position) +
+                " outside [0, " + std::to_string(order.size()) + "]");
+  }
+  order_ = std::move(order);
+  position_ = position;
+  sampler_exhausted_ = sampler_exhausted;
+  in_epoch_ = true;
+}
+
 bool DataLoader::next(Ids& inputs, Ids& targets) {
   if (!in_epoch_) begin_epoch();
   const int64_t n = dataset_->size();

@@ -73,6 +73,14 @@ class DataLoader {
   // were handed out.
   const std::vector<int64_t>& order() const { return order_; }
   int64_t position() const { return position_; }
+  // Whether this epoch's trailing sampler draw was made (see above).
+  bool sampler_exhausted() const { return sampler_exhausted_; }
+  // Continues an epoch saved from order(), position() and sampler_exhausted() (a checkpoint's
+  // data position): the next next() hands out the batch that would have followed. Throws Error,
+  // changing nothing, unless order is a permutation of the dataset's windows (or empty: the
+  // epoch's first batch is still to come), 0 <= position <= its size, and, for a shuffling
+  // loader, the loader has a generator (torch's generator=None sampler cannot be restored).
+  void restore_epoch(std::vector<int64_t> order, int64_t position, bool sampler_exhausted);
 
  private:
   Generator& sampler_generator();

@@ -45,6 +45,8 @@ case "${1:-}" in
     bash tools/fetch_gpt2_vocab.sh  # GPT-2's tokenizer files, into the user's cache
     build build
     ./build/examples/train_attention --dot attention.dot --svg attention.svg
+    # Chapter 5: a tiny GPT on a text file (loss.csv, samples.txt, loss.png, checkpoint).
+    ./build/examples/train_gpt --preset tiny --steps 60 --out train_gpt_out
     ;;
   test)
     install_missing

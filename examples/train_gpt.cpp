@@ -1,0 +1,585 @@
+// Trains the GPT of chapter 4 on a text file, as chapter 5 of *Build a Large Language Model (From
+// Scratch)* does (ch05/01_main-chapter-code/gpt_train.py): AdamW with weight decay 0.1, optional
+// warm-up + cosine schedule and gradient clipping, train/validation loss every --eval-freq steps,
+// a greedy sample after each epoch, and atomic checkpoints that --resume continues bit for bit.
+//
+// Writes into --out DIR: loss.csv (step, train loss, val loss, tokens seen, at each evaluation),
+// samples.txt (one sample per epoch), loss.png (gnuplot, like the book's loss figure; skipped
+// with a note when gnuplot is missing) and checkpoint.safetensors (model under torch's names,
+// AdamW state, schedule, generators, data position and the run's configuration).
+//
+// Default data: /usr/share/common-licenses/GPL-3 (35 KB of English prose on every Debian system,
+// the scale of the book's the-verdict.txt). Debian's bible-kjv-text installs the King James Bible
+// only in the compressed format of the `bible` program (/usr/lib/bible.data), not as plain text:
+// pass --data with a plain-text file for a larger corpus.
+//
+// Presets (the model; the data options below can override the context length):
+//   tiny   bytes tokenizer, V 256, context 128, C 128, 4 heads, 2 layers, batch 8, lr 2e-3
+//   small  gpt2 tokenizer, context 256, C 384, 6 heads, 6 layers, batch 8, lr 6e-4
+//   124M   gpt2 tokenizer, the book's GPT_CONFIG_124M with context 256 (as gpt_train.py),
+//          batch 2, lr 5e-4
+// Dimension names: B batch, T = context length, C = emb_dim, V vocabulary.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "graph/safetensors.h"
+#include "graph/threads.h"
+#include "tapegrad.h"
+#ifdef TAPEGRAD_HAVE_MPI
+#include "dist/data_parallel.h"
+#endif
+
+using namespace tapegrad;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kDefaultData = "/usr/share/common-licenses/GPL-3";
+
+struct Preset {
+  std::string tokenizer;
+  nn::GPTConfig cfg;
+  int64_t batch_size;
+  double lr;
+};
+
+const std::map<std::string, Preset>& presets() {
+  static const std::map<std::string, Preset> p = {
+      {"tiny", {"bytes", {256, 128, 128, 4, 2, 0.1, false}, 8, 2e-3}},
+      {"small", {"gpt2", {50257, 256, 384, 6, 6, 0.1, false}, 8, 6e-4}},
+      {"124M", {"gpt2", {50257, 256, 768, 12, 12, 0.1, false}, 2, 5e-4}},
+  };
+  return p;
+}
+
+struct Options {
+  std::string preset = "tiny";
+  std::string data = kDefaultData;
+  int64_t steps = 60;
+  std::string out;
+  bool resume = false;
+  std::string tokenizer;  // empty: the preset's
+  int threads = 1;
+  uint64_t seed = 123;
+  int64_t eval_freq = 10;
+  int64_t eval_iter = 5;
+  int64_t checkpoint_every = 20;
+  std::optional<int64_t> context_length, emb_dim, n_heads, n_layers, batch_size;
+  std::optional<double> lr, drop_rate;
+  double weight_decay = 0.1;
+  int64_t warmup = 0;
+  double min_lr = 0.0;
+  double clip = 0.0;
+  double train_ratio = 0.9;
+  std::string prompt = "This License";
+  int64_t sample_tokens = 50;
+  bool plot = true;
+};
+
+// Everything that must match for --resume: the model, the data and the optimisation.
+std::string config_string(const Options& o, const Preset& p, uint64_t data_size) {
+  std::ostringstream s;
+  s << "tokenizer=" << p.tokenizer << " vocab_size=" << p.cfg.vocab_size
+    << " context_length=" << p.cfg.context_length << " emb_dim=" << p.cfg.emb_dim
+    << " n_heads=" << p.cfg.n_heads << " n_layers=" << p.cfg.n_layers
+    << " drop_rate=" << p.cfg.drop_rate << " batch_size=" << p.batch_size << " lr=" << p.lr
+    << " weight_decay=" << o.weight_decay << " warmup=" << o.warmup << " min_lr=" << o.min_lr
+    << " clip=" << o.clip << " seed=" << o.seed << " train_ratio=" << o.train_ratio
+    << " data_bytes=" << data_size;
+  if (o.warmup > 0) s << " steps=" << o.steps;  // the cosine's length
+  return s.str();
+}
+
+// This process's place in a data-parallel job (mpirun), or rank 0 of 1.
+struct Processes {
+  int rank = 0;
+  int world_size = 1;
+};
+
+std::string read_text(const std::string& path, const std::string& tokenizer) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error("train_gpt: --data " + path + ": no such file");
+  if (fs::is_directory(path, ec)) throw Error("train_gpt: --data " + path + ": is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("train_gpt: --data " + path + ": cannot open");
+  std::ostringstream s;
+  s << in.rdbuf();
+  std::string text = s.str();
+  if (text.empty()) throw Error("train_gpt: --data " + path + ": the file is empty");
+  const size_t nul = text.find('\0');
+  if (nul != std::string::npos) {
+    throw Error("train_gpt: --data " + path + ": not a text file (a NUL byte at offset " +
+                std::to_string(nul) + ")");
+  }
+  (void)tokenizer;
+  return text;
+}
+
+// Progress output: a bar redrawn with \r on a terminal, plain lines when piped.
+class Reporter {
+ public:
+  Reporter(bool is_main, int64_t total_steps, int64_t first_step, int64_t first_tokens)
+      : is_main_(is_main),
+        tty_(isatty(STDOUT_FILENO) == 1),
+        total_(total_steps),
+        first_(first_step),
+        tokens0_(first_tokens),
+        start_(std::chrono::steady_clock::now()) {}
+
+  void step(const TrainProgress& p) {
+    if (!is_main_ || !tty_) return;
+    const double frac = static_cast<double>(p.step) / static_cast<double>(total_);
+    const int width = 30, filled = static_cast<int>(frac * width);
+    std::string bar(static_cast<size_t>(filled), '#');
+    bar.resize(static_cast<size_t>(width), '.');
+    std::printf("\r[%s] step %" PRId64 "/%" PRId64 "  loss %.3f  %s", bar.c_str(), p.step, total_,
+                p.loss, rate(p).c_str());
+    std::fflush(stdout);
+  }
+
+  void eval(const TrainProgress& p, const EvalLosses& l) {
+    if (!is_main_) return;
+    if (tty_) std::printf("\r%*s\r", 100, "");
+    std::printf("Ep %" PRId64 " (Step %06" PRId64 "): Train loss %.3f, Val loss %.3f, %s\n",
+                p.epoch + 1, p.step, l.train_loss, l.val_loss, rate(p).c_str());
+    std::fflush(stdout);
+  }
+
+  void line(const std::string& text) {
+    if (!is_main_) return;
+    if (tty_) std::printf("\r%*s\r", 100, "");
+    std::printf("%s\n", text.c_str());
+    std::fflush(stdout);
+  }
+
+ private:
+  // tokens/s over this process's steps, and the ETA of the remaining ones.
+  std::string rate(const TrainProgress& p) {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double done = static_cast<double>(p.step - first_);
+    const double tps = static_cast<double>(p.tokens_seen - tokens0_) / std::max(seconds, 1e-9);
+    const double eta = done > 0 ? seconds / done * static_cast<double>(total_ - p.step) : 0.0;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%.0f tokens/s, ETA %dm%02ds", tps, static_cast<int>(eta) / 60,
+                  static_cast<int>(eta) % 60);
+    return buf;
+  }
+
+  bool is_main_, tty_;
+  int64_t total_, first_, tokens0_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+std::string join(const std::vector<int64_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(v[i]);
+  }
+  return s;
+}
+
+std::vector<int64_t> split_ints(const std::string& s) {
+  std::vector<int64_t> out;
+  std::istringstream in(s);
+  std::string part;
+  while (std::getline(in, part, ',')) out.push_back(std::stoll(part));
+  return out;
+}
+
+const std::string& meta(const std::map<std::string, std::string>& m, const std::string& key,
+                        const std::string& path) {
+  const auto it = m.find(key);
+  if (it == m.end()) throw Error("train_gpt: --resume: " + path + " has no \"" + key + "\"");
+  return it->second;
+}
+
+// loss.csv kept up to (and including) `step`: the rows a resumed run continues from.
+std::string csv_up_to(const std::string& path, int64_t step) {
+  std::ifstream in(path);
+  std::string line, out = "step,train_loss,val_loss,tokens_seen\n";
+  if (!in) return out;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    if (std::stoll(line) <= step) out += line + "\n";
+  }
+  return out;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) throw Error("train_gpt: cannot write " + tmp);
+  }
+  fs::rename(tmp, path);
+}
+
+// loss.png from loss.csv with gnuplot: the book's figure (train and validation loss against
+// steps, tokens seen on a second x axis). A missing gnuplot is a note, not an error.
+void plot(const std::string& dir, Reporter& reporter) {
+  const std::string script = dir + "/loss.gp";
+  std::ofstream gp(script);
+  gp << "set terminal pngcairo noenhanced size 800,500\n"
+        "set output '"
+     << dir
+     << "/loss.png'\n"
+        "set datafile separator ','\n"
+        "set key autotitle columnhead\n"
+        "set title 'train_gpt: training and validation loss'\n"
+        "set xlabel 'Steps'\nset ylabel 'Loss'\nset x2label 'Tokens seen'\n"
+        "set xtics nomirror\nset x2tics\nset grid\n"
+        "stats '"
+     << dir
+     << "/loss.csv' using 1 name 'S' nooutput\n"
+        "stats '"
+     << dir
+     << "/loss.csv' using 4 name 'K' nooutput\n"
+        "set xrange [0:S_max]\nset x2range [0:K_max]\n"
+        "plot '"
+     << dir
+     << "/loss.csv' using 1:2 with linespoints title 'Training loss', "
+        "'' using 1:3 with linespoints dashtype 2 title 'Validation loss'\n";
+  gp.close();
+  const std::string command = "gnuplot '" + script + "' 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string output;
+  if (pipe != nullptr) {
+    char buf[512];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, n);
+  }
+  const int status = pipe ? pclose(pipe) : -1;
+  if (status != 0) {
+    std::cerr << "train_gpt: gnuplot failed or is missing (install gnuplot-nox); no loss.png"
+              << (output.empty() ? "" : ":\n" + output) << "\n";
+    return;
+  }
+  reporter.line("wrote " + dir + "/loss.png");
+}
+
+int run(const Options& o, const Processes& procs) {
+  const bool is_main = procs.rank == 0;  // the process that prints and writes
+  const auto found = presets().find(o.preset);
+  if (found == presets().end()) {
+    throw Error("train_gpt: --preset must be tiny, small or 124M, not \"" + o.preset + "\"");
+  }
+  Preset p = found->second;
+  if (!o.tokenizer.empty()) p.tokenizer = o.tokenizer;
+  if (o.context_length) p.cfg.context_length = *o.context_length;
+  if (o.emb_dim) p.cfg.emb_dim = *o.emb_dim;
+  if (o.n_heads) p.cfg.n_heads = *o.n_heads;
+  if (o.n_layers) p.cfg.n_layers = *o.n_layers;
+  if (o.batch_size) p.batch_size = *o.batch_size;
+  if (o.lr) p.lr = *o.lr;
+  if (o.drop_rate) p.cfg.drop_rate = *o.drop_rate;
+  set_num_threads(o.threads);
+
+  std::unique_ptr<Tokenizer> tokenizer = make_tokenizer(p.tokenizer);
+  p.cfg.vocab_size = tokenizer->n_vocab();
+  nn::check_config(p.cfg);
+
+  const std::string text = read_text(o.data, p.tokenizer);
+  const TextSplit split = train_val_split(text, o.train_ratio);
+  const int64_t T = p.cfg.context_length;
+  auto dataset = [&](std::string_view part, const char* which) {
+    try {
+      return GPTDataset(part, *tokenizer, T, T);
+    } catch (const Error& e) {
+      throw Error("train_gpt: --data " + o.data + ": the " + which +
+                  " part is too short for one window of " + std::to_string(T) +
+                  " tokens (--context-length) + 1: " + e.what());
+    }
+  };
+  const GPTDataset train_ds = dataset(split.train, "training");
+  const GPTDataset val_ds = dataset(split.validation, "validation");
+
+  fs::create_directories(o.out);
+  const std::string ckpt = o.out + "/checkpoint.safetensors";
+  std::string config = config_string(o, p, text.size());
+  // N processes train on global batches of N · batch_size rows, batch_size each; a checkpoint
+  // resumes only with the number of processes that wrote it.
+  const int64_t global_batch = p.batch_size * procs.world_size;
+  if (procs.world_size > 1) config += " processes=" + std::to_string(procs.world_size);
+
+  manual_seed(o.seed);  // the model's initial weights, then dropout: torch.manual_seed
+  nn::GPTModel model(p.cfg);
+#ifdef TAPEGRAD_HAVE_MPI
+  std::optional<dist::DataParallel> ddp;
+  if (procs.world_size > 1) ddp.emplace(model.parameters());  // rank 0's weights everywhere
+#endif
+  // Each process draws its own dropout masks (rank 0 keeps the run's stream).
+  if (procs.rank > 0)
+    manual_seed(o.seed + static_cast<uint64_t>(procs.rank) * 0x9E3779B97F4A7C15ULL);
+  Generator data_generator(o.seed);  // the loaders' shuffling: torch.Generator().manual_seed
+  DataLoader train_loader(train_ds, global_batch, true, true, &data_generator);
+  if (train_loader.size() == 0) {
+    throw Error("train_gpt: --data " + o.data + ": " + std::to_string(train_ds.size()) +
+                " training windows, fewer than one batch of " + std::to_string(global_batch) +
+                " (--batch-size × processes)");
+  }
+  DataLoader train_eval_loader(train_ds, p.batch_size, true, true, &data_generator);
+  DataLoader val_loader(val_ds, p.batch_size, false, false, &data_generator);
+  AdamW optimizer(model.parameters(), AdamWOptions{.lr = p.lr, .weight_decay = o.weight_decay});
+  std::unique_ptr<LRScheduler> scheduler;
+  if (o.warmup > 0) {
+    if (o.warmup >= o.steps) throw Error("train_gpt: --warmup must be smaller than --steps");
+    scheduler = std::make_unique<WarmupCosineLR>(optimizer, o.warmup, o.steps, 0.01, o.min_lr);
+  }
+  const NamedParameters params = model.named_parameters();
+
+  CheckpointExtras extras;
+  extras.optimizer = &optimizer;
+  extras.scheduler = scheduler.get();
+  extras.generators = {{"default", &default_generator()}, {"data", &data_generator}};
+
+  TrainState start;
+  Reporter reporter(is_main, o.steps, 0, 0);
+  std::string csv = "step,train_loss,val_loss,tokens_seen\n";
+  std::string samples;
+  if (o.resume) {
+    if (!fs::exists(ckpt)) throw Error("train_gpt: --resume: no checkpoint at " + ckpt);
+    // The configuration first, from the header alone: nothing is loaded for another run's file.
+    const std::vector<uint8_t> bytes = read_whole_file(ckpt);
+    const SafetensorsView view = parse_safetensors(bytes, ckpt);
+    const std::string* saved = view.find_metadata("train_gpt.config");
+    if (saved == nullptr) {
+      throw Error("train_gpt: --resume: " + ckpt + " was not written by train_gpt");
+    }
+    if (*saved != config) {
+      throw Error("train_gpt: --resume: " + ckpt +
+                  " is a checkpoint of another configuration (nothing was changed):\n  file: " +
+                  *saved + "\n  this run: " + config);
+    }
+    try {
+      load_checkpoint(ckpt, params, extras);
+    } catch (const Error& e) {
+      throw Error(std::string("train_gpt: --resume: ") + e.what());
+    }
+    const auto& m = extras.metadata;
+    start.step = std::stoll(meta(m, "train_gpt.step", ckpt));
+    start.epoch = std::stoll(meta(m, "train_gpt.epoch", ckpt));
+    start.tokens_seen = std::stoll(meta(m, "train_gpt.tokens_seen", ckpt));
+    train_loader.restore_epoch(split_ints(meta(m, "train_gpt.data.order", ckpt)),
+                               std::stoll(meta(m, "train_gpt.data.position", ckpt)),
+                               meta(m, "train_gpt.data.exhausted", ckpt) == "1");
+    csv = csv_up_to(o.out + "/loss.csv", start.step);
+    std::ifstream in(o.out + "/samples.txt");
+    std::ostringstream s;
+    s << in.rdbuf();
+    samples = s.str();
+    reporter = Reporter(is_main, o.steps, start.step, start.tokens_seen);
+    reporter.line("resumed " + ckpt + " at step " + std::to_string(start.step));
+    // The file holds rank 0's dropout stream; the other processes start fresh ones (so a
+    // multi-process resume is not bit-identical to an uninterrupted multi-process run).
+    if (procs.rank > 0) {
+      manual_seed(o.seed + static_cast<uint64_t>(start.step) +
+                  static_cast<uint64_t>(procs.rank) * 0x9E3779B97F4A7C15ULL);
+    }
+  }
+
+  auto save = [&](const TrainState& state) {
+    extras.metadata = {{"train_gpt.config", config},
+                       {"train_gpt.step", std::to_string(state.step)},
+                       {"train_gpt.epoch", std::to_string(state.epoch)},
+                       {"train_gpt.tokens_seen", std::to_string(state.tokens_seen)},
+                       {"train_gpt.data.order", join(train_loader.order())},
+                       {"train_gpt.data.position", std::to_string(train_loader.position())},
+                       {"train_gpt.data.exhausted", train_loader.sampler_exhausted() ? "1" : "0"}};
+    save_checkpoint(ckpt, params, extras);
+  };
+
+  if (is_main) {
+    std::ostringstream head;
+    head << "train_gpt: preset " << o.preset << ", " << model.num_parameters()
+         << " parameters, tokenizer " << p.tokenizer << ", data " << o.data << " (" << text.size()
+         << " bytes: " << train_ds.size() << " training and " << val_ds.size()
+         << " validation windows of " << T << " tokens), batch " << p.batch_size << ", lr " << p.lr
+         << ", " << o.steps << " steps, " << o.threads << " thread(s)";
+    if (procs.world_size > 1)
+      head << ", " << procs.world_size << " processes (global batch " << global_batch << ")";
+    reporter.line(head.str());
+  }
+
+  TrainOptions options;
+  options.num_epochs = std::numeric_limits<int64_t>::max();
+  options.max_steps = o.steps;
+  options.eval_freq = o.eval_freq;
+  options.eval_iter = o.eval_iter;
+  options.max_grad_norm = o.clip;
+  options.start_context = o.prompt;
+  options.sample_tokens = o.sample_tokens;
+  options.rank = procs.rank;
+  options.world_size = procs.world_size;
+#ifdef TAPEGRAD_HAVE_MPI
+  if (ddp) options.after_backward = [&] { ddp->average_gradients(); };
+#endif
+
+  TrainState now = start;
+  char row[160];
+  TrainCallbacks callbacks;
+  callbacks.on_step = [&](const TrainProgress& pr) {
+    reporter.step(pr);
+    now = {pr.step, pr.epoch, pr.tokens_seen};
+    if (is_main && o.checkpoint_every > 0 && pr.step % o.checkpoint_every == 0 &&
+        pr.step < o.steps) {
+      write_file(o.out + "/loss.csv", csv);
+      write_file(o.out + "/samples.txt", samples);
+      save(now);
+    }
+  };
+  callbacks.on_eval = [&](const TrainProgress& pr, const EvalLosses& l) {
+    reporter.eval(pr, l);
+    std::snprintf(row, sizeof row, "%" PRId64 ",%.17g,%.17g,%" PRId64 "\n", pr.step, l.train_loss,
+                  l.val_loss, pr.tokens_seen);
+    csv += row;
+  };
+  callbacks.on_sample = [&](const TrainProgress& pr, const std::string& sample) {
+    std::string flat = sample;
+    for (char& c : flat)
+      if (c == '\n') c = ' ';
+    reporter.line("sample after epoch " + std::to_string(pr.epoch + 1) + ": " + flat);
+    samples += "=== epoch " + std::to_string(pr.epoch + 1) + ", step " + std::to_string(pr.step) +
+               " ===\n" + sample + "\n";
+  };
+
+  const auto t0 = std::chrono::steady_clock::now();
+  TrainState end = train_model_simple(model, train_loader, train_eval_loader, val_loader, optimizer,
+                                      scheduler.get(), *tokenizer, options, callbacks, start);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (is_main) {
+    write_file(o.out + "/loss.csv", csv);
+    write_file(o.out + "/samples.txt", samples);
+    save(end);
+    std::ostringstream s;
+    s << "trained steps " << start.step + 1 << ".." << end.step << " in " << std::fixed
+      << std::setprecision(1) << seconds << " s; wrote " << o.out << "/loss.csv, " << o.out
+      << "/samples.txt, " << ckpt;
+    reporter.line(s.str());
+    if (o.plot) plot(o.out, reporter);
+  }
+  return 0;
+}
+
+// Validators whose messages name the value plainly (CLI11 prefixes the option's name).
+CLI::Validator number_at_least(double least, const std::string& what) {
+  return CLI::Validator(
+      [least, what](std::string& value) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(value.c_str(), &end);
+        if (value.empty() || *end != '\0' || !(v >= least)) {
+          return "must be " + what + ", not \"" + value + "\"";
+        }
+        return "";
+      },
+      what);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{
+      "train_gpt: trains chapter 4's GPT on a text file as chapter 5 of Build a Large Language "
+      "Model (From Scratch) does (AdamW, train/val loss, samples, checkpoints). Writes loss.csv, "
+      "samples.txt, loss.png and checkpoint.safetensors into --out."};
+  // A repeated option takes its last value, so a script's options can be overridden.
+  app.option_defaults()->always_capture_default()->multi_option_policy(
+      CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--preset", o.preset,
+                 "model size: tiny (bytes tokenizer, C 128, 2 layers), small (gpt2, C 384, 6 "
+                 "layers) or 124M (the book's GPT_CONFIG_124M, context 256)");
+  app.add_option("--data", o.data,
+                 "a UTF-8 text file to train on (default: the GPL-3 text every Debian system has; "
+                 "bible-kjv-text's Bible is compressed, not plain text)");
+  app.add_option("--steps", o.steps, "optimiser steps in all (across epochs)")
+      ->check(number_at_least(1e-300, "a positive number"));
+  app.add_option("--out", o.out, "output folder (created when missing)")->required();
+  app.add_flag("--resume", o.resume,
+               "continue from OUT/checkpoint.safetensors (same options), bit for bit");
+  app.add_option("--tokenizer", o.tokenizer,
+                 "gpt2 (GPT-2's BPE; files from tools/fetch_gpt2_vocab.sh) or bytes (256 ids); "
+                 "default: the preset's")
+      ->check(CLI::IsMember({"gpt2", "bytes"}));
+  app.add_option("--threads", o.threads, "threads per step")->check(CLI::Range(1, 256));
+  app.add_option("--seed", o.seed,
+                 "torch.manual_seed for the weights and dropout; the data "
+                 "loader's generator gets the same seed");
+  app.add_option("--eval-freq", o.eval_freq, "evaluate after steps 1, 1+N, 1+2N, ... and the last")
+      ->check(number_at_least(1e-300, "a positive number"));
+  app.add_option("--eval-iter", o.eval_iter, "batches of each split per evaluation")
+      ->check(number_at_least(1e-300, "a positive number"));
+  app.add_option("--checkpoint-every", o.checkpoint_every,
+                 "save a checkpoint every N steps (0: only at the end)")
+      ->check(number_at_least(0.0, "a number >= 0"));
+  app.add_option("--context-length", o.context_length, "override the preset: tokens per window (T)")
+      ->check(number_at_least(1e-300, "a positive number"));
+  app.add_option("--emb-dim", o.emb_dim, "override the preset: embedding size C")
+      ->check(number_at_least(1e-300, "a positive number"));
+  app.add_option("--n-heads", o.n_heads, "override the preset: attention heads (divide C)")
+      ->check(number_at_least(1e-300, "a positive number"));
+  app.add_option("--n-layers", o.n_layers, "override the preset: transformer blocks")
+      ->check(number_at_least(1e-300, "a positive number"));
+  app.add_option("--batch-size", o.batch_size, "override the preset: sequences per batch")
+      ->check(number_at_least(1e-300, "a positive number"));
+  app.add_option("--lr", o.lr, "override the preset: peak learning rate")
+      ->check(number_at_least(1e-300, "a positive number"));
+  app.add_option("--drop-rate", o.drop_rate, "override the preset's dropout (0.1)")
+      ->check(CLI::Range(0.0, 0.999));
+  app.add_option("--weight-decay", o.weight_decay, "AdamW's weight decay")
+      ->check(number_at_least(0.0, "a number >= 0"));
+  app.add_option("--warmup", o.warmup,
+                 "linear warm-up steps, then cosine decay to --min-lr (0: constant lr)")
+      ->check(number_at_least(0.0, "a number >= 0"));
+  app.add_option("--min-lr", o.min_lr, "the cosine's final lr")
+      ->check(number_at_least(0.0, "a number >= 0"));
+  app.add_option("--clip", o.clip, "clip_grad_norm_ max norm (0: no clipping)")
+      ->check(number_at_least(0.0, "a number >= 0"));
+  app.add_option("--train-ratio", o.train_ratio, "share of the text for training")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--prompt", o.prompt, "start of the sample generated after each epoch");
+  app.add_option("--sample-tokens", o.sample_tokens, "tokens per sample")
+      ->check(number_at_least(0.0, "a number >= 0"));
+  app.add_flag("!--no-plot", o.plot, "do not run gnuplot for loss.png");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+#ifdef TAPEGRAD_HAVE_MPI
+  // Under mpirun (Open MPI sets OMPI_COMM_WORLD_SIZE): one process of a data-parallel job. A
+  // process that fails ends the whole job with its message (run_or_abort) instead of leaving the
+  // others waiting in the next gradient average.
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr) {
+    tapegrad::dist::MpiSession mpi(argc, argv);
+    return tapegrad::dist::run_or_abort([&] { return run(o, {mpi.rank(), mpi.world_size()}); });
+  }
+#endif
+  try {
+    return run(o, {});
+  } catch (const std::exception& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
+}
