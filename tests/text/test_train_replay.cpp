@@ -1,6 +1,7 @@
 // A tiny GPT trained for 20 steps by the library, replayed against PyTorch's losses (goldens from
 // tests/goldens/train/make_train_goldens.py): same init from manual_seed, same batches, same
-// dropout stream, every loss and gradient norm within 1e-4 relative.
+// dropout stream, every loss and gradient norm within 1e-4 relative. Once as a plain loop of the
+// library's pieces, once through train_model_simple (text/training.h), train_gpt's loop.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -21,6 +22,7 @@
 #include "tests/compare.h"
 #include "text/dataset.h"
 #include "text/tokenizer.h"
+#include "text/training.h"
 
 using namespace tapegrad;
 
@@ -145,4 +147,69 @@ TEST_CASE("train replay: 20 steps of a tiny GPT give torch's losses", "[text][tr
   }
   check_within(losses, golden.losses, "loss");
   check_within(norms, golden.grad_norms, "clip_grad_norm_");
+}
+
+TEST_CASE("train replay: train_model_simple gives torch's losses and evaluations",
+          "[text][train]") {
+  // The book's train_model_simple as train_gpt runs it (text/training.h): a 0.9 split, the
+  // loaders sharing one Generator, clipping, evaluate_model every eval_freq steps (its loaders'
+  // draws shift the shuffles that follow), a sample after the first epoch, 20 steps.
+  const GoldenRun golden = golden_run("book");
+  const std::string text = read_text();
+  const int64_t T = golden.cfg.context_length;
+  const ByteTokenizer tokenizer;
+  const TextSplit split = train_val_split(text, golden.train_ratio);
+  const GPTDataset train_ds(split.train, tokenizer, T, T);
+  const GPTDataset val_ds(split.validation, tokenizer, T, T);
+
+  manual_seed(golden.seed);  // the weights, then dropout
+  nn::GPTModel model(golden.cfg);
+  model.train();
+  Generator data_generator(golden.seed);  // torch.Generator().manual_seed(seed)
+  DataLoader train_loader(train_ds, golden.batch_size, true, true, &data_generator);
+  DataLoader train_eval_loader(train_ds, golden.batch_size, true, true, &data_generator);
+  DataLoader val_loader(val_ds, golden.batch_size, false, false, &data_generator);
+  REQUIRE(train_loader.size() < golden.steps);  // the run crosses an epoch boundary
+  AdamW optimizer(model.parameters(),
+                  AdamWOptions{.lr = golden.lr, .weight_decay = golden.weight_decay});
+
+  TrainOptions options;
+  options.num_epochs = (golden.steps + train_loader.size() - 1) / train_loader.size();
+  options.max_steps = golden.steps;
+  options.eval_freq = golden.eval_freq;
+  options.eval_iter = golden.eval_iter;
+  options.max_grad_norm = golden.max_norm;
+  options.start_context = "And God said";
+  options.sample_tokens = 20;
+  std::vector<double> losses, norms;
+  std::map<int64_t, std::pair<double, double>> evals;
+  int samples = 0;
+  TrainCallbacks callbacks;
+  callbacks.on_step = [&](const TrainProgress& p) {
+    CHECK(p.step == static_cast<int64_t>(losses.size()) + 1);
+    losses.push_back(p.loss);
+    norms.push_back(p.grad_norm);
+  };
+  callbacks.on_eval = [&](const TrainProgress& p, const EvalLosses& e) {
+    evals[p.step] = {e.train_loss, e.val_loss};
+  };
+  callbacks.on_sample = [&](const TrainProgress&, const std::string& sample) {
+    CHECK(sample.rfind("And God said", 0) == 0);
+    ++samples;
+  };
+  const TrainState end = train_model_simple(model, train_loader, train_eval_loader, val_loader,
+                                            optimizer, nullptr, tokenizer, options, callbacks);
+  CHECK(end.step == golden.steps);
+  CHECK(samples >= 1);
+  check_within(losses, golden.losses, "loss");
+  check_within(norms, golden.grad_norms, "clip_grad_norm_");
+  REQUIRE(evals.size() == golden.evals.size());
+  std::vector<double> eval_values, golden_values;
+  for (const auto& [step, e] : golden.evals) {
+    INFO("evaluation after step " << step);
+    REQUIRE(evals.count(step) == 1);
+    eval_values.insert(eval_values.end(), {evals[step].first, evals[step].second});
+    golden_values.insert(golden_values.end(), {e.first, e.second});
+  }
+  check_within(eval_values, golden_values, "evaluate_model (train, val) pairs");
 }

@@ -19,8 +19,8 @@ each from torch.manual_seed(123) (the weights, then dropout's masks from the sam
            torch.Generator().manual_seed(123) (train: shuffle, drop_last; val: in order, keep
            the last batch), clip_grad_norm_(1.0) before each step, evaluate_model every
            eval_freq = 5 steps over eval_iter = 2 batches (iterating train_loader afresh, as the
-           book does), a greedy sample after each epoch, stopped after 20 steps (14 batches per
-           epoch).
+           book does) and after the last step (as text/training.cpp does), a greedy sample after
+           each epoch, stopped after 20 steps (14 batches per epoch).
 
 Records (values as float.hex, so the file holds torch's float32 losses exactly):
   @ run <name>
@@ -166,7 +166,8 @@ def run_book(text):
             loss, norm = train_step(model, optimizer, input_batch, target_batch)
             global_step += 1
             lines.append(f"loss {global_step + 1} {loss.hex()} {norm.hex()}")
-            if global_step % EVAL_FREQ == 0:
+            # The book's test, plus one after the last step, as train_model_simple does it.
+            if global_step % EVAL_FREQ == 0 or global_step + 1 == STEPS:
                 train_loss, val_loss = evaluate_model(model, train_loader, val_loader, EVAL_ITER)
                 lines.append(f"eval {global_step + 1} {train_loss.hex()} {val_loss.hex()}")
             if global_step + 1 == STEPS:
