@@ -12,6 +12,7 @@
 #include "ops/nn/attention.h"
 #include "ops/nn/generate.h"
 #include "ops/nn/gpt.h"
+#include "ops/nn/gpt2_weights.h"
 #include "ops/nn/layers.h"
 #include "ops/nn/module.h"
 #include "ops/ops.h"

@@ -1,8 +1,8 @@
 // cross_entropy: the mean over rows of −log softmax(logits)[target], via a stable log-sum-exp.
 #include <algorithm>
-#include <cmath>
 
 #include "ops/detail/op_util.h"
+#include "ops/detail/vmath.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -24,11 +24,17 @@ void cross_entropy_backward(Tape& tape, const Node& node) {
     const auto& [rows, cols, targets, saved_lse] = node.state_as<CrossEntropyState>();
     const T* lse = static_cast<const T*>(saved_lse);
     const T g = node.grad_as<T>()[0] / static_cast<T>(rows);
-    ConstMatrixMap<T> X(x.value_as<T>(), rows, cols);
-    MatrixMap<T> dX(d, rows, cols);
+    const T* X = x.value_as<T>();
+    // One row of softmax at a time (exp(x − lse) through SLEEF's exp): the [N, C]
+    // probabilities are never stored.
+    T* p = tape.arena().allocate_array<T>(cols);
     for (int64_t i = 0; i < rows; ++i) {
-      dX.row(i).array() += g * (X.row(i).array() - lse[i]).exp();
-      dX(i, targets[i]) -= g;
+      const T* xr = X + i * cols;
+      T* dr = d + i * cols;
+      for (int64_t c = 0; c < cols; ++c) p[c] = xr[c] - lse[i];
+      vmath::exp(p, p, cols);
+      for (int64_t c = 0; c < cols; ++c) dr[c] += g * p[c];
+      dr[targets[i]] -= g;
     }
   });
 }
@@ -69,16 +75,14 @@ Tensor cross_entropy(const Tensor& logits, std::span<const int64_t> targets) {
   Tensor y = logits.tape().record(kCrossEntropy, Shape{}, logits.dtype(), {logits},
                                   CrossEntropyState{rows, cols, saved_targets, saved_lse});
   dispatch(y.dtype(), [&]<class T>() {
-    ConstMatrixMap<T> X(value_of<T>(logits), rows, cols);
+    const T* X = value_of<T>(logits);
     T* lse = static_cast<T*>(saved_lse);
+    // log Σ exp(x) = m + log Σ exp(x − m), m the row max (no overflow for large logits), with
+    // SLEEF's exp and log in the logits' dtype, as torch's log_softmax kernel (vmath.h).
+    vmath::logsumexp_rows(X, lse, rows, cols);
     double total = 0.0;
     for (int64_t i = 0; i < rows; ++i) {
-      // log Σ exp(x) = m + log Σ exp(x − m), m the row max: no overflow for large logits.
-      const double m = X.row(i).maxCoeff();
-      const double s = (X.row(i).array().template cast<double>() - m).exp().sum();
-      const double row_lse = m + std::log(s);
-      lse[i] = static_cast<T>(row_lse);
-      total += row_lse - static_cast<double>(X(i, saved_targets[i]));
+      total += static_cast<double>(lse[i]) - static_cast<double>(X[i * cols + saved_targets[i]]);
     }
     // An empty batch gives 0/0 = NaN, as in torch.
     value_of<T>(y)[0] = static_cast<T>(total / static_cast<double>(rows));

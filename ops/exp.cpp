@@ -1,5 +1,6 @@
 // exp: elementwise eˣ.
 #include "ops/detail/op_util.h"
+#include "ops/detail/vmath.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -23,7 +24,8 @@ TAPEGRAD_REGISTER_OP(kExp);
 
 Tensor exp(const Tensor& x) {
   Tensor y = x.tape().record(kExp, x.shape(), x.dtype(), {x});
-  dispatch(y.dtype(), [&]<class T>() { array_of<T>(y.node()) = array_of<T>(x.node()).exp(); });
+  // SLEEF's 1-ulp exp, the function torch's exp kernel calls (vmath.h).
+  dispatch(y.dtype(), [&]<class T>() { vmath::exp(value_of<T>(x), value_of<T>(y), x.numel()); });
   return y;
 }
 

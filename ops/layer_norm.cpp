@@ -1,8 +1,8 @@
 // layer_norm: normalisation over the last dim with optional scale and shift (nn.LayerNorm).
 #include <array>
-#include <cmath>
 
 #include "ops/detail/op_util.h"
+#include "ops/detail/vmath.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -30,29 +30,8 @@ void layer_norm_backward(Tape& tape, const Node& node) {
     T* dw = has_weight ? tape.grad_for<T>(node, 1) : nullptr;
     T* db = has_bias ? tape.grad_for<T>(node, has_weight ? 2 : 1) : nullptr;
     const T* w = has_weight ? tape.input(node, 1).value_as<T>() : nullptr;
-    ConstMatrixMap<T> X(tape.input(node, 0).value_as<T>(), rows, cols),
-        dY(node.grad_as<T>(), rows, cols);
-    for (int64_t i = 0; i < rows; ++i) {
-      const auto xhat = [&](int64_t j) { return (X(i, j) - mean[i]) * rstd[i]; };
-      if (dx != nullptr) {
-        T sum_g = 0, sum_gx = 0;
-        for (int64_t j = 0; j < cols; ++j) {
-          const T g = w != nullptr ? dY(i, j) * w[j] : dY(i, j);
-          sum_g += g;
-          sum_gx += g * xhat(j);
-        }
-        const T mean_g = sum_g / static_cast<T>(cols), mean_gx = sum_gx / static_cast<T>(cols);
-        T* dx_row = dx + i * cols;
-        for (int64_t j = 0; j < cols; ++j) {
-          const T g = w != nullptr ? dY(i, j) * w[j] : dY(i, j);
-          dx_row[j] += rstd[i] * (g - mean_g - xhat(j) * mean_gx);
-        }
-      }
-      if (dw != nullptr) {
-        for (int64_t j = 0; j < cols; ++j) dw[j] += dY(i, j) * xhat(j);
-      }
-      if (db != nullptr) MatrixMap<T>(db, 1, cols) += dY.row(i);
-    }
+    vmath::layer_norm_rows_backward(tape.input(node, 0).value_as<T>(), w, mean, rstd,
+                                    node.grad_as<T>(), dx, dw, db, rows, cols);
   });
 }
 
@@ -100,19 +79,9 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
     T *mean = static_cast<T*>(stats), *rstd = mean + rows;
     const T* w = weight.defined() ? value_of<T>(weight) : nullptr;
     const T* b = bias.defined() ? value_of<T>(bias) : nullptr;
-    ConstMatrixMap<T> X(value_of<T>(x), rows, cols);
-    MatrixMap<T> Y(value_of<T>(y), rows, cols);
-    for (int64_t i = 0; i < rows; ++i) {
-      // Two passes (mean, then the biased variance about it): no cancellation for large means.
-      const T mu = X.row(i).sum() / static_cast<T>(cols);
-      const T var = (X.row(i).array() - mu).square().sum() / static_cast<T>(cols);
-      const T r = rstd[i] = T(1) / std::sqrt(var + static_cast<T>(eps));
-      mean[i] = mu;
-      for (int64_t j = 0; j < cols; ++j) {
-        const T xhat = (X(i, j) - mu) * r;
-        Y(i, j) = (w != nullptr ? xhat * w[j] : xhat) + (b != nullptr ? b[j] : T(0));
-      }
-    }
+    // Two passes per row (the mean, then the biased variance about it: no cancellation for
+    // large means), vectorised in vmath::layer_norm_rows.
+    vmath::layer_norm_rows(value_of<T>(x), w, b, value_of<T>(y), mean, rstd, rows, cols, eps);
   });
   return y;
 }

@@ -20,7 +20,7 @@ struct TwiceState {
 
 // Y = c·X  =>  dX += c·dY
 void twice_backward(Tape& tape, const Node& node) {
-  double* dx = tape.grad_for<double>(node, 0, node.shape);
+  double* dx = tape.grad_for<double>(node, 0);
   if (dx == nullptr) return;
   const double* dy = node.grad_as<const double>();
   const double c = node.state_as<TwiceState>().factor;

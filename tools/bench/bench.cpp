@@ -35,6 +35,7 @@
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
 #include "ops/detail/gemm.h"
 #endif
+#include "tools/bench/gpt_workload.h"
 #include "tools/bench/tapegrad_engine.h"
 #include "tools/bench/workload.h"
 #include "tools/cli.h"
@@ -79,6 +80,11 @@ int posix_memalign(void** out, size_t a, size_t n) {
   *out = p;
   return 0;
 }
+}
+
+// For the GPT workloads' workers (tools/bench/gpt_workload.cpp).
+extern "C" unsigned long long tgb_allocations() {
+  return g_allocations.load(std::memory_order_relaxed);
 }
 
 namespace tgb = tapegrad_bench;
@@ -276,6 +282,7 @@ int worker_main(const std::vector<std::string>& args) {
       n = std::stoll(value);
     }
   }
+  if (engine == "tapegrad-gpt") return tgb::gpt_worker_main(args);
   if (engine == "tapegrad") {
     // PATH or PATH+openblas.
     const size_t plus = path.find('+');
@@ -547,6 +554,7 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> workload_list;
   for (const tgb::Workload& c : tgb::kWorkloads) workload_list.push_back(c.name);
+  for (const char* gpt : {"gpt-tiny", "gpt2-124m"}) workload_list.push_back(gpt);
 
   CLI::App app(
       "Times one causal multi-head self-attention training step (forward, backward, SGD) per "
@@ -629,6 +637,16 @@ int main(int argc, char** argv) {
         "kernels for this CPU (--keep-openblas-env keeps it)\n",
         removed_coretype.c_str());
   }
+
+  // The GPT workloads (gpt-tiny, gpt2-124m) run on their own, with the PyTorch-eager peer.
+  std::vector<std::string> gpt_names;
+  std::erase_if(workload_names, [&](const std::string& n) {
+    if (!tgb::is_gpt_workload(n)) return false;
+    gpt_names.push_back(n);
+    return true;
+  });
+  if (!gpt_names.empty()) tgb::run_gpt_workloads(gpt_names, thread_counts, sample_factor);
+  if (workload_names.empty()) return 0;
 
   struct Row {
     std::string workload;

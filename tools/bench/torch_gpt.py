@@ -13,6 +13,11 @@
 #   /usr/bin/python3 tools/bench/torch_gpt.py --workload gpt-tiny --threads 1 --steps 20
 #   /usr/bin/python3 tools/bench/torch_gpt.py --workload gpt2-124m --malloc tuned
 #
+# --serve: the worker of tapegrad-bench's GPT workloads (tools/bench/gpt_workload.cpp): prints
+# "ready <init checksum> <sgemm 1024^3 GFLOP/s> <info>", then for each "s" on stdin runs --steps
+# steps and prints "<seconds> <first loss> <last loss> -1 <CPU seconds>" (-1: allocations are not
+# counted here), and for "q" prints its peak RSS (VmHWM, KiB) and exits.
+#
 # BLAS: Debian's torch links libblas.so.3, i.e. whatever the system alternative selects (the
 # reference BLAS on the machines that make tapegrad's goldens). With --blas openblas (the
 # default) the script runs itself again with OpenBLAS's libblas.so.3 preloaded, so torch runs on
@@ -56,6 +61,7 @@ def parse_args():
     p.add_argument("--weight-decay", type=float, default=0.1)
     p.add_argument("--blas", choices=["openblas", "system"], default="openblas")
     p.add_argument("--malloc", choices=["default", "tuned"], default="default")
+    p.add_argument("--serve", action="store_true", help="tapegrad-bench's worker protocol")
     p.add_argument("--openblas-core", default="auto",
                    help="OPENBLAS_CORETYPE to force; auto: SkylakeX on CPUs with AVX-512 "
                         "(F, BW, DQ, VL), which OpenBLAS 0.3.21 does not detect on AMD Zen 4 "
@@ -117,17 +123,18 @@ def blas_report():
     return name
 
 
-def sgemm_gflops(torch):
-    """A 512³ float32 product's speed: tells the reference BLAS (~1-3) from OpenBLAS (tens)."""
-    a = torch.randn(512, 512)
-    b = torch.randn(512, 512)
+def sgemm_gflops(torch, n=512):
+    """An n³ float32 product's speed: tells the reference BLAS (~1-3) from OpenBLAS (tens)."""
+    gen = torch.Generator().manual_seed(0)  # not the default generator: dropout draws from it
+    a = torch.randn(n, n, generator=gen)
+    b = torch.randn(n, n, generator=gen)
     a @ b
     best = math.inf
     for _ in range(5):
         t0 = time.perf_counter()
         a @ b
         best = min(best, time.perf_counter() - t0)
-    return 2 * 512**3 / best / 1e9
+    return 2 * n**3 / best / 1e9
 
 
 def build_model(torch):
@@ -254,6 +261,10 @@ def main():
         optimizer.step()
         return loss.item()
 
+    if args.serve:
+        serve(args, torch, model, step)
+        return
+
     # Wall time is what the benchmark compares; CPU time (this process, all threads) is printed
     # too, since on a shared machine it shows how much of the wall time was spent waiting.
     losses, times, cpu_times = [], [], []
@@ -280,6 +291,32 @@ def main():
           f"{statistics.median(cpu_times) * 1e3:.2f} ms), min {min(times) * 1e3:.2f} ms, "
           f"peak RSS {peak_rss_mb:.0f} MB, loss step 1 {losses[0]:.6f}, "
           f"last (step {len(losses)}) {losses[-1]:.6f}")
+
+
+def peak_rss_kib():
+    with open("/proc/self/status") as f:
+        return int(next(line.split()[1] for line in f if line.startswith("VmHWM:")))
+
+
+def serve(args, torch, model, step):
+    """tapegrad-bench's worker protocol (see the header)."""
+    steps = args.steps or 1
+    gflops = sgemm_gflops(torch, 1024)
+    checksum = sum(p.detach().double().sum().item() for p in model.parameters())
+    print(f"ready {checksum!r} {gflops:.6g} PyTorch eager {torch.__version__} ({blas_report()}; "
+          f"{args.malloc} malloc)", flush=True)
+    for line in sys.stdin:
+        if line.startswith("q"):
+            print(peak_rss_kib(), flush=True)
+            return
+        t0, c0 = time.perf_counter(), time.process_time()
+        first = last = None
+        for i in range(steps):
+            last = step()
+            if i == 0:
+                first = last
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+        print(f"{elapsed:.9g} {first!r} {last!r} -1 {cpu:.9g}", flush=True)
 
 
 if __name__ == "__main__":
