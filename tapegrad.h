@@ -19,5 +19,6 @@
 #include "optim/checkpoint.h"
 #include "optim/optim.h"
 #include "text/dataset.h"
+#include "text/plot.h"
 #include "text/tokenizer.h"
 #include "text/training.h"

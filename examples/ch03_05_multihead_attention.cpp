@@ -8,14 +8,22 @@
 // The book's MultiHeadAttention is also written out here from ops, as the book writes it;
 // nn::MultiHeadAttention (ops/nn/attention.h) is the library's copy.
 //
+// Usage: ch03_05_multihead_attention [--heatmap FILE]
+//   --heatmap FILE  also draw MultiHeadAttention's weights for "Your journey starts with one
+//                   step" (one heatmap per head, the six tokens on both axes) to the PNG FILE
+//                   with gnuplot (text/plot.h); the printed output is the same with or without.
+//
 // Dimension names: B = 2 sequences, T = 6 tokens (= context_length), C_in = d_in = 3,
 // D = d_out, H = num_heads, D_h = D / H the head size.
 #include <cmath>
 #include <iostream>
+#include <optional>
+#include <string>
 #include <vector>
 
-#include "tapegrad.h"
 #include "ops/nn/attention.h"
+#include "tapegrad.h"
+#include "tools/cli.h"
 
 using namespace tapegrad;
 
@@ -39,7 +47,16 @@ Tensor book_multihead_forward(const nn::MultiHeadAttention& m, const Tensor& x) 
   return m.out_proj(context_vec);                                  // [B, T, D]
 }
 
-int main() {
+int main(int argc, char** argv) {
+  std::string heatmap;  // --heatmap FILE
+  CLI::App app("Chapter 3, §3.6: multi-head attention, printed as PyTorch prints it.",
+               "ch03_05_multihead_attention");
+  app.add_option("--heatmap", heatmap,
+                 "also draw MultiHeadAttention's weights (one heatmap per head) to this PNG file "
+                 "with gnuplot")
+      ->type_name("FILE");
+  if (const std::optional<int> exit_code = cli::parse(app, argc, argv)) return *exit_code;
+
   Tensor inputs = tensor({{0.43, 0.15, 0.89},    // Your     (x^1)
                           {0.55, 0.87, 0.66},    // journey  (x^2)
                           {0.57, 0.85, 0.64},    // starts   (x^3)
@@ -62,7 +79,8 @@ int main() {
   d_in = batch.size(2);
   d_out = 2;
   nn::MultiHeadAttention mha(d_in, d_out, context_length, 0.0, /*num_heads=*/2);
-  context_vecs = mha(batch);  // [B, T, D]
+  mha.keep_attention(!heatmap.empty());  // its softmax weights, kept for the heatmap
+  context_vecs = mha(batch);             // [B, T, D]
   std::cout << "context_vecs (MultiHeadAttention):\n" << context_vecs << "\n";
   std::cout << "context_vecs.shape: " << context_vecs.shape().str() << "\n";
   std::cout << "written out from ops:\n" << book_multihead_forward(mha, batch) << "\n\n";
@@ -82,5 +100,19 @@ int main() {
   Tensor second_head = select(select(a, 0, 0), 0, 1);       // a[0, 1, :, :]   [3, 4]
   Tensor second_res = matmul(second_head, t(second_head));  // [3, 3]
   std::cout << "\nSecond head:\n" << second_res << "\n";
+
+  if (!heatmap.empty()) {  // the first sequence's weights, [H, T, T]
+    const nn::AttentionWeights& weights = mha.last_attention();  // [B, H, T, T]
+    const Shape per_sequence{weights.shape.size(1), weights.shape.size(2), weights.shape.size(3)};
+    try {
+      plot_attention(heatmap, per_sequence, weights.sequence(0),
+                     {"Your", "journey", "starts", "with", "one", "step"},
+                     "MultiHeadAttention weights (chapter 3, manual_seed(123), 2 heads)");
+    } catch (const Error& e) {
+      std::cerr << e.what() << "\n";
+      return 1;
+    }
+    std::cerr << "wrote " << heatmap << "\n";
+  }
   return 0;
 }

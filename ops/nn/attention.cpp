@@ -245,12 +245,38 @@ Tensor MultiHeadAttention::forward(const Tensor& x) const {
   const double d_k = static_cast<double>(head_dim_);
   Tensor attn_weights =
       named(softmax(attn_scores / std::sqrt(d_k), -1), "attn_weights");  // [B, H, T, T]
+  if (keep_attention_) kept_attention_ = {attn_weights.shape(), attn_weights.values()};
   if (training() && dropout_ > 0.0) {
     attn_weights = dropout(attn_weights, dropout_, true, *generator_);  // [B, H, T, T]
   }
   Tensor context_vec =
       named(merge_heads(matmul(attn_weights, values)), "context_vec");  // [B, T, D]
   return out_proj(context_vec);                                         // [B, T, D]
+}
+
+void MultiHeadAttention::keep_attention(bool keep) {
+  keep_attention_ = keep;
+  kept_attention_ = {};
+}
+
+const AttentionWeights& MultiHeadAttention::last_attention() const {
+  if (!keep_attention_) {
+    throw Error(name() + ".last_attention: keep_attention(true) was not called");
+  }
+  if (kept_attention_.values.empty()) {
+    throw Error(name() + ".last_attention: no forward since keep_attention(true)");
+  }
+  return kept_attention_;
+}
+
+std::span<const double> AttentionWeights::sequence(int64_t b) const {
+  if (shape.rank() != 4 || b < 0 || b >= shape.size(0)) {
+    throw Error("AttentionWeights.sequence: batch row " + std::to_string(b) +
+                " is outside the weights " + shape.str() + " ([B, H, T, T])");
+  }
+  const int64_t per_sequence = shape.numel() / shape.size(0);  // H * T * T
+  return std::span<const double>(values).subspan(static_cast<size_t>(b * per_sequence),
+                                                 static_cast<size_t>(per_sequence));
 }
 
 }  // namespace tapegrad::nn

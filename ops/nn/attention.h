@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,14 @@ class MultiHeadAttentionWrapper : public UnaryModule {
   ModuleList<CausalAttention> heads;
 };
 
+// The attention weights a MultiHeadAttention kept from its last forward (keep_attention(true)).
+struct AttentionWeights {
+  Shape shape;                 // [B, H, T, T]: row i of head h is query i's weights over keys
+  std::vector<double> values;  // row-major, shape.numel() values
+  // Batch row b's weights, [H, T, T]. Throws Error unless 0 <= b < B.
+  std::span<const double> sequence(int64_t b) const;
+};
+
 // §3.6.2: multi-head attention with weight splits: one projection for all heads, split into
 // H heads of D_h = d_out / H, causal mask, softmax(QKᵀ/√D_h), dropout, heads merged back, and an
 // output projection (with bias). Parameters: W_query, W_key, W_value ([d_out, d_in], biases when
@@ -106,6 +115,16 @@ class MultiHeadAttention : public UnaryModule {
   int64_t num_heads() const { return num_heads_; }
   int64_t head_dim() const { return head_dim_; }
 
+  // Opt-in: while on, each forward copies its attention weights softmax(QKᵀ/√D_h) (causal, taken
+  // before dropout, so in eval mode exactly what multiplies the values) into last_attention().
+  // Off by default, and then forward neither copies nor allocates anything for it. Turning it
+  // off drops what was kept. The copy only reads values: the numbers and the tape are unchanged.
+  void keep_attention(bool keep);
+  bool keeps_attention() const { return keep_attention_; }
+  // The weights of the last forward since keep_attention(true), [B, H, T, T]. Throws Error
+  // naming the module when keep_attention is off or no forward has run since it was turned on.
+  const AttentionWeights& last_attention() const;
+
   Linear W_query;
   Linear W_key;
   Linear W_value;
@@ -118,6 +137,10 @@ class MultiHeadAttention : public UnaryModule {
   int64_t context_length_;
   double dropout_;
   Generator* generator_;
+  bool keep_attention_ = false;
+  // Written by the const forward when keep_attention_ is on: a record of the last call, not
+  // state the module computes with (hence mutable).
+  mutable AttentionWeights kept_attention_;
 };
 
 }  // namespace tapegrad::nn
