@@ -5,7 +5,8 @@
 //
 // Writes into --out DIR: loss.csv (step, train loss, val loss, tokens seen, at each evaluation),
 // samples.txt (one sample per epoch), loss.png (gnuplot, like the book's loss figure; skipped
-// with a note when gnuplot is missing) and checkpoint.safetensors (model under torch's names,
+// with a note when gnuplot is missing), attention.png (every head of the last block on the
+// --prompt, as heatmaps) and checkpoint.safetensors (model under torch's names,
 // AdamW state, schedule, generators, data position and the run's configuration).
 //
 // Default data: the King James Bible (4.3 MB, public domain) as plain text in the user's cache
@@ -290,6 +291,43 @@ void plot(const std::string& dir, Reporter& reporter) {
   reporter.line("wrote " + dir + "/loss.png");
 }
 
+// DIR/attention.png: the attention weights of every head of the last block for the prompt, as
+// heatmaps with the tokens on both axes (text/plot.h; the same drawing as chapter 3's --heatmap).
+void plot_last_block_attention(nn::GPTModel& model, const Tokenizer& tokenizer,
+                               const std::string& prompt, const std::string& dir,
+                               Reporter& reporter) {
+  std::vector<int64_t> ids = tokenizer.encode(prompt);
+  const auto context = static_cast<size_t>(model.config().context_length);
+  if (ids.size() > context) ids.erase(ids.begin(), ids.end() - static_cast<ptrdiff_t>(context));
+  if (ids.empty()) return;
+  const auto T = static_cast<int64_t>(ids.size());
+  std::vector<std::string> tokens;
+  for (int64_t id : ids) tokens.push_back(tokenizer.decode(std::span<const int64_t>(&id, 1)));
+  auto& block =
+      model.trf_blocks.at<nn::TransformerBlock>(static_cast<size_t>(model.config().n_layers - 1));
+  const bool was_training = model.training();
+  model.eval();
+  block.att.keep_attention(true);
+  {
+    Tape tape;
+    TapeScope scope(tape);
+    NoGradGuard no_grad;
+    model(Ids(Shape{1, T}, ids));  // [1, T, V]; the block keeps its [1, H, T, T] weights
+  }
+  const int64_t heads = model.config().n_heads;
+  try {
+    plot_attention(dir + "/attention.png", Shape{heads, T, T},
+                   block.att.last_attention().sequence(0), tokens,
+                   "attention of the last block (trf_blocks." +
+                       std::to_string(model.config().n_layers - 1) + ")");
+    reporter.line("wrote " + dir + "/attention.png");
+  } catch (const Error& e) {
+    std::cerr << "train_gpt: no attention.png: " << e.what() << "\n";
+  }
+  block.att.keep_attention(false);
+  model.train(was_training);
+}
+
 int run(const Options& o, const Processes& procs) {
   const bool is_main = procs.rank == 0;  // the process that prints and writes
   const auto found = presets().find(o.preset);
@@ -489,7 +527,10 @@ int run(const Options& o, const Processes& procs) {
       << std::setprecision(1) << seconds << " s; wrote " << o.out << "/loss.csv, " << o.out
       << "/samples.txt, " << ckpt;
     reporter.line(s.str());
-    if (o.plot) plot(o.out, reporter);
+    if (o.plot) {
+      plot(o.out, reporter);
+      plot_last_block_attention(model, *tokenizer, o.prompt, o.out, reporter);
+    }
   }
   return 0;
 }

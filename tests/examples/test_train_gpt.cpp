@@ -73,7 +73,7 @@ Result train_gpt(const std::string& args) {
 
 }  // namespace
 
-TEST_CASE("example train_gpt: a short run writes loss.csv, samples.txt, the checkpoint, loss.png",
+TEST_CASE("example train_gpt: a short run writes loss.csv, samples.txt, the checkpoint, the plots",
           "[examples][train_gpt]") {
   const std::string out = scratch("short");
   const Result r = train_gpt(kTiny + " --data " + data_file() + " --steps 6 --out " + out);
@@ -87,6 +87,8 @@ TEST_CASE("example train_gpt: a short run writes loss.csv, samples.txt, the chec
   CHECK(fs::file_size(out + "/checkpoint.safetensors") > 0);
   if (std::system("gnuplot --version > /dev/null 2>&1") == 0) {
     CHECK(slurp(out + "/loss.png").rfind("\x89PNG", 0) == 0);
+    CHECK(slurp(out + "/attention.png").rfind("\x89PNG", 0) == 0);
+    CHECK(r.output.find("wrote " + out + "/attention.png") != std::string::npos);
   }
 }
 
