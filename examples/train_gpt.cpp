@@ -388,8 +388,9 @@ int run(const Options& o, const Processes& procs) {
                 " training windows, fewer than one batch of " + std::to_string(global_batch) +
                 " (--batch-size × processes)");
   }
-  DataLoader train_eval_loader(train_ds, p.batch_size, true, true, &data_generator);
-  DataLoader val_loader(val_ds, p.batch_size, false, false, &data_generator);
+  // Evaluation sees whole global batches on every process: the losses of one process.
+  DataLoader train_eval_loader(train_ds, global_batch, true, true, &data_generator);
+  DataLoader val_loader(val_ds, global_batch, false, false, &data_generator);
   AdamW optimizer(model.parameters(), AdamWOptions{.lr = p.lr, .weight_decay = o.weight_decay});
   std::unique_ptr<LRScheduler> scheduler;
   if (o.warmup > 0) {

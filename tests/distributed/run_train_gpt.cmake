@@ -3,7 +3,7 @@
 # may print and write, and the checkpoint must be there. Needs TRAIN_GPT, MPIEXEC, PYTHON3, WORK.
 file(REMOVE_RECURSE ${WORK})
 set(common --data /usr/share/common-licenses/GPL-3 --preset tiny --steps 6 --eval-freq 2 --eval-iter 2 --drop-rate 0 --context-length 16
-           --emb-dim 16 --n-heads 2 --n-layers 1 --threads 1 --no-plot --prompt "")
+           --emb-dim 16 --n-heads 2 --n-layers 1 --threads 1 --no-plot)
 execute_process(COMMAND ${TRAIN_GPT} ${common} --batch-size 4 --out ${WORK}/one
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
 if(NOT rc EQUAL 0)
