@@ -96,7 +96,7 @@ struct Options {
   double min_lr = 0.0;
   double clip = 0.0;
   double train_ratio = 0.9;
-  std::string prompt = "This License";
+  std::string prompt = "And God said";
   int64_t sample_tokens = 50;
   bool plot = true;
 };
