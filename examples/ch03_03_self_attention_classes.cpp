@@ -12,8 +12,8 @@
 #include <cmath>
 #include <iostream>
 
-#include "tapegrad.h"
 #include "ops/nn/attention.h"
+#include "tapegrad.h"
 
 using namespace tapegrad;
 

@@ -14,8 +14,8 @@
 #include <iostream>
 #include <limits>
 
-#include "tapegrad.h"
 #include "ops/nn/attention.h"
+#include "tapegrad.h"
 
 using namespace tapegrad;
 

@@ -9,11 +9,11 @@
 #include <string_view>
 #include <vector>
 
-#include "optim/checkpoint.h"
 #include "graph/error.h"
 #include "graph/random.h"
 #include "graph/safetensors.h"
 #include "optim/adam.h"
+#include "optim/checkpoint.h"
 #include "optim/schedule.h"
 
 namespace tapegrad::fuzz {

@@ -1,4 +1,5 @@
-// Tests for ops/detail/reduce_dim.cpp: the [outer, size, inner] plan shared by sum_dim, mean_dim, max_dim.
+// Tests for ops/detail/reduce_dim.cpp: the [outer, size, inner] plan shared by sum_dim, mean_dim,
+// max_dim.
 #include <catch2/catch.hpp>
 #include <vector>
 
