@@ -13,9 +13,11 @@
 // Dimension names: B = 2 sequences, T = 4 tokens, C = emb_dim 768, V = vocab_size 50257.
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "tapegrad.h"
+#include "tools/cli.h"
 
 using namespace tapegrad;
 
@@ -34,7 +36,15 @@ std::string torch_size(const Shape& s) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  // No options: --help describes the program and anything else is an error naming it.
+  CLI::App app(
+      "Chapter 4 of Build a Large Language Model (From Scratch): GPT_CONFIG_124M after "
+      "manual_seed(123), printed as PyTorch prints it.",
+      "ch04_gpt");
+  if (const std::optional<int> exit_code = tapegrad::cli::parse(app, argc, argv)) {
+    return *exit_code;
+  }
   // §4.1: tokenizer.encode of the two texts, stacked into a batch           [B, T]
   const Ids batch = Ids::from_rows({{6109, 3626, 6100, 345}, {6109, 1110, 6622, 257}});
   std::cout << "Input batch:\n " << batch.str() << "\n";
