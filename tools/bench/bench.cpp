@@ -36,6 +36,7 @@
 #include "ops/detail/gemm.h"
 #endif
 #include "tools/bench/gpt_workload.h"
+#include "tools/bench/process_stats.h"
 #include "tools/bench/tapegrad_engine.h"
 #include "tools/bench/workload.h"
 #include "tools/cli.h"
@@ -88,6 +89,10 @@ extern "C" unsigned long long tgb_allocations() {
 }
 
 namespace tgb = tapegrad_bench;
+using tgb::cpu_seconds;
+using tgb::load_average;
+using tgb::now_seconds;
+using tgb::peak_rss_kib;
 
 namespace {
 
@@ -106,34 +111,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
     if (!item.empty()) out.push_back(item);
   }
   return out;
-}
-
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-// CPU time of the whole process (all its threads), in seconds.
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-// The process's peak resident set (VmHWM), in KiB.
-long peak_rss_kib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
-  }
-  return -1;
-}
-
-std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  std::string a, b, c;
-  f >> a >> b >> c;
-  return a + " " + b + " " + c;
 }
 
 std::string cpu_model() {

@@ -38,6 +38,7 @@
 #include "ops/ops.h"
 #include "optim/adam.h"
 #include "optim/clip.h"
+#include "tools/bench/process_stats.h"
 
 // bench.cpp's count of heap allocations (its malloc interposition).
 extern "C" unsigned long long tgb_allocations();
@@ -79,32 +80,6 @@ double gpt_step_flops(const GptWorkload& w) {
   const double forward = static_cast<double>(w.cfg.n_layers) * block +
                          2 * n * c * static_cast<double>(w.cfg.vocab_size);
   return 3 * forward;
-}
-
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-long peak_rss_kib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
-  }
-  return -1;
-}
-
-std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  std::string a, b, c;
-  f >> a >> b >> c;
-  return a + " " + b + " " + c;
 }
 
 // GFLOP/s of the library's own float32 product (its default backend) on 1024³: best of 5.
