@@ -35,7 +35,9 @@
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
 #include "ops/detail/gemm.h"
 #endif
+#ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
 #include "tools/bench/gpt_workload.h"
+#endif
 #include "tools/bench/process_stats.h"
 #include "tools/bench/tapegrad_engine.h"
 #include "tools/bench/workload.h"
@@ -259,7 +261,9 @@ int worker_main(const std::vector<std::string>& args) {
       n = std::stoll(value);
     }
   }
+#ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
   if (engine == "tapegrad-gpt") return tgb::gpt_worker_main(args);
+#endif
   if (engine == "tapegrad") {
     // PATH or PATH+openblas.
     const size_t plus = path.find('+');
@@ -615,6 +619,7 @@ int main(int argc, char** argv) {
         removed_coretype.c_str());
   }
 
+#ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
   // The GPT workloads (gpt-tiny, gpt2-124m) run on their own, with the PyTorch-eager peer.
   std::vector<std::string> gpt_names;
   std::erase_if(workload_names, [&](const std::string& n) {
@@ -623,6 +628,7 @@ int main(int argc, char** argv) {
     return true;
   });
   if (!gpt_names.empty()) tgb::run_gpt_workloads(gpt_names, thread_counts, sample_factor);
+#endif
   if (workload_names.empty()) return 0;
 
   struct Row {

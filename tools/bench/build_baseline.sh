@@ -10,11 +10,20 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 rm -rf "$dir" && mkdir -p "$dir"
 git -C "$here" archive "$commit" | tar -x -C "$dir"
 mkdir -p "$dir/tools"
-cp -r "$here/tools/bench" "$dir/tools/"
+cp -r "$here/tools/bench" "$here/tools/cli.h" "$dir/tools/"
+# The older tree builds only the attention benchmark (its library has no GPTModel, no SLEEF
+# target, no CLI target): a CMakeLists of its own for tools/bench, CLI11 being header-only.
+cat >"$dir/tools/bench/CMakeLists.txt" <<'CMAKE'
+add_executable(tapegrad-bench bench.cpp tapegrad_engine.cpp)
+target_compile_definitions(tapegrad-bench PRIVATE TAPEGRAD_BENCH_COMPOSED_ONLY)
+target_link_libraries(tapegrad-bench PRIVATE tapegrad tapegrad_warnings ${CMAKE_DL_LIBS})
+target_include_directories(tapegrad-bench PRIVATE ${PROJECT_SOURCE_DIR})
+set_target_properties(tapegrad-bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+CMAKE
 # The benchmark's engine needs the thread setting; older commits lack it (nothing in their ops
 # uses it, so their products stay as they were).
 [ -f "$dir/graph/threads.h" ] || cp "$here/graph/threads.h" "$here/graph/threads.cpp" "$dir/graph/"
 cmake -S "$dir" -B "$dir/build" -DCMAKE_BUILD_TYPE=Release -DTAPEGRAD_BUILD_TESTS=OFF \
-  -DTAPEGRAD_BENCH_TORCH=OFF -DCMAKE_CXX_FLAGS=-DTAPEGRAD_BENCH_COMPOSED_ONLY >/dev/null
+  -DTAPEGRAD_BENCH_TORCH=OFF >/dev/null
 cmake --build "$dir/build" -j2 --target tapegrad-bench
 echo "built $dir/build/tools/bench/tapegrad-bench"
