@@ -561,7 +561,29 @@ int run(const Options& o, const Processes& procs) {
   TrainState now = start;
   char row[160];
   TrainCallbacks callbacks;
+  // The summary's speed: the wall time between consecutive steps that ran no evaluation (so
+  // each interval is one training step: batch, forward, backward, all-reduce, clipping, AdamW;
+  // an epoch's end adds its sample to one interval), and the part of it rank 0 spent in
+  // DataParallel::average_gradients.
+  auto all_reduce_seconds = [&] {
+#ifdef TAPEGRAD_HAVE_MPI
+    if (ddp) return ddp->allreduce_seconds();
+#endif
+    return 0.0;
+  };
+  struct {
+    double seconds = 0.0, all_reduce = 0.0, all_reduce_before = 0.0;
+    int64_t steps = 0;
+    std::optional<std::chrono::steady_clock::time_point> previous;
+  } clock;
   callbacks.on_step = [&](const TrainProgress& pr) {
+    const auto stamp = std::chrono::steady_clock::now();
+    const bool evaluated = (pr.step - 1) % o.eval_freq == 0 || pr.step == o.steps;
+    if (clock.previous && !evaluated) {
+      clock.seconds += std::chrono::duration<double>(stamp - *clock.previous).count();
+      clock.all_reduce += all_reduce_seconds() - clock.all_reduce_before;
+      ++clock.steps;
+    }
     reporter.step(pr);
     now = {pr.step, pr.epoch, pr.tokens_seen};
     if (o.checkpoint_every > 0 && pr.step % o.checkpoint_every == 0 && pr.step < o.steps) {
@@ -571,6 +593,8 @@ int run(const Options& o, const Processes& procs) {
       }
       save(now);  // every process: each gives rank 0 its generator state
     }
+    clock.all_reduce_before = all_reduce_seconds();
+    clock.previous = std::chrono::steady_clock::now();  // the checkpoint is not a step's time
   };
   callbacks.on_eval = [&](const TrainProgress& pr, const EvalLosses& l) {
     reporter.eval(pr, l);
@@ -603,6 +627,23 @@ int run(const Options& o, const Processes& procs) {
       << std::setprecision(1) << seconds << " s; wrote " << o.out << "/loss.csv, " << o.out
       << "/samples.txt, " << ckpt;
     reporter.line(s.str());
+    if (clock.steps > 0) {
+      // Global tokens per step over the mean time of a step without evaluation.
+      const double per_step = clock.seconds / static_cast<double>(clock.steps);
+      std::ostringstream speed;
+      speed << std::fixed << "speed over " << clock.steps
+            << " steps without evaluation: " << std::setprecision(1) << per_step * 1e3
+            << " ms/step, " << std::setprecision(0)
+            << static_cast<double>(global_batch * T) / per_step << " tokens/s (" << procs.world_size
+            << " process" << (procs.world_size > 1 ? "es" : "") << " × " << o.threads << " thread"
+            << (o.threads > 1 ? "s" : "") << ")";
+      if (procs.world_size > 1) {
+        speed << "; all-reduce " << std::setprecision(1)
+              << clock.all_reduce / static_cast<double>(clock.steps) * 1e3 << " ms/step ("
+              << 100.0 * clock.all_reduce / clock.seconds << "% of the step)";
+      }
+      reporter.line(speed.str());
+    }
     if (o.plot) {
       plot(o.out, reporter);
       plot_last_block_attention(model, *tokenizer, o.prompt, o.out, reporter);

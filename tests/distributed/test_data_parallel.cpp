@@ -210,13 +210,17 @@ TEST_CASE("distributed: the broadcast and the gradient average", "[average]") {
       if (p.dtype() == DType::Float64) p.grad<double>()[k] = static_cast<double>(rank + k);
     }
   }
+  CHECK(ddp.allreduce_seconds() == 0.0);
   ddp.average_gradients();
+  CHECK(ddp.allreduce_seconds() > 0.0);  // the time it took is kept
   for (const Parameter& p : {a, b, c}) {
     const std::vector<double> g = p.grad_values();
     for (size_t k = 0; k < g.size(); ++k) {
       CHECK(g[k] == (size - 1) / 2.0 + static_cast<double>(k));
     }
   }
+  ddp.reset_allreduce_seconds();
+  CHECK(ddp.allreduce_seconds() == 0.0);
 }
 
 TEST_CASE("distributed: shards cover the global batch once, in rank order", "[shard]") {
