@@ -419,10 +419,15 @@ int run(const Options& o, const Processes& procs) {
   // resumes only with the number of processes that wrote it.
   const int64_t global_batch = p.batch_size * procs.world_size;
   if (procs.world_size > 1) config += " processes=" + std::to_string(procs.world_size);
-  // Every process must run rank 0's configuration (mpirun gives each its own command line).
-  if (const std::string rank0 = procs.broadcast(config); rank0 != config) {
+  // Every process must run rank 0's configuration and the same schedule of evaluations and
+  // checkpoints (each is a collective step): mpirun gives each process its own command line.
+  std::ostringstream job;
+  job << config << " steps=" << o.steps << " eval_freq=" << o.eval_freq
+      << " eval_iter=" << o.eval_iter << " checkpoint_every=" << o.checkpoint_every
+      << " resume=" << o.resume;
+  if (const std::string rank0 = procs.broadcast(job.str()); rank0 != job.str()) {
     throw Error("train_gpt: the options of this process differ from rank 0's:\n  rank 0: " + rank0 +
-                "\n  this process: " + config);
+                "\n  this process: " + job.str());
   }
 
   manual_seed(o.seed);  // the model's initial weights, then dropout: torch.manual_seed
