@@ -1,6 +1,7 @@
 // DataParallel: rank 0's parameters broadcast at start, gradients averaged in fixed buckets.
 #include "dist/data_parallel.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -92,6 +93,7 @@ void DataParallel::broadcast_parameters() {
 
 void DataParallel::average_gradients() {
   if (world_size_ == 1) return;
+  const auto start = std::chrono::steady_clock::now();
   for (const Bucket& bucket : buckets_) {
     const size_t element = static_cast<size_t>(dtype_size(bucket.dtype));
     char* cursor = staging_.data();
@@ -122,6 +124,8 @@ void DataParallel::average_gradients() {
       cursor += static_cast<size_t>(n) * element;
     }
   }
+  allreduce_seconds_ +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 Shard shard_of(int64_t global_batch, int rank, int world_size) {

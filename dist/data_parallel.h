@@ -55,6 +55,12 @@ class DataParallel {
   void broadcast_parameters();  // rank 0's values everywhere (also done by the constructor)
   void average_gradients();
 
+  // Wall time spent in average_gradients() (packing, MPI_Allreduce, which includes waiting for
+  // the slowest rank, and unpacking) since construction or the last reset: the communication
+  // share of a step. 0 with one process (nothing to reduce).
+  double allreduce_seconds() const { return allreduce_seconds_; }
+  void reset_allreduce_seconds() { allreduce_seconds_ = 0.0; }
+
   int rank() const { return rank_; }
   int world_size() const { return world_size_; }
   int num_buckets() const { return static_cast<int>(buckets_.size()); }
@@ -72,6 +78,7 @@ class DataParallel {
   std::vector<char> staging_;  // one bucket's bytes, reused
   int rank_ = 0;
   int world_size_ = 1;
+  double allreduce_seconds_ = 0.0;
 };
 
 // This rank's share of a global batch of `global_batch` samples: samples [begin, end). Every

@@ -115,11 +115,59 @@ std::string config_string(const Options& o, const Preset& p, uint64_t data_size)
   return s.str();
 }
 
-// This process's place in a data-parallel job (mpirun), or rank 0 of 1.
+// This process's place in a data-parallel job (mpirun), or rank 0 of 1, and the little the
+// processes exchange besides gradients (nothing with one process).
 struct Processes {
   int rank = 0;
   int world_size = 1;
+
+  // Rank 0's bytes on every process (the checkpoint a resumed job starts from: only rank 0
+  // touches the file system).
+  void broadcast(std::vector<uint8_t>& bytes) const {
+#ifdef TAPEGRAD_HAVE_MPI
+    if (world_size == 1) return;
+    uint64_t size = bytes.size();
+    MPI_Bcast(&size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    bytes.resize(size);
+    for (uint64_t at = 0; at < size;) {  // MPI counts are int: 1 GiB at a time
+      const int n = static_cast<int>(std::min<uint64_t>(size - at, uint64_t{1} << 30));
+      MPI_Bcast(bytes.data() + at, n, MPI_BYTE, 0, MPI_COMM_WORLD);
+      at += static_cast<uint64_t>(n);
+    }
+#else
+    (void)bytes;
+#endif
+  }
+  std::string broadcast(const std::string& text) const {
+    std::vector<uint8_t> bytes(text.begin(), text.end());
+    broadcast(bytes);
+    return std::string(bytes.begin(), bytes.end());
+  }
+
+  // Every process's generator state on rank 0, in rank order (other ranks get nothing).
+  std::vector<std::vector<uint64_t>> gather(const std::vector<uint64_t>& state) const {
+    if (world_size == 1) return {state};
+#ifdef TAPEGRAD_HAVE_MPI
+    std::vector<uint64_t> all(rank == 0 ? state.size() * static_cast<size_t>(world_size) : 0);
+    MPI_Gather(state.data(), static_cast<int>(state.size()), MPI_UINT64_T, all.data(),
+               static_cast<int>(state.size()), MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    std::vector<std::vector<uint64_t>> out;
+    for (size_t r = 0; rank == 0 && r < static_cast<size_t>(world_size); ++r) {
+      out.emplace_back(all.begin() + static_cast<ptrdiff_t>(r * state.size()),
+                       all.begin() + static_cast<ptrdiff_t>((r + 1) * state.size()));
+    }
+    return out;
+#else
+    return {};
+#endif
+  }
 };
+
+// The checkpoint's name for rank r's dropout generator: "default" for rank 0 (so one process
+// writes exactly the single-process file), "default.rank<r>" for the others.
+std::string dropout_generator_name(int rank) {
+  return rank == 0 ? "default" : "default.rank" + std::to_string(rank);
+}
 
 std::string read_text(const std::string& path, const std::string& tokenizer) {
   std::error_code ec;
@@ -364,13 +412,23 @@ int run(const Options& o, const Processes& procs) {
   const GPTDataset train_ds = dataset(split.train, "training");
   const GPTDataset val_ds = dataset(split.validation, "validation");
 
-  fs::create_directories(o.out);
+  if (is_main) fs::create_directories(o.out);  // the other processes write nothing
   const std::string ckpt = o.out + "/checkpoint.safetensors";
   std::string config = config_string(o, p, text.size());
   // N processes train on global batches of N · batch_size rows, batch_size each; a checkpoint
   // resumes only with the number of processes that wrote it.
   const int64_t global_batch = p.batch_size * procs.world_size;
   if (procs.world_size > 1) config += " processes=" + std::to_string(procs.world_size);
+  // Every process must run rank 0's configuration and the same schedule of evaluations and
+  // checkpoints (each is a collective step): mpirun gives each process its own command line.
+  std::ostringstream job;
+  job << config << " steps=" << o.steps << " eval_freq=" << o.eval_freq
+      << " eval_iter=" << o.eval_iter << " checkpoint_every=" << o.checkpoint_every
+      << " resume=" << o.resume;
+  if (const std::string rank0 = procs.broadcast(job.str()); rank0 != job.str()) {
+    throw Error("train_gpt: the options of this process differ from rank 0's:\n  rank 0: " + rank0 +
+                "\n  this process: " + job.str());
+  }
 
   manual_seed(o.seed);  // the model's initial weights, then dropout: torch.manual_seed
   nn::GPTModel model(p.cfg);
@@ -378,7 +436,8 @@ int run(const Options& o, const Processes& procs) {
   std::optional<dist::DataParallel> ddp;
   if (procs.world_size > 1) ddp.emplace(model.parameters());  // rank 0's weights everywhere
 #endif
-  // Each process draws its own dropout masks (rank 0 keeps the run's stream).
+  // Each process draws its own dropout masks (rank 0 keeps the run's stream; the same seeds as
+  // dist::rank_seed).
   if (procs.rank > 0)
     manual_seed(o.seed + static_cast<uint64_t>(procs.rank) * 0x9E3779B97F4A7C15ULL);
   Generator data_generator(o.seed);  // the loaders' shuffling: torch.Generator().manual_seed
@@ -409,9 +468,14 @@ int run(const Options& o, const Processes& procs) {
   std::string csv = "step,train_loss,val_loss,tokens_seen\n";
   std::string samples;
   if (o.resume) {
-    if (!fs::exists(ckpt)) throw Error("train_gpt: --resume: no checkpoint at " + ckpt);
+    // Rank 0 reads the file; every process gets its bytes.
+    std::vector<uint8_t> bytes;
+    if (is_main) {
+      if (!fs::exists(ckpt)) throw Error("train_gpt: --resume: no checkpoint at " + ckpt);
+      bytes = read_whole_file(ckpt);
+    }
+    procs.broadcast(bytes);
     // The configuration first, from the header alone: nothing is loaded for another run's file.
-    const std::vector<uint8_t> bytes = read_whole_file(ckpt);
     const SafetensorsView view = parse_safetensors(bytes, ckpt);
     const std::string* saved = view.find_metadata("train_gpt.config");
     if (saved == nullptr) {
@@ -422,8 +486,13 @@ int run(const Options& o, const Processes& procs) {
                   " is a checkpoint of another configuration (nothing was changed):\n  file: " +
                   *saved + "\n  this run: " + config);
     }
+    // Each process restores its own dropout stream: rank r's is "rng.default.rank<r>".
+    CheckpointExtras mine = extras;
+    mine.generators = {{dropout_generator_name(procs.rank), &default_generator()},
+                       {"data", &data_generator}};
     try {
-      load_checkpoint(ckpt, params, extras);
+      load_checkpoint_bytes(bytes, ckpt, params, mine);
+      extras.metadata = mine.metadata;
     } catch (const Error& e) {
       throw Error(std::string("train_gpt: --resume: ") + e.what());
     }
@@ -434,30 +503,38 @@ int run(const Options& o, const Processes& procs) {
     train_loader.restore_epoch(split_ints(meta(m, "train_gpt.data.order", ckpt)),
                                std::stoll(meta(m, "train_gpt.data.position", ckpt)),
                                meta(m, "train_gpt.data.exhausted", ckpt) == "1");
-    csv = csv_up_to(o.out + "/loss.csv", start.step);
-    std::ifstream in(o.out + "/samples.txt");
-    std::ostringstream s;
-    s << in.rdbuf();
-    samples = s.str();
+    if (is_main) {
+      csv = csv_up_to(o.out + "/loss.csv", start.step);
+      std::ifstream in(o.out + "/samples.txt");
+      std::ostringstream s;
+      s << in.rdbuf();
+      samples = s.str();
+    }
     reporter = Reporter(is_main, o.steps, start.step, start.tokens_seen);
     reporter.line("resumed " + ckpt + " at step " + std::to_string(start.step));
-    // The file holds rank 0's dropout stream; the other processes start fresh ones (so a
-    // multi-process resume is not bit-identical to an uninterrupted multi-process run).
-    if (procs.rank > 0) {
-      manual_seed(o.seed + static_cast<uint64_t>(start.step) +
-                  static_cast<uint64_t>(procs.rank) * 0x9E3779B97F4A7C15ULL);
-    }
   }
 
+  // Called by every process (the generator states are gathered); rank 0 writes the file, with
+  // rank r's dropout generator as "rng.default.rank<r>" beside rank 0's "rng.default".
   auto save = [&](const TrainState& state) {
-    extras.metadata = {{"train_gpt.config", config},
-                       {"train_gpt.step", std::to_string(state.step)},
-                       {"train_gpt.epoch", std::to_string(state.epoch)},
-                       {"train_gpt.tokens_seen", std::to_string(state.tokens_seen)},
-                       {"train_gpt.data.order", join(train_loader.order())},
-                       {"train_gpt.data.position", std::to_string(train_loader.position())},
-                       {"train_gpt.data.exhausted", train_loader.sampler_exhausted() ? "1" : "0"}};
-    save_checkpoint(ckpt, params, extras);
+    const std::vector<std::vector<uint64_t>> states = procs.gather(default_generator().state());
+    if (!is_main) return;
+    std::vector<Generator> others(states.size() > 1 ? states.size() - 1 : 0);
+    CheckpointExtras with_ranks = extras;
+    for (size_t r = 1; r < states.size(); ++r) {
+      others[r - 1].set_state(states[r]);
+      with_ranks.generators.emplace_back(dropout_generator_name(static_cast<int>(r)),
+                                         &others[r - 1]);
+    }
+    with_ranks.metadata = {
+        {"train_gpt.config", config},
+        {"train_gpt.step", std::to_string(state.step)},
+        {"train_gpt.epoch", std::to_string(state.epoch)},
+        {"train_gpt.tokens_seen", std::to_string(state.tokens_seen)},
+        {"train_gpt.data.order", join(train_loader.order())},
+        {"train_gpt.data.position", std::to_string(train_loader.position())},
+        {"train_gpt.data.exhausted", train_loader.sampler_exhausted() ? "1" : "0"}};
+    save_checkpoint(ckpt, params, with_ranks);
   };
 
   if (is_main) {
@@ -489,15 +566,40 @@ int run(const Options& o, const Processes& procs) {
   TrainState now = start;
   char row[160];
   TrainCallbacks callbacks;
+  // The summary's speed: the wall time between consecutive steps that ran no evaluation (so
+  // each interval is one training step: batch, forward, backward, all-reduce, clipping, AdamW;
+  // an epoch's end adds its sample to one interval), and the part of it rank 0 spent in
+  // DataParallel::average_gradients.
+  auto all_reduce_seconds = [&] {
+#ifdef TAPEGRAD_HAVE_MPI
+    if (ddp) return ddp->allreduce_seconds();
+#endif
+    return 0.0;
+  };
+  struct {
+    double seconds = 0.0, all_reduce = 0.0, all_reduce_before = 0.0;
+    int64_t steps = 0;
+    std::optional<std::chrono::steady_clock::time_point> previous;
+  } clock;
   callbacks.on_step = [&](const TrainProgress& pr) {
+    const auto stamp = std::chrono::steady_clock::now();
+    const bool evaluated = (pr.step - 1) % o.eval_freq == 0 || pr.step == o.steps;
+    if (clock.previous && !evaluated) {
+      clock.seconds += std::chrono::duration<double>(stamp - *clock.previous).count();
+      clock.all_reduce += all_reduce_seconds() - clock.all_reduce_before;
+      ++clock.steps;
+    }
     reporter.step(pr);
     now = {pr.step, pr.epoch, pr.tokens_seen};
-    if (is_main && o.checkpoint_every > 0 && pr.step % o.checkpoint_every == 0 &&
-        pr.step < o.steps) {
-      write_file(o.out + "/loss.csv", csv);
-      write_file(o.out + "/samples.txt", samples);
-      save(now);
+    if (o.checkpoint_every > 0 && pr.step % o.checkpoint_every == 0 && pr.step < o.steps) {
+      if (is_main) {
+        write_file(o.out + "/loss.csv", csv);
+        write_file(o.out + "/samples.txt", samples);
+      }
+      save(now);  // every process: each gives rank 0 its generator state
     }
+    clock.all_reduce_before = all_reduce_seconds();
+    clock.previous = std::chrono::steady_clock::now();  // the checkpoint is not a step's time
   };
   callbacks.on_eval = [&](const TrainProgress& pr, const EvalLosses& l) {
     reporter.eval(pr, l);
@@ -522,12 +624,31 @@ int run(const Options& o, const Processes& procs) {
   if (is_main) {
     write_file(o.out + "/loss.csv", csv);
     write_file(o.out + "/samples.txt", samples);
-    save(end);
+  }
+  save(end);  // every process, as above
+  if (is_main) {
     std::ostringstream s;
     s << "trained steps " << start.step + 1 << ".." << end.step << " in " << std::fixed
       << std::setprecision(1) << seconds << " s; wrote " << o.out << "/loss.csv, " << o.out
       << "/samples.txt, " << ckpt;
     reporter.line(s.str());
+    if (clock.steps > 0) {
+      // Global tokens per step over the mean time of a step without evaluation.
+      const double per_step = clock.seconds / static_cast<double>(clock.steps);
+      std::ostringstream speed;
+      speed << std::fixed << "speed over " << clock.steps
+            << " steps without evaluation: " << std::setprecision(1) << per_step * 1e3
+            << " ms/step, " << std::setprecision(0)
+            << static_cast<double>(global_batch * T) / per_step << " tokens/s (" << procs.world_size
+            << " process" << (procs.world_size > 1 ? "es" : "") << " × " << o.threads << " thread"
+            << (o.threads > 1 ? "s" : "") << ")";
+      if (procs.world_size > 1) {
+        speed << "; all-reduce " << std::setprecision(1)
+              << clock.all_reduce / static_cast<double>(clock.steps) * 1e3 << " ms/step ("
+              << 100.0 * clock.all_reduce / clock.seconds << "% of the step)";
+      }
+      reporter.line(speed.str());
+    }
     if (o.plot) {
       plot(o.out, reporter);
       plot_last_block_attention(model, *tokenizer, o.prompt, o.out, reporter);

@@ -15,7 +15,7 @@ if(NOT CMAKE_MATCH_1)
 endif()
 file(WRITE ${WORK_DIR}/src/main.cpp "${CMAKE_MATCH_1}")
 file(COPY ${SOURCE_DIR}/tests/consumer/CMakeLists.txt ${SOURCE_DIR}/examples/custom_op.cpp
-     DESTINATION ${WORK_DIR}/src)
+     ${SOURCE_DIR}/tests/consumer/dist_consumer.cpp DESTINATION ${WORK_DIR}/src)
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${WORK_DIR}/src -B ${WORK_DIR}/build
                         -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release
                 RESULT_VARIABLE rc)
@@ -38,4 +38,13 @@ execute_process(COMMAND ${WORK_DIR}/build/custom_op OUTPUT_VARIABLE out RESULT_V
 message("${out}")
 if(rc)
   message(FATAL_ERROR "the custom op example failed (its gradcheck or its drawing)")
+endif()
+# Built only when the package has tapegrad::dist (tapegrad found MPI).
+if(EXISTS ${WORK_DIR}/build/dist_consumer)
+  execute_process(COMMAND ${WORK_DIR}/build/dist_consumer OUTPUT_VARIABLE out ERROR_VARIABLE err
+                  RESULT_VARIABLE rc TIMEOUT 60)
+  message("${out}${err}")
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "dist consumer: rank 0 of 1, ok")
+    message(FATAL_ERROR "the data-parallel consumer failed (${rc})")
+  endif()
 endif()

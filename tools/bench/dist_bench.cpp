@@ -1,0 +1,170 @@
+// tapegrad-dist-bench: the speed of data-parallel GPT training over MPI. Runs tapegrad-bench's two
+// GPT workloads (gpt-tiny, gpt2-124m: tools/bench/gpt_workload.cpp) as a user trains them with
+// dist::DataParallel: GPTModel forward, cross_entropy, backward, average_gradients,
+// clip_grad_norm_, AdamW. The GLOBAL batch is fixed and split over the processes (shard_of), so
+// `mpirun -np N tapegrad-dist-bench` does the same work per step for every N and tokens/s compare
+// directly: 1 process × 2 threads against 2 processes × 1 thread on a 2-core machine.
+//
+//   tapegrad-dist-bench --workload gpt-tiny --threads 2              # 1 process (no mpirun)
+//   mpirun -np 2 tapegrad-dist-bench --workload gpt-tiny --threads 1
+//
+// Rank 0 prints processes × threads, the median (and mean) step time (each step's time is the
+// slowest rank's), tokens/s (global tokens per step / median step), and the all-reduce time per
+// step (DataParallel::allreduce_seconds, averaged over ranks; it includes waiting for the slowest
+// rank) and its share of the step time (summed all-reduce time / summed step time).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "dist/data_parallel.h"
+#include "graph/threads.h"
+#include "tapegrad.h"
+#include "tools/cli.h"
+
+using namespace tapegrad;
+
+namespace {
+
+struct Workload {
+  const char* name;
+  nn::GPTConfig cfg;
+  int64_t batch, t;  // the global batch: [batch, t] tokens per step
+};
+
+// tapegrad-bench's GPT workloads (gpt_workload.cpp's kGptWorkloads, torch_gpt.py's WORKLOADS).
+const Workload kWorkloads[] = {
+    {"gpt-tiny", {256, 64, 64, 4, 2, 0.1, false}, 16, 64},
+    {"gpt2-124m", nn::GPT_CONFIG_124M, 4, 64},
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int run(const std::string& name, int threads, int steps, int warmup, double bucket_mib, int rank,
+        int world_size) {
+  const Workload* found = nullptr;
+  for (const Workload& w : kWorkloads) {
+    if (name == w.name) found = &w;
+  }
+  if (found == nullptr) throw Error("tapegrad-dist-bench: --workload " + name + " is unknown");
+  const Workload& w = *found;
+  set_num_threads(threads);
+
+  // Every rank builds rank 0's model (the broadcast makes sure), then draws its own dropout.
+  manual_seed(123);
+  nn::GPTModel model(w.cfg);
+  model.train();
+  const std::vector<Parameter> params = model.parameters();
+  dist::DataParallel ddp(params, {.bucket_bytes = static_cast<int64_t>(bucket_mib * (1 << 20))});
+  manual_seed(dist::rank_seed(123, rank));
+  AdamW optimizer(params, {.lr = 4e-4, .weight_decay = 0.1});
+
+  // The global batch (torch.randint's rule on a generator seeded 123, as tapegrad-bench), of
+  // which this rank trains rows [begin, end).
+  const dist::Shard shard = dist::shard_of(w.batch, rank, world_size);
+  const int64_t t = w.t, v = w.cfg.vocab_size, rows = shard.end - shard.begin;
+  Generator gen(123);
+  std::vector<int64_t> tokens(static_cast<size_t>(w.batch * (t + 1)));
+  for (int64_t& id : tokens) id = static_cast<int64_t>(gen.random() % static_cast<uint64_t>(v));
+  std::vector<int64_t> input_ids, targets;
+  for (int64_t r = shard.begin; r < shard.end; ++r) {
+    for (int64_t j = 0; j < t; ++j) {
+      input_ids.push_back(tokens[static_cast<size_t>(r * (t + 1) + j)]);
+      targets.push_back(tokens[static_cast<size_t>(r * (t + 1) + j + 1)]);
+    }
+  }
+  const Ids inputs(Shape{rows, t}, input_ids);
+
+  Tape tape;
+  auto step = [&] {
+    tape.reset();
+    TapeScope scope(tape);
+    optimizer.zero_grad();
+    const Tensor logits = model(inputs);                                         // [b, T, V]
+    const Tensor loss = cross_entropy(reshape(logits, {rows * t, v}), targets);  // []
+    loss.backward();
+    ddp.average_gradients();
+    clip_grad_norm_(params, 1.0);
+    optimizer.step();
+    return loss.item();
+  };
+
+  for (int i = 0; i < warmup; ++i) step();
+  MPI_Barrier(MPI_COMM_WORLD);  // every rank starts the timed steps together
+  ddp.reset_allreduce_seconds();
+  // Per step: this rank's wall time and its time in average_gradients.
+  std::vector<double> seconds(static_cast<size_t>(steps)), reduce(seconds.size());
+  double loss = 0.0;
+  for (size_t i = 0; i < seconds.size(); ++i) {
+    const double reduce0 = ddp.allreduce_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    loss = step();
+    seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    reduce[i] = ddp.allreduce_seconds() - reduce0;
+  }
+  // A step is as long as its slowest rank; the all-reduce time and the loss are averaged over
+  // the ranks.
+  std::vector<double> slowest(seconds.size()), reduce_sum(seconds.size());
+  MPI_Reduce(seconds.data(), slowest.data(), steps, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  MPI_Reduce(reduce.data(), reduce_sum.data(), steps, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  double loss_sum = 0.0;
+  MPI_Reduce(&loss, &loss_sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (rank != 0) return 0;
+
+  double step_total = 0.0, reduce_total = 0.0;
+  for (size_t i = 0; i < slowest.size(); ++i) {
+    reduce_sum[i] /= world_size;
+    step_total += slowest[i];
+    reduce_total += reduce_sum[i];
+  }
+  const double step_s = median(slowest), reduce_s = median(reduce_sum);
+  const double bytes = static_cast<double>(model.num_parameters()) * 4.0;
+  std::printf(
+      "tapegrad-dist-bench: %s, %d process%s x %d thread%s, global batch %lld x T %lld "
+      "(%lld rows per process), %lld parameters: %.2f MB of float32 gradients per step",
+      w.name, world_size, world_size > 1 ? "es" : "", threads, threads > 1 ? "s" : "",
+      static_cast<long long>(w.batch), static_cast<long long>(t), static_cast<long long>(rows),
+      static_cast<long long>(model.num_parameters()), bytes / 1e6);
+  if (world_size > 1) {
+    std::printf(", all-reduced in %d bucket%s of <= %g MiB\n", ddp.num_buckets(),
+                ddp.num_buckets() == 1 ? "" : "s", bucket_mib);
+  } else {
+    std::printf(" (nothing to all-reduce with 1 process)\n");
+  }
+  // The share is of the summed times (a median of ratios would pair unrelated steps).
+  std::printf(
+      "  %d timed steps after %d warm-up: median %.2f ms/step (mean %.2f), %.0f tokens/s; "
+      "all-reduce median %.2f ms/step (mean %.2f), %.1f%% of the step time; last loss %.4f\n",
+      steps, warmup, step_s * 1e3, step_total / steps * 1e3,
+      static_cast<double>(w.batch * t) / step_s, reduce_s * 1e3, reduce_total / steps * 1e3,
+      100.0 * reduce_total / step_total, loss_sum / world_size);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string workload = "gpt-tiny";
+  int threads = 1, steps = 20, warmup = 3;
+  double bucket_mib = 25.0;
+  CLI::App app{
+      "tapegrad-dist-bench: data-parallel GPT training speed over MPI (a fixed global batch split "
+      "over the processes). Run it alone (1 process) or under mpirun -np N."};
+  app.add_option("--workload", workload, "gpt-tiny or gpt2-124m (tapegrad-bench's GPT workloads)")
+      ->check(CLI::IsMember({"gpt-tiny", "gpt2-124m"}));
+  app.add_option("--threads", threads, "threads per process")->check(cli::positive());
+  app.add_option("--steps", steps, "timed steps")->check(cli::positive());
+  app.add_option("--warmup", warmup, "untimed steps first")->check(cli::non_negative());
+  app.add_option("--bucket-mib", bucket_mib, "DataParallel's bucket size in MiB (torch's 25)")
+      ->check(cli::positive_finite());
+  if (const auto code = cli::parse(app, argc, argv)) return *code;
+  dist::MpiSession mpi(argc, argv);
+  return dist::run_or_abort([&] {
+    return run(workload, threads, steps, warmup, bucket_mib, mpi.rank(), mpi.world_size());
+  });
+}
