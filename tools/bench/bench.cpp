@@ -262,7 +262,7 @@ int worker_main(const std::vector<std::string>& args) {
     }
   }
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
-  if (engine == "tapegrad-gpt") return tgb::gpt_worker_main(args);
+  if (engine == "tapegrad-gpt" || engine == "torch-gpt") return tgb::gpt_worker_main(args);
 #endif
   if (engine == "tapegrad") {
     // PATH or PATH+openblas.
@@ -620,14 +620,17 @@ int main(int argc, char** argv) {
   }
 
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
-  // The GPT workloads (gpt-tiny, gpt2-124m) run on their own, with the PyTorch-eager peer.
+  // The GPT workloads (gpt-tiny, gpt2-124m) run on their own, with the LibTorch and PyTorch peers.
   std::vector<std::string> gpt_names;
   std::erase_if(workload_names, [&](const std::string& n) {
     if (!tgb::is_gpt_workload(n)) return false;
     gpt_names.push_back(n);
     return true;
   });
-  if (!gpt_names.empty()) tgb::run_gpt_workloads(gpt_names, thread_counts, sample_factor);
+  if (!gpt_names.empty()) {
+    tgb::run_gpt_workloads(gpt_names, thread_counts, sample_factor,
+                           torch ? plugin_path() : nullptr);
+  }
 #endif
   if (workload_names.empty()) return 0;
 
