@@ -465,7 +465,12 @@ int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<i
       std::vector<Engine> libtorch, pytorch;
       for (const bool tuned : {false, true}) {
         const std::string kind = tuned ? "tuned" : "default";
-        std::vector<std::string> env;
+        // The threads of LibTorch's two pools (OpenMP's intra-op pool, OpenBLAS's) asleep soon
+        // after their work instead of spinning against each other: with libgomp's default
+        // spinning, 2 threads ran the GPT steps 10-20x slower than 1 on a loaded 2-core machine.
+        // OPENBLAS_THREAD_TIMEOUT=4: OpenBLAS's threads wait 2^4 cycles, not 2^28, before
+        // sleeping. torch_gpt.py sets the same.
+        std::vector<std::string> env{"OMP_WAIT_POLICY=PASSIVE", "OPENBLAS_THREAD_TIMEOUT=4"};
         for (const auto& [var, value] : kMallocTuned) {
           env.push_back(std::string(var) + "=" + (tuned ? value : ""));
         }

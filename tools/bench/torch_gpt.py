@@ -87,7 +87,12 @@ def reexec_if_needed(args):
             want["OPENBLAS_CORETYPE"] = core
     if args.malloc == "tuned":
         want.update(MALLOC_TUNED)
-    # Threads: torch's intra-op pool and OpenBLAS's own pool the same size, so they do not fight.
+    # Threads: torch's intra-op pool and OpenBLAS's own pool the same size, and both pools'
+    # threads asleep soon after their work (OpenMP's passive; OpenBLAS's after 2^4 cycles, not
+    # 2^28), so they do not spin against each other: with libgomp's default spinning, 2 threads
+    # ran the GPT steps 10-20x slower than 1 on a loaded 2-core machine.
+    want["OMP_WAIT_POLICY"] = "PASSIVE"
+    want["OPENBLAS_THREAD_TIMEOUT"] = "4"
     want["OMP_NUM_THREADS"] = str(args.threads)
     want["OPENBLAS_NUM_THREADS"] = str(args.threads)
     want["MKL_NUM_THREADS"] = str(args.threads)
