@@ -179,6 +179,10 @@ struct Result {
   std::string label, info;
   double checksum = 0, gemm_gflops = 0;
   std::vector<double> ms, cpu_ms;  // per step, one per sample
+  // CPU time of the thread that runs the step (per step): with more threads, the work the others
+  // did not take off it, so 1-thread CPU / n-thread main-thread CPU bounds the speed-up threads
+  // can give on idle cores, whatever the machine's load does to the wall times.
+  std::vector<double> main_cpu_ms;
   double loss_first = 0, loss_last = 0;
   double allocations = 0;  // per step; negative when not counted
   long rss_kib = 0;
@@ -211,7 +215,7 @@ const char* torch_gpt_script() {
 
 // The worker's side of bench.cpp's protocol: "ready <checksum> <sgemm GFLOP/s> <info>", then
 // for each "s" K steps, answered "<seconds> <first loss> <last loss> <allocations> <CPU
-// seconds>", and for "q" the peak RSS (KiB).
+// seconds> <CPU seconds of the calling thread>", and for "q" the peak RSS (KiB).
 int serve(const std::function<double()>& step, double checksum, double gemm_gflops,
           const std::string& info, int steps) {
   std::printf("ready %.17g %.6g %s\n", checksum, gemm_gflops, info.c_str());
@@ -225,14 +229,15 @@ int serve(const std::function<double()>& step, double checksum, double gemm_gflo
     }
     const unsigned long long allocations_before = tgb_allocations();
     double first = 0, last = 0;
-    const double cpu0 = cpu_seconds(), t0 = now_seconds();
+    const double cpu0 = cpu_seconds(), thread0 = thread_cpu_seconds(), t0 = now_seconds();
     for (int i = 0; i < steps; ++i) {
       last = step();
       if (i == 0) first = last;
     }
     const double elapsed = now_seconds() - t0, cpu = cpu_seconds() - cpu0;
-    std::printf("%.9g %.9g %.9g %llu %.9g\n", elapsed, first, last,
-                tgb_allocations() - allocations_before, cpu);
+    const double thread_cpu = thread_cpu_seconds() - thread0;
+    std::printf("%.9g %.9g %.9g %llu %.9g %.9g\n", elapsed, first, last,
+                tgb_allocations() - allocations_before, cpu, thread_cpu);
     std::fflush(stdout);
   }
   return 0;
@@ -368,14 +373,15 @@ std::vector<Result> run_group(const GptWorkload& w, const std::vector<Engine>& e
       const size_t e = s % 2 == 0 ? i : procs.size() - 1 - i;  // alternate who goes first
       procs[e]->send("s\n");
       std::istringstream ss(procs[e]->receive());
-      double seconds = 0, first = 0, last = 0, cpu = 0;
+      double seconds = 0, first = 0, last = 0, cpu = 0, thread_cpu = 0;
       long long allocs = 0;
-      ss >> seconds >> first >> last >> allocs >> cpu;
+      ss >> seconds >> first >> last >> allocs >> cpu >> thread_cpu;
       if (s == 0) r[e].loss_first = first;
       r[e].loss_last = last;
       if (s >= w.warmup) {
         r[e].ms.push_back(seconds * 1e3 / w.steps_per_sample);
         r[e].cpu_ms.push_back(cpu * 1e3 / w.steps_per_sample);
+        r[e].main_cpu_ms.push_back(thread_cpu * 1e3 / w.steps_per_sample);
         if (allocs < 0) {
           r[e].allocations = -1;
         } else {
@@ -403,9 +409,9 @@ void print_rows(const GptWorkload& w, const std::vector<Engine>& engines,
   for (size_t e = 1; e < r.size(); ++e) {
     if (r[e].median() < r[best].median()) best = e;
   }
-  std::printf("%-9s %-34s %5s %10s %10s %10s %10s %7s %5s %7s %7s %7s %8s %12s\n", "work", "engine",
-              "steps", "median ms", "min ms", "max ms", "cpu ms", "GFLOP/s", "%peak", "x torch",
-              "RSS MB", "RSS/tch", "allocs", "loss@1");
+  std::printf("%-9s %-34s %5s %10s %10s %10s %10s %10s %7s %5s %7s %7s %7s %8s %12s\n", "work",
+              "engine", "steps", "median ms", "min ms", "max ms", "cpu ms", "main cpu", "GFLOP/s",
+              "%peak", "x torch", "RSS MB", "RSS/tch", "allocs", "loss@1");
   for (size_t e = 0; e < r.size(); ++e) {
     const Result& x = r[e];
     const double gflops = flops / (x.median() * 1e-3) / 1e9;
@@ -416,13 +422,14 @@ void print_rows(const GptWorkload& w, const std::vector<Engine>& engines,
       std::snprintf(allocs, sizeof allocs, "%.1f", x.allocations);
     }
     std::printf(
-        "%-9s %-34s %5d %10.2f %10.2f %10.2f %10.2f %7.2f %5.1f %7.2f %7.1f %7.3f %8s "
+        "%-9s %-34s %5d %10.2f %10.2f %10.2f %10.2f %10.2f %7.2f %5.1f %7.2f %7.1f %7.3f %8s "
         "%12.8g\n",
         w.name, x.label.c_str(), w.steps_per_sample, x.median(),
         *std::min_element(x.ms.begin(), x.ms.end()), *std::max_element(x.ms.begin(), x.ms.end()),
-        Result::median_of(x.cpu_ms), gflops, 100.0 * gflops / peak, r[best].median() / x.median(),
-        x.rss_kib / 1024.0, static_cast<double>(x.rss_kib) / static_cast<double>(r[best].rss_kib),
-        allocs, x.loss_first);
+        Result::median_of(x.cpu_ms), Result::median_of(x.main_cpu_ms), gflops,
+        100.0 * gflops / peak, r[best].median() / x.median(), x.rss_kib / 1024.0,
+        static_cast<double>(x.rss_kib) / static_cast<double>(r[best].rss_kib), allocs,
+        x.loss_first);
   }
   // Per peer: same start (init checksum, loss at step 1) and the losses at the end.
   for (const char* peer : {"LibTorch", "PyTorch"}) {
@@ -451,6 +458,14 @@ void print_rows(const GptWorkload& w, const std::vector<Engine>& engines,
 int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<int>& thread_counts,
                       double sample_factor, const char* torch_plugin) {
   std::printf("GPT workloads: load average at start: %s\n", load_average().c_str());
+  // Medians per (workload, engine, threads), for the thread-scaling lines at the end: wall time,
+  // and CPU time (all threads at 1 thread, the step's own thread at more).
+  struct Scaling {
+    std::string workload, label;
+    int threads;
+    double wall, cpu, main_cpu;
+  };
+  std::vector<Scaling> scaling;
   for (int threads : thread_counts) {
     for (const std::string& name : names) {
       const GptWorkload& w = find_workload(name);
@@ -532,6 +547,15 @@ int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<i
         }
         std::printf("  -> GEMM peak measured: %.1f GFLOP/s (the best sgemm above)\n", peak);
         print_rows(w, group, r, peak);
+        for (const Result& x : r) {
+          const bool seen = std::any_of(scaling.begin(), scaling.end(), [&](const Scaling& q) {
+            return q.workload == w.name && q.label == x.label && q.threads == threads;
+          });
+          if (!seen) {
+            scaling.push_back({w.name, x.label, threads, x.median(), Result::median_of(x.cpu_ms),
+                               Result::median_of(x.main_cpu_ms)});
+          }
+        }
         for (const char* peer : {"LibTorch", "PyTorch"}) {
           Ratio q{peer, "", 1e300};
           for (size_t e = 1; e < r.size(); ++e) {
@@ -555,6 +579,21 @@ int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<i
                     ratios.size() > 1 && q.best == best ? " [the faster peer]" : "");
       }
       std::fflush(stdout);
+    }
+  }
+  if (thread_counts.size() > 1) {
+    std::printf(
+        "\nGPT thread scaling (speed relative to 1 thread): by wall-time medians, and by CPU time "
+        "(1-thread CPU / the step thread's CPU at n threads: the speed-up n idle cores would "
+        "give, unless the step thread waits for the others)\n");
+    for (const Scaling& q : scaling) {
+      if (q.threads == 1) continue;
+      for (const Scaling& one : scaling) {
+        if (one.threads != 1 || one.workload != q.workload || one.label != q.label) continue;
+        std::printf("  %-9s %-34s %d threads: %.2fx by wall, %.2fx by CPU\n", q.workload.c_str(),
+                    q.label.c_str(), q.threads, one.wall / q.wall,
+                    q.main_cpu > 0 ? one.cpu / q.main_cpu : 0.0);
+      }
     }
   }
   std::printf("\nGPT workloads: load average at end: %s\n", load_average().c_str());
