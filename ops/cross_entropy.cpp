@@ -1,6 +1,7 @@
 // cross_entropy: the mean over rows of −log softmax(logits)[target], via a stable log-sum-exp.
 #include <algorithm>
 
+#include "graph/threads.h"
 #include "ops/detail/op_util.h"
 #include "ops/detail/vmath.h"
 #include "ops/ops.h"
@@ -26,16 +27,20 @@ void cross_entropy_backward(Tape& tape, const Node& node) {
     const T g = node.grad_as<T>()[0] / static_cast<T>(rows);
     const T* X = x.value_as<T>();
     // One row of softmax at a time (exp(x − lse) through SLEEF's exp): the [N, C]
-    // probabilities are never stored.
-    T* p = tape.arena().allocate_array<T>(cols);
-    for (int64_t i = 0; i < rows; ++i) {
-      const T* xr = X + i * cols;
-      T* dr = d + i * cols;
-      for (int64_t c = 0; c < cols; ++c) p[c] = xr[c] - lse[i];
-      vmath::exp(p, p, cols);
-      for (int64_t c = 0; c < cols; ++c) dr[c] += g * p[c];
-      dr[targets[i]] -= g;
-    }
+    // probabilities are never stored. Rows split over the threads, each part with its own row
+    // buffer; a row's arithmetic does not depend on the split, so neither does the result.
+    T* buffers = tape.arena().allocate_array<T>(num_threads() * cols);
+    parallel_for(rows, 8.0 * static_cast<double>(cols), [&](int part, int64_t r0, int64_t r1) {
+      T* p = buffers + part * cols;
+      for (int64_t i = r0; i < r1; ++i) {
+        const T* xr = X + i * cols;
+        T* dr = d + i * cols;
+        for (int64_t c = 0; c < cols; ++c) p[c] = xr[c] - lse[i];
+        vmath::exp(p, p, cols);
+        for (int64_t c = 0; c < cols; ++c) dr[c] += g * p[c];
+        dr[targets[i]] -= g;
+      }
+    });
   });
 }
 
@@ -79,7 +84,11 @@ Tensor cross_entropy(const Tensor& logits, std::span<const int64_t> targets) {
     T* lse = static_cast<T*>(saved_lse);
     // log Σ exp(x) = m + log Σ exp(x − m), m the row max (no overflow for large logits), with
     // SLEEF's exp and log in the logits' dtype, as torch's log_softmax kernel (vmath.h).
-    vmath::logsumexp_rows(X, lse, rows, cols);
+    // Rows split over the threads (each row's log-sum-exp is computed whole by one of them).
+    parallel_for(rows, 8.0 * static_cast<double>(cols), [&](int, int64_t r0, int64_t r1) {
+      vmath::logsumexp_rows(X + r0 * cols, lse + r0, r1 - r0, cols);
+    });
+    // The mean in row order, on the calling thread: the same sum whatever the thread count.
     double total = 0.0;
     for (int64_t i = 0; i < rows; ++i) {
       total += static_cast<double>(lse[i]) - static_cast<double>(X[i * cols + saved_targets[i]]);

@@ -1,4 +1,5 @@
 // gelu: the tanh approximation of GELU used by the book's GPT (torch's approximate='tanh').
+#include "graph/threads.h"
 #include "ops/detail/op_util.h"
 #include "ops/detail/vmath.h"
 #include "ops/ops.h"
@@ -7,14 +8,22 @@ namespace tapegrad {
 
 namespace {
 
+// Rough flops per element of the forward or backward (a tanh and a dozen multiply-adds), for
+// parallel_for's decision to split.
+constexpr double kGeluCost = 40.0;
+
 void gelu_backward(Tape& tape, const Node& node) {
   // Y = ½X(1 + tanh u), u = β(X + κX³)  =>  dX += dY·(½(1 + tanh u) + ½X(1 − tanh² u)·β(1 + 3κX²))
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
     T* dx = tape.grad_for<T>(node, 0);
     if (dx == nullptr) return;
-    // SLEEF's tanh in torch's order of operations (vmath.h), as torch's GeluBackward kernel.
-    vmath::gelu_tanh_backward(x.value_as<T>(), node.grad_as<T>(), dx, x.shape.numel());
+    // SLEEF's tanh in torch's order of operations (vmath.h), as torch's GeluBackward kernel;
+    // elementwise, so split over the threads with the same result.
+    const T *xv = x.value_as<T>(), *dy = node.grad_as<T>();
+    parallel_for(x.shape.numel(), kGeluCost, [&](int, int64_t begin, int64_t end) {
+      vmath::gelu_tanh_backward(xv + begin, dy + begin, dx + begin, end - begin);
+    });
   });
 }
 
@@ -26,8 +35,14 @@ TAPEGRAD_REGISTER_OP(kGelu);
 Tensor gelu(const Tensor& x) {
   Tensor y = x.tape().record(kGelu, x.shape(), x.dtype(), {x});
   dispatch(y.dtype(), [&]<class T>() {
-    // SLEEF's vectorised tanh, as torch's approximate='tanh' kernel (vmath.h).
-    vmath::gelu_tanh(value_of<T>(x), value_of<T>(y), x.numel());
+    // SLEEF's vectorised tanh, as torch's approximate='tanh' kernel (vmath.h); every element
+    // goes through the same vector function wherever a part starts, so the split over the
+    // threads leaves the result unchanged.
+    const T* xv = value_of<T>(x);
+    T* yv = value_of<T>(y);
+    parallel_for(x.numel(), kGeluCost, [&](int, int64_t begin, int64_t end) {
+      vmath::gelu_tanh(xv + begin, yv + begin, end - begin);
+    });
   });
   return y;
 }

@@ -1,6 +1,7 @@
 // layer_norm: normalisation over the last dim with optional scale and shift (nn.LayerNorm).
 #include <array>
 
+#include "graph/threads.h"
 #include "ops/detail/op_util.h"
 #include "ops/detail/vmath.h"
 #include "ops/ops.h"
@@ -16,6 +17,9 @@ struct LayerNormState {
   const void* mean;           // [rows] then 1/std [rows], in x's dtype, from the tape's arena
 };
 
+// Rough flops per element of a row (forward or backward), for parallel_for's decision to split.
+constexpr double kRowCost = 10.0;
+
 const auto state = [](const Node& n) -> const LayerNormState& {
   return n.state_as<LayerNormState>();
 };
@@ -30,8 +34,20 @@ void layer_norm_backward(Tape& tape, const Node& node) {
     T* dw = has_weight ? tape.grad_for<T>(node, 1) : nullptr;
     T* db = has_bias ? tape.grad_for<T>(node, has_weight ? 2 : 1) : nullptr;
     const T* w = has_weight ? tape.input(node, 1).value_as<T>() : nullptr;
-    vmath::layer_norm_rows_backward(tape.input(node, 0).value_as<T>(), w, mean, rstd,
-                                    node.grad_as<T>(), dx, dw, db, rows, cols);
+    const T *x = tape.input(node, 0).value_as<T>(), *dy = node.grad_as<T>();
+    if (dx != nullptr) {
+      // dX row by row, the rows split over the threads (a row's arithmetic is the same whoever
+      // computes it).
+      parallel_for(rows, kRowCost * static_cast<double>(cols), [&](int, int64_t r0, int64_t r1) {
+        vmath::layer_norm_rows_backward(x + r0 * cols, w, mean + r0, rstd + r0, dy + r0 * cols,
+                                        dx + r0 * cols, nullptr, nullptr, r1 - r0, cols);
+      });
+    }
+    // dw and db sum over the rows: on the calling thread, in row order, so the same sums
+    // whatever the thread count.
+    if (dw != nullptr || db != nullptr) {
+      vmath::layer_norm_rows_backward(x, w, mean, rstd, dy, nullptr, dw, db, rows, cols);
+    }
   });
 }
 
@@ -81,7 +97,13 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
     const T* b = bias.defined() ? value_of<T>(bias) : nullptr;
     // Two passes per row (the mean, then the biased variance about it: no cancellation for
     // large means), vectorised in vmath::layer_norm_rows.
-    vmath::layer_norm_rows(value_of<T>(x), w, b, value_of<T>(y), mean, rstd, rows, cols, eps);
+    // Rows split over the threads; each row is normalised whole by one of them.
+    const T* xv = value_of<T>(x);
+    T* yv = value_of<T>(y);
+    parallel_for(rows, kRowCost * static_cast<double>(cols), [&](int, int64_t r0, int64_t r1) {
+      vmath::layer_norm_rows(xv + r0 * cols, w, b, yv + r0 * cols, mean + r0, rstd + r0, r1 - r0,
+                             cols, eps);
+    });
   });
   return y;
 }

@@ -3,7 +3,9 @@
 #include <vector>
 
 #include "graph/factory.h"
+#include "graph/threads.h"
 #include "ops/ops.h"
+#include "tests/ops/fused_compare.h"
 #include "tests/ops/gradcheck_registry.h"
 #include "tests/ops/reductions_goldens.h"
 
@@ -115,4 +117,25 @@ GRADCHECK_TEST_CASE("cross_entropy", "w.r.t. logits, [N, C] and [C]") {
                   {random_input(c.shape, 31, -3.0, 3.0)});
     testing::require_gradcheck(report, "cross_entropy");
   }
+}
+
+TEST_CASE("cross_entropy: the same bits with 1 and 2 threads, forward and backward",
+          "[cross_entropy][threads]") {
+  // 65 rows over a 10k vocabulary: enough work for cross_entropy to split its rows.
+  const int64_t rows = 65, cols = 10000;
+  const auto x = random_input({rows, cols}, 51, -4.0, 4.0);
+  std::vector<int64_t> targets;
+  for (int64_t i = 0; i < rows; ++i) targets.push_back(i * 149 % cols);
+  auto run = [&] {
+    return testing::run_forward_backward(
+        [&](std::span<const Tensor> in) { return cross_entropy(in[0], targets); }, {x},
+        DType::Float32, {0.75});
+  };
+  set_num_threads(1);
+  const auto one = run();
+  set_num_threads(2);
+  const auto two = run();
+  set_num_threads(1);
+  CHECK(one.value == two.value);
+  CHECK(one.grads == two.grads);
 }

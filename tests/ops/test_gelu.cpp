@@ -3,7 +3,9 @@
 #include <vector>
 
 #include "graph/factory.h"
+#include "graph/threads.h"
 #include "ops/ops.h"
+#include "tests/ops/fused_compare.h"
 #include "tests/ops/gradcheck_registry.h"
 #include "tests/ops/reductions_goldens.h"
 
@@ -40,4 +42,22 @@ GRADCHECK_TEST_CASE("gelu", "ranks 0-4") {
                             {random_input(shape, 41, -4.0, 4.0)});
     testing::require_gradcheck(report, "gelu");
   }
+}
+
+TEST_CASE("gelu: the same bits with 1 and 2 threads, forward and backward", "[gelu][threads]") {
+  // 300k elements (with a ragged end): enough work for gelu to split over two threads.
+  const Shape shape{3, 100003};
+  const auto x = random_input(shape, 31, -5.0, 5.0);
+  const auto g = random_input(shape, 32);
+  auto run = [&] {
+    return testing::run_forward_backward([](std::span<const Tensor> in) { return gelu(in[0]); },
+                                         {x}, DType::Float32, g.values);
+  };
+  set_num_threads(1);
+  const auto one = run();
+  set_num_threads(2);
+  const auto two = run();
+  set_num_threads(1);
+  CHECK(one.value == two.value);
+  CHECK(one.grads == two.grads);
 }

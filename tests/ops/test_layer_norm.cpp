@@ -3,7 +3,9 @@
 #include <vector>
 
 #include "graph/factory.h"
+#include "graph/threads.h"
 #include "ops/ops.h"
+#include "tests/ops/fused_compare.h"
 #include "tests/ops/gradcheck_registry.h"
 #include "tests/ops/reductions_goldens.h"
 
@@ -134,4 +136,27 @@ GRADCHECK_TEST_CASE("layer_norm", "with weight and/or bias, ranks 1-4") {
         {random_input(shape, 57, -2.0, 2.0), random_input(c, 58)});
     testing::require_gradcheck(bias_only, "layer_norm");
   }
+}
+
+TEST_CASE("layer_norm: the same bits with 1 and 2 threads, forward and backward",
+          "[layer_norm][threads]") {
+  // 257 rows of 2000: enough work for layer_norm to split its rows over two threads; the
+  // weight's and the bias's gradients sum over all the rows.
+  const int64_t rows = 257, cols = 2000;
+  const auto x = random_input({rows, cols}, 41, -3.0, 3.0);
+  const auto w = random_input({cols}, 42);
+  const auto b = random_input({cols}, 43);
+  const auto g = random_input({rows, cols}, 44);
+  auto run = [&] {
+    return testing::run_forward_backward(
+        [](std::span<const Tensor> in) { return layer_norm(in[0], in[1], in[2], 1e-5); }, {x, w, b},
+        DType::Float32, g.values);
+  };
+  set_num_threads(1);
+  const auto one = run();
+  set_num_threads(2);
+  const auto two = run();
+  set_num_threads(1);
+  CHECK(one.value == two.value);
+  CHECK(one.grads == two.grads);
 }

@@ -262,7 +262,7 @@ int worker_main(const std::vector<std::string>& args) {
     }
   }
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
-  if (engine == "tapegrad-gpt") return tgb::gpt_worker_main(args);
+  if (engine == "tapegrad-gpt" || engine == "torch-gpt") return tgb::gpt_worker_main(args);
 #endif
   if (engine == "tapegrad") {
     // PATH or PATH+openblas.
@@ -306,9 +306,9 @@ class Worker {
       exe_ = args[0].substr(6);
       args.erase(args.begin());
     }
-    std::string env;  // "--env=NAME=VALUE": set in the worker's environment only
-    if (!args.empty() && args[0].rfind("--env=", 0) == 0) {
-      env = args[0].substr(6);
+    std::vector<std::string> env;  // "--env=NAME=VALUE"...: set in the worker's environment only
+    while (!args.empty() && args[0].rfind("--env=", 0) == 0) {
+      env.push_back(args[0].substr(6));
       args.erase(args.begin());
     }
     int to_child[2], from_child[2];
@@ -322,8 +322,10 @@ class Worker {
       close(to_child[1]);
       close(from_child[0]);
       close(from_child[1]);
-      if (const size_t eq = env.find('='); eq != std::string::npos) {
-        setenv(env.substr(0, eq).c_str(), env.substr(eq + 1).c_str(), 1);
+      for (const std::string& e : env) {
+        if (const size_t eq = e.find('='); eq != std::string::npos) {
+          setenv(e.substr(0, eq).c_str(), e.substr(eq + 1).c_str(), 1);
+        }
       }
       std::vector<char*> argv;
       static char self[] = "tapegrad-bench";
@@ -620,14 +622,17 @@ int main(int argc, char** argv) {
   }
 
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
-  // The GPT workloads (gpt-tiny, gpt2-124m) run on their own, with the PyTorch-eager peer.
+  // The GPT workloads (gpt-tiny, gpt2-124m) run on their own, with the LibTorch and PyTorch peers.
   std::vector<std::string> gpt_names;
   std::erase_if(workload_names, [&](const std::string& n) {
     if (!tgb::is_gpt_workload(n)) return false;
     gpt_names.push_back(n);
     return true;
   });
-  if (!gpt_names.empty()) tgb::run_gpt_workloads(gpt_names, thread_counts, sample_factor);
+  if (!gpt_names.empty()) {
+    tgb::run_gpt_workloads(gpt_names, thread_counts, sample_factor,
+                           torch ? plugin_path() : nullptr);
+  }
 #endif
   if (workload_names.empty()) return 0;
 
@@ -677,6 +682,10 @@ int main(int argc, char** argv) {
       if (torch) {
         labels.push_back("libtorch");
         engines.push_back(step_worker_args("torch", *w, threads, plan.steps_per_sample, "-"));
+        // LibTorch's OpenMP and OpenBLAS threads asleep soon after their work, not spinning
+        // against each other (as the GPT workloads' peers; see gpt_workload.cpp).
+        engines.back().insert(engines.back().begin(),
+                              {"--env=OMP_WAIT_POLICY=PASSIVE", "--env=OPENBLAS_THREAD_TIMEOUT=4"});
       }
       std::fprintf(stderr, "  %s...\n", w->name);
       done.push_back({w, plan, labels, run_workload(plan, engines)});

@@ -1,9 +1,10 @@
 // tapegrad-bench's GPT workloads: a whole training step of nn::GPTModel (forward,
 // cross_entropy, backward, clip_grad_norm_, AdamW, exactly as a user calls them) against the
-// book's GPTModel in PyTorch eager (tools/bench/torch_gpt.py --serve), run twice: with glibc's
-// default malloc and with malloc told to keep its memory. Each engine is a process of its own,
-// asked for one sample at a time in alternating order (bench.cpp's protocol), so a change of load
-// on the machine hits every engine alike.
+// book's GPTModel in LibTorch (the plugin, tools/bench/torch_engine.cpp) and in PyTorch eager
+// (tools/bench/torch_gpt.py --serve), each peer run twice: with glibc's default malloc and with
+// malloc told to keep its memory. Each engine is a process of its own, asked for one sample at a
+// time in alternating order (bench.cpp's protocol), so a change of load on the machine hits every
+// engine alike.
 //
 // Same start: manual_seed(123) gives torch's GPTModel weights bit for bit (tests/ops/nn/
 // test_gpt.cpp), the tokens come from torch.randint's rule on a Generator seeded 123
@@ -12,6 +13,7 @@
 // and the last step show whether both really ran the same computation.
 #include "tools/bench/gpt_workload.h"
 
+#include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +24,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -39,6 +42,7 @@
 #include "optim/adam.h"
 #include "optim/clip.h"
 #include "tools/bench/process_stats.h"
+#include "tools/bench/workload.h"
 
 // bench.cpp's count of heap allocations (its malloc interposition).
 extern "C" unsigned long long tgb_allocations();
@@ -59,6 +63,14 @@ const GptWorkload kGptWorkloads[] = {
     {"gpt-tiny", {256, 64, 64, 4, 2, 0.1, false}, 16, 64, 5, 2, 15},
     {"gpt2-124m", tapegrad::nn::GPT_CONFIG_124M, 4, 64, 1, 1, 5},
 };
+
+// AdamW's settings, the same for every engine (torch_gpt.py's defaults; betas and eps torch's).
+constexpr double kLr = 4e-4, kWeightDecay = 0.1;
+
+// glibc's malloc told to keep its memory: no mmap/munmap of large buffers every step.
+const char* const kMallocTuned[][2] = {{"MALLOC_MMAP_THRESHOLD_", "4294967296"},
+                                       {"MALLOC_TRIM_THRESHOLD_", "4294967296"},
+                                       {"MALLOC_TOP_PAD_", "1073741824"}};
 
 const GptWorkload& find_workload(const std::string& name) {
   for (const GptWorkload& w : kGptWorkloads) {
@@ -99,10 +111,11 @@ double tapegrad_gemm_gflops() {
 
 // --- processes -------------------------------------------------------------------------------
 
-// A child process (argv[0] is the program) talking one line each way over pipes.
+// A child process (argv[0] is the program) talking one line each way over pipes; `env` holds
+// NAME=VALUE settings for its environment ("NAME=" alone removes NAME).
 class Process {
  public:
-  explicit Process(const std::vector<std::string>& argv) {
+  Process(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
     int to_child[2], from_child[2];
     if (pipe(to_child) != 0 || pipe(from_child) != 0) std::exit(2);
     pid_ = fork();
@@ -113,6 +126,14 @@ class Process {
       close(to_child[1]);
       close(from_child[0]);
       close(from_child[1]);
+      for (const std::string& e : env) {
+        const size_t eq = e.find('=');
+        if (eq + 1 == e.size()) {
+          unsetenv(e.substr(0, eq).c_str());
+        } else {
+          setenv(e.substr(0, eq).c_str(), e.substr(eq + 1).c_str(), 1);
+        }
+      }
       std::vector<char*> args;
       for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
       args.push_back(nullptr);
@@ -158,6 +179,10 @@ struct Result {
   std::string label, info;
   double checksum = 0, gemm_gflops = 0;
   std::vector<double> ms, cpu_ms;  // per step, one per sample
+  // CPU time of the thread that runs the step (per step): with more threads, the work the others
+  // did not take off it, so 1-thread CPU / n-thread main-thread CPU bounds the speed-up threads
+  // can give on idle cores, whatever the machine's load does to the wall times.
+  std::vector<double> main_cpu_ms;
   double loss_first = 0, loss_last = 0;
   double allocations = 0;  // per step; negative when not counted
   long rss_kib = 0;
@@ -188,6 +213,74 @@ const char* torch_gpt_script() {
 #endif
 }
 
+// The worker's side of bench.cpp's protocol: "ready <checksum> <sgemm GFLOP/s> <info>", then
+// for each "s" K steps, answered "<seconds> <first loss> <last loss> <allocations> <CPU
+// seconds> <CPU seconds of the calling thread>", and for "q" the peak RSS (KiB).
+int serve(const std::function<double()>& step, double checksum, double gemm_gflops,
+          const std::string& info, int steps) {
+  std::printf("ready %.17g %.6g %s\n", checksum, gemm_gflops, info.c_str());
+  std::fflush(stdout);
+  char command[16];
+  while (std::fgets(command, sizeof command, stdin) != nullptr) {
+    if (command[0] == 'q') {
+      std::printf("%ld\n", peak_rss_kib());
+      std::fflush(stdout);
+      return 0;
+    }
+    const unsigned long long allocations_before = tgb_allocations();
+    double first = 0, last = 0;
+    const double cpu0 = cpu_seconds(), thread0 = thread_cpu_seconds(), t0 = now_seconds();
+    for (int i = 0; i < steps; ++i) {
+      last = step();
+      if (i == 0) first = last;
+    }
+    const double elapsed = now_seconds() - t0, cpu = cpu_seconds() - cpu0;
+    const double thread_cpu = thread_cpu_seconds() - thread0;
+    std::printf("%.9g %.9g %.9g %llu %.9g %.9g\n", elapsed, first, last,
+                tgb_allocations() - allocations_before, cpu, thread_cpu);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+// The LibTorch worker: the plugin's GPT step (torch_engine.cpp), loaded only in this process.
+int torch_worker(const GptWorkload& w, const std::string& plugin, int threads, int steps,
+                 bool gemm_peak) {
+  void* h = dlopen(plugin.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) {
+    std::fprintf(stderr, "tapegrad-bench: cannot load the LibTorch plugin: %s\n", dlerror());
+    return 2;
+  }
+  auto sym = [&](const char* name) {
+    void* f = dlsym(h, name);
+    if (f == nullptr) {
+      std::fprintf(stderr, "tapegrad-bench: the LibTorch plugin lacks %s\n", name);
+      std::exit(2);
+    }
+    return f;
+  };
+  const auto create =
+      reinterpret_cast<void* (*)(const tgb_gpt_config*, int)>(sym("tgb_torch_gpt_create"));
+  const auto checksum = reinterpret_cast<double (*)(void*)>(sym("tgb_torch_gpt_checksum"));
+  const auto step = reinterpret_cast<double (*)(void*)>(sym("tgb_torch_gpt_step"));
+  const auto destroy = reinterpret_cast<void (*)(void*)>(sym("tgb_torch_gpt_destroy"));
+  const auto gemm_gflops =
+      reinterpret_cast<double (*)(int64_t, int, int)>(sym("tgb_torch_gemm_gflops"));
+  const auto info = reinterpret_cast<const char* (*)()>(sym("tgb_torch_info"));
+
+  const double gflops = gemm_peak ? gemm_gflops(1024, 6, threads) : 0.0;
+  const tapegrad::nn::GPTConfig& c = w.cfg;
+  const tgb_gpt_config cfg{c.vocab_size, c.context_length, c.emb_dim, c.n_heads, c.n_layers,
+                           c.drop_rate,  c.qkv_bias,       w.batch,   w.t,       kLr,
+                           kWeightDecay};
+  void* engine = create(&cfg, threads);
+  const char* malloc_kind = std::getenv("MALLOC_TOP_PAD_") != nullptr ? "tuned" : "default";
+  const int rc = serve([&] { return step(engine); }, checksum(engine), gflops,
+                       std::string(info()) + "; " + malloc_kind + " malloc", steps);
+  destroy(engine);
+  return rc;
+}
+
 }  // namespace
 
 bool is_gpt_workload(const std::string& name) {
@@ -197,16 +290,19 @@ bool is_gpt_workload(const std::string& name) {
 
 int gpt_worker_main(const std::vector<std::string>& args) {
   using namespace tapegrad;
-  std::string name;
+  std::string name, engine, plugin;
   int threads = 1, steps = 1;
   bool gemm_peak = true;  // "--gemm-peak 0" skips it (for profiling the steps alone)
   for (size_t i = 0; i + 1 < args.size(); i += 2) {
+    if (args[i] == "--worker") engine = args[i + 1];
     if (args[i] == "--gemm-peak") gemm_peak = args[i + 1] != "0";
     if (args[i] == "--workload") name = args[i + 1];
     if (args[i] == "--threads") threads = std::stoi(args[i + 1]);
     if (args[i] == "--steps") steps = std::stoi(args[i + 1]);
+    if (args[i] == "--plugin") plugin = args[i + 1];
   }
   const GptWorkload& w = find_workload(name);
+  if (engine == "torch-gpt") return torch_worker(w, plugin, threads, steps, gemm_peak);
   set_num_threads(threads);
   const double gemm_gflops = gemm_peak ? tapegrad_gemm_gflops() : 0.0;
 
@@ -215,7 +311,7 @@ int gpt_worker_main(const std::vector<std::string>& args) {
   nn::GPTModel model(w.cfg);
   model.train();
   const std::vector<Parameter> params = model.parameters();
-  AdamW optimizer(params, {.lr = 4e-4, .weight_decay = 0.1});
+  AdamW optimizer(params, {.lr = kLr, .weight_decay = kWeightDecay});
   // torch.randint(0, V, (B, T + 1), generator=torch.Generator().manual_seed(123))
   Generator gen(123);
   const int64_t b = w.batch, t = w.t, v = w.cfg.vocab_size;
@@ -246,143 +342,259 @@ int gpt_worker_main(const std::vector<std::string>& args) {
   for (const Parameter& p : params) {
     for (int64_t i = 0; i < p.numel(); ++i) checksum += static_cast<double>(p.data<float>()[i]);
   }
-  std::printf("ready %.17g %.6g tapegrad (GEMM: %s; vmath: SLEEF %s)\n", checksum, gemm_gflops,
-              gemm_backend_info(), vmath::isa());
-  std::fflush(stdout);
-  char command[16];
-  while (std::fgets(command, sizeof command, stdin) != nullptr) {
-    if (command[0] == 'q') {
-      std::printf("%ld\n", peak_rss_kib());
-      std::fflush(stdout);
-      return 0;
-    }
-    const unsigned long long allocations_before = tgb_allocations();
-    double first = 0, last = 0;
-    const double cpu0 = cpu_seconds(), t0 = now_seconds();
-    for (int i = 0; i < steps; ++i) {
-      last = step();
-      if (i == 0) first = last;
-    }
-    const double elapsed = now_seconds() - t0, cpu = cpu_seconds() - cpu0;
-    std::printf("%.9g %.9g %.9g %llu %.9g\n", elapsed, first, last,
-                tgb_allocations() - allocations_before, cpu);
-    std::fflush(stdout);
-  }
-  return 0;
+  return serve(step, checksum, gemm_gflops,
+               std::string("tapegrad (GEMM: ") + gemm_backend_info() + "; vmath: SLEEF " +
+                   vmath::isa() + ")",
+               steps);
 }
 
+namespace {
+
+// One engine of a GPT workload: its row label, its peer ("" for tapegrad), its command line and
+// environment.
+struct Engine {
+  std::string label, peer;
+  std::vector<std::string> argv, env;
+};
+
+// Runs the engines of one group interleaved (alternating who goes first), returns their results.
+std::vector<Result> run_group(const GptWorkload& w, const std::vector<Engine>& engines,
+                              int samples) {
+  std::vector<std::unique_ptr<Process>> procs;
+  std::vector<Result> r(engines.size());
+  for (size_t e = 0; e < engines.size(); ++e) {
+    procs.push_back(std::make_unique<Process>(engines[e].argv, engines[e].env));
+    parse_ready(procs[e]->receive(), r[e]);
+    r[e].label = engines[e].label;
+  }
+  std::vector<unsigned long long> allocations(engines.size(), 0);
+  for (int s = 0; s < w.warmup + samples; ++s) {
+    for (size_t i = 0; i < procs.size(); ++i) {
+      const size_t e = s % 2 == 0 ? i : procs.size() - 1 - i;  // alternate who goes first
+      procs[e]->send("s\n");
+      std::istringstream ss(procs[e]->receive());
+      double seconds = 0, first = 0, last = 0, cpu = 0, thread_cpu = 0;
+      long long allocs = 0;
+      ss >> seconds >> first >> last >> allocs >> cpu >> thread_cpu;
+      if (s == 0) r[e].loss_first = first;
+      r[e].loss_last = last;
+      if (s >= w.warmup) {
+        r[e].ms.push_back(seconds * 1e3 / w.steps_per_sample);
+        r[e].cpu_ms.push_back(cpu * 1e3 / w.steps_per_sample);
+        r[e].main_cpu_ms.push_back(thread_cpu * 1e3 / w.steps_per_sample);
+        if (allocs < 0) {
+          r[e].allocations = -1;
+        } else {
+          allocations[e] += static_cast<unsigned long long>(allocs);
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    }
+  }
+  for (size_t e = 0; e < procs.size(); ++e) {
+    procs[e]->send("q\n");
+    r[e].rss_kib = std::stol(procs[e]->receive());
+    if (r[e].allocations >= 0) {
+      r[e].allocations = static_cast<double>(allocations[e]) / (samples * w.steps_per_sample);
+    }
+  }
+  return r;
+}
+
+// Prints one group's rows; "x torch" and "RSS/tch" are against the group's fastest peer run.
+void print_rows(const GptWorkload& w, const std::vector<Engine>& engines,
+                const std::vector<Result>& r, double peak) {
+  const double flops = gpt_step_flops(w);
+  size_t best = 1;
+  for (size_t e = 1; e < r.size(); ++e) {
+    if (r[e].median() < r[best].median()) best = e;
+  }
+  std::printf("%-9s %-34s %5s %10s %10s %10s %10s %10s %7s %5s %7s %7s %7s %8s %12s\n", "work",
+              "engine", "steps", "median ms", "min ms", "max ms", "cpu ms", "main cpu", "GFLOP/s",
+              "%peak", "x torch", "RSS MB", "RSS/tch", "allocs", "loss@1");
+  for (size_t e = 0; e < r.size(); ++e) {
+    const Result& x = r[e];
+    const double gflops = flops / (x.median() * 1e-3) / 1e9;
+    char allocs[32];
+    if (x.allocations < 0) {
+      std::snprintf(allocs, sizeof allocs, "n/a");
+    } else {
+      std::snprintf(allocs, sizeof allocs, "%.1f", x.allocations);
+    }
+    std::printf(
+        "%-9s %-34s %5d %10.2f %10.2f %10.2f %10.2f %10.2f %7.2f %5.1f %7.2f %7.1f %7.3f %8s "
+        "%12.8g\n",
+        w.name, x.label.c_str(), w.steps_per_sample, x.median(),
+        *std::min_element(x.ms.begin(), x.ms.end()), *std::max_element(x.ms.begin(), x.ms.end()),
+        Result::median_of(x.cpu_ms), Result::median_of(x.main_cpu_ms), gflops,
+        100.0 * gflops / peak, r[best].median() / x.median(), x.rss_kib / 1024.0,
+        static_cast<double>(x.rss_kib) / static_cast<double>(r[best].rss_kib), allocs,
+        x.loss_first);
+  }
+  // Per peer: same start (init checksum, loss at step 1) and the losses at the end.
+  for (const char* peer : {"LibTorch", "PyTorch"}) {
+    size_t t = 0;
+    for (size_t e = 1; e < r.size(); ++e) {
+      if (engines[e].peer == peer && (t == 0 || r[e].median() < r[t].median())) t = e;
+    }
+    if (t == 0) continue;
+    const Result& g = r[0];
+    const Result& p = r[t];
+    const double init_rel = std::abs(g.checksum - p.checksum) / std::abs(p.checksum);
+    const double rel1 = std::abs(g.loss_first - p.loss_first) / std::abs(p.loss_first);
+    const double rel_last = std::abs(g.loss_last - p.loss_last) / std::abs(p.loss_last);
+    std::printf(
+        "%-9s check vs %s: init checksum %.12g vs %.12g (rel. diff %.1e, %s); loss@1 %.9g vs "
+        "%.9g (rel. diff %.2e, %s); loss after %zu steps %.9g vs %.9g (rel. diff %.2e)\n",
+        w.name, p.label.c_str(), g.checksum, p.checksum, init_rel,
+        init_rel < 1e-9 ? "same init" : "DIFFERS", g.loss_first, p.loss_first, rel1,
+        rel1 < 1e-5 ? "OK" : "MISMATCH", (w.warmup + p.ms.size()) * w.steps_per_sample, g.loss_last,
+        p.loss_last, rel_last);
+  }
+}
+
+}  // namespace
+
 int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<int>& thread_counts,
-                      double sample_factor) {
+                      double sample_factor, const char* torch_plugin) {
   std::printf("GPT workloads: load average at start: %s\n", load_average().c_str());
+  // Medians per (workload, engine, threads), for the thread-scaling lines at the end: wall time,
+  // and CPU time (all threads at 1 thread, the step's own thread at more).
+  struct Scaling {
+    std::string workload, label;
+    int threads;
+    double wall, cpu, main_cpu;
+  };
+  std::vector<Scaling> scaling;
   for (int threads : thread_counts) {
     for (const std::string& name : names) {
       const GptWorkload& w = find_workload(name);
       const int samples = std::max(3, static_cast<int>(std::lround(w.samples * sample_factor)));
       const std::string k = std::to_string(w.steps_per_sample), n = std::to_string(threads);
-      std::vector<std::vector<std::string>> argvs{{"/proc/self/exe", "--worker", "tapegrad-gpt",
-                                                   "--workload", name, "--threads", n, "--steps",
-                                                   k}};
-      std::vector<std::string> labels{"tapegrad"};
-      for (const char* malloc_kind : {"default", "tuned"}) {
-        argvs.push_back({"/usr/bin/python3", torch_gpt_script(), "--serve", "--workload", name,
-                         "--threads", n, "--steps", k, "--malloc", malloc_kind});
-        labels.push_back(std::string("pytorch-eager/") + malloc_kind + "-malloc");
-      }
-      std::fprintf(stderr, "[%d thread%s] %s...\n", threads, threads == 1 ? "" : "s", w.name);
-      std::vector<std::unique_ptr<Process>> procs;
-      std::vector<Result> r(argvs.size());
-      for (size_t e = 0; e < argvs.size(); ++e) {
-        procs.push_back(std::make_unique<Process>(argvs[e]));
-        parse_ready(procs[e]->receive(), r[e]);
-        r[e].label = labels[e];
-      }
-      std::vector<unsigned long long> allocations(argvs.size(), 0);
-      for (int s = 0; s < w.warmup + samples; ++s) {
-        for (size_t i = 0; i < procs.size(); ++i) {
-          const size_t e = s % 2 == 0 ? i : procs.size() - 1 - i;  // alternate who goes first
-          procs[e]->send("s\n");
-          std::istringstream ss(procs[e]->receive());
-          double seconds = 0, first = 0, last = 0, cpu = 0;
-          long long allocs = 0;
-          ss >> seconds >> first >> last >> allocs >> cpu;
-          if (s == 0) r[e].loss_first = first;
-          r[e].loss_last = last;
-          if (s >= w.warmup) {
-            r[e].ms.push_back(seconds * 1e3 / w.steps_per_sample);
-            r[e].cpu_ms.push_back(cpu * 1e3 / w.steps_per_sample);
-            if (allocs < 0) {
-              r[e].allocations = -1;
-            } else {
-              allocations[e] += static_cast<unsigned long long>(allocs);
-            }
-          }
-          std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      const Engine tapegrad{"tapegrad",
+                            "",
+                            {"/proc/self/exe", "--worker", "tapegrad-gpt", "--workload", name,
+                             "--threads", n, "--steps", k},
+                            {}};
+      // Each peer with the default malloc (any tuning in the environment removed) and tuned.
+      std::vector<Engine> libtorch, pytorch;
+      for (const bool tuned : {false, true}) {
+        const std::string kind = tuned ? "tuned" : "default";
+        // The threads of LibTorch's two pools (OpenMP's intra-op pool, OpenBLAS's) asleep soon
+        // after their work instead of spinning against each other: with libgomp's default
+        // spinning, 2 threads ran the GPT steps 10-20x slower than 1 on a loaded 2-core machine.
+        // OPENBLAS_THREAD_TIMEOUT=4: OpenBLAS's threads wait 2^4 cycles, not 2^28, before
+        // sleeping. torch_gpt.py sets the same.
+        std::vector<std::string> env{"OMP_WAIT_POLICY=PASSIVE", "OPENBLAS_THREAD_TIMEOUT=4"};
+        for (const auto& [var, value] : kMallocTuned) {
+          env.push_back(std::string(var) + "=" + (tuned ? value : ""));
         }
-      }
-      for (size_t e = 0; e < procs.size(); ++e) {
-        procs[e]->send("q\n");
-        r[e].rss_kib = std::stol(procs[e]->receive());
-        if (r[e].allocations >= 0) {
-          r[e].allocations = static_cast<double>(allocations[e]) / (samples * w.steps_per_sample);
+        if (torch_plugin != nullptr) {
+          libtorch.push_back({"libtorch/" + kind + "-malloc",
+                              "LibTorch",
+                              {"/proc/self/exe", "--worker", "torch-gpt", "--workload", name,
+                               "--threads", n, "--steps", k, "--plugin", torch_plugin},
+                              env});
         }
+        // torch_gpt.py sets its own environment (malloc, BLAS, threads) and re-executes itself.
+        pytorch.push_back({"pytorch-eager/" + kind + "-malloc",
+                           "PyTorch",
+                           {"/usr/bin/python3", torch_gpt_script(), "--serve", "--workload", name,
+                            "--threads", n, "--steps", k, "--malloc", kind},
+                           {}});
       }
-      procs.clear();
+      // All five processes at once for gpt-tiny; for gpt2-124m (3-4 GB each) tapegrad runs
+      // once with each peer's two runs, so no more than three such processes are alive.
+      std::vector<std::vector<Engine>> groups;
+      const bool large = w.cfg.emb_dim * w.cfg.vocab_size > 10'000'000;
+      if (large && !libtorch.empty()) {
+        groups.push_back({tapegrad, libtorch[0], libtorch[1]});
+        groups.push_back({tapegrad, pytorch[0], pytorch[1]});
+      } else {
+        std::vector<Engine> all{tapegrad};
+        all.insert(all.end(), libtorch.begin(), libtorch.end());
+        all.insert(all.end(), pytorch.begin(), pytorch.end());
+        groups.push_back(all);
+      }
 
-      const double flops = gpt_step_flops(w);
-      double peak = 0;
-      for (const Result& x : r) peak = std::max(peak, x.gemm_gflops);
       std::printf(
-          "\n== %s, %d thread%s: batch %lld, T %lld, %.4g GFLOP per step (matrix products)"
-          " ==\n",
+          "\n== %s, %d thread%s: batch %lld, T %lld, %.4g GFLOP per step (matrix products) "
+          "==\n",
           w.name, threads, threads == 1 ? "" : "s", static_cast<long long>(w.batch),
-          static_cast<long long>(w.t), flops / 1e9);
-      for (const Result& x : r) {
-        std::printf("%-34s %s; sgemm %.1f GFLOP/s\n", x.label.c_str(), x.info.c_str(),
-                    x.gemm_gflops);
-      }
-      std::printf("  -> GEMM peak measured: %.1f GFLOP/s (the best sgemm above)\n", peak);
-      // The faster of the two PyTorch runs is the one every ratio is against.
-      const size_t best = r[1].median() <= r[2].median() ? 1 : 2;
-      std::printf("%-9s %-34s %5s %10s %10s %10s %10s %7s %5s %7s %7s %7s %8s %12s\n", "work",
-                  "engine", "steps", "median ms", "min ms", "max ms", "cpu ms", "GFLOP/s", "%peak",
-                  "x torch", "RSS MB", "RSS/tch", "allocs", "loss@1");
-      for (const Result& x : r) {
-        const double gflops = flops / (x.median() * 1e-3) / 1e9;
-        char allocs[32];
-        if (x.allocations < 0) {
-          std::snprintf(allocs, sizeof allocs, "n/a");
-        } else {
-          std::snprintf(allocs, sizeof allocs, "%.1f", x.allocations);
+          static_cast<long long>(w.t), gpt_step_flops(w) / 1e9);
+      // Per peer: tapegrad's median over the peer's faster run, from the group they ran in.
+      struct Ratio {
+        std::string peer, text;
+        double best;
+      };
+      std::vector<Ratio> ratios;
+      for (size_t gi = 0; gi < groups.size(); ++gi) {
+        const std::vector<Engine>& group = groups[gi];
+        std::fprintf(stderr, "[%d thread%s] %s%s...\n", threads, threads == 1 ? "" : "s", w.name,
+                     groups.size() > 1 ? (" group " + std::to_string(gi + 1)).c_str() : "");
+        const std::vector<Result> r = run_group(w, group, samples);
+        double peak = 0;
+        for (const Result& x : r) peak = std::max(peak, x.gemm_gflops);
+        if (groups.size() > 1) {
+          std::printf(
+              "-- group %zu of %zu (these engines interleaved; the groups one after the "
+              "other, so at most three 124M processes are alive):\n",
+              gi + 1, groups.size());
         }
-        std::printf(
-            "%-9s %-34s %5d %10.2f %10.2f %10.2f %10.2f %7.2f %5.1f %7.2f %7.1f %7.3f %8s "
-            "%12.8g\n",
-            w.name, x.label.c_str(), w.steps_per_sample, x.median(),
-            *std::min_element(x.ms.begin(), x.ms.end()),
-            *std::max_element(x.ms.begin(), x.ms.end()), Result::median_of(x.cpu_ms), gflops,
-            100.0 * gflops / peak, r[best].median() / x.median(), x.rss_kib / 1024.0,
-            static_cast<double>(x.rss_kib) / static_cast<double>(r[best].rss_kib), allocs,
-            x.loss_first);
+        for (const Result& x : r) {
+          std::printf("%-34s %s; sgemm %.1f GFLOP/s\n", x.label.c_str(), x.info.c_str(),
+                      x.gemm_gflops);
+        }
+        std::printf("  -> GEMM peak measured: %.1f GFLOP/s (the best sgemm above)\n", peak);
+        print_rows(w, group, r, peak);
+        for (const Result& x : r) {
+          const bool seen = std::any_of(scaling.begin(), scaling.end(), [&](const Scaling& q) {
+            return q.workload == w.name && q.label == x.label && q.threads == threads;
+          });
+          if (!seen) {
+            scaling.push_back({w.name, x.label, threads, x.median(), Result::median_of(x.cpu_ms),
+                               Result::median_of(x.main_cpu_ms)});
+          }
+        }
+        for (const char* peer : {"LibTorch", "PyTorch"}) {
+          Ratio q{peer, "", 0};
+          for (size_t e = 1; e < r.size(); ++e) {
+            if (group[e].peer != peer) continue;
+            const double ratio = r[0].median() / r[e].median();
+            q.best = std::max(q.best, ratio);  // against the peer's faster run
+            char text[160];
+            std::snprintf(text, sizeof text, " vs %s %.4f (%.3f)", r[e].label.c_str(), ratio,
+                          static_cast<double>(r[0].rss_kib) / static_cast<double>(r[e].rss_kib));
+            q.text += text;
+          }
+          if (!q.text.empty()) ratios.push_back(q);
+        }
       }
-      const Result& g = r[0];
-      const Result& t = r[best];
-      const double init_rel = std::abs(g.checksum - t.checksum) / std::abs(t.checksum);
-      const double rel1 = std::abs(g.loss_first - t.loss_first) / std::abs(t.loss_first);
-      const double rel_last = std::abs(g.loss_last - t.loss_last) / std::abs(t.loss_last);
-      std::printf(
-          "%-9s check: init checksum %.12g vs %.12g (rel. diff %.1e, %s); loss@1 %.9g vs %.9g "
-          "(rel. diff %.2e, %s); loss after %d steps %.9g vs %.9g (rel. diff %.2e)\n",
-          w.name, g.checksum, t.checksum, init_rel, init_rel < 1e-9 ? "same init" : "DIFFERS",
-          g.loss_first, t.loss_first, rel1, rel1 < 1e-5 ? "OK" : "MISMATCH",
-          (w.warmup + samples) * w.steps_per_sample, g.loss_last, t.loss_last, rel_last);
-      std::printf("%-9s ratio tapegrad/PyTorch, median time (peak RSS):", w.name);
-      for (size_t e = 1; e < r.size(); ++e) {
-        std::printf(" vs %s %.4f (%.3f)%s", r[e].label.c_str(), g.median() / r[e].median(),
-                    static_cast<double>(g.rss_kib) / static_cast<double>(r[e].rss_kib),
-                    e == best ? " [the faster]" : "");
+      // A higher ratio (tapegrad's time over the peer's) = a faster peer run; the targets hold
+      // against the faster of the peers.
+      double best = 0;
+      for (const Ratio& q : ratios) best = std::max(best, q.best);
+      for (const Ratio& q : ratios) {
+        std::printf("%-9s ratio tapegrad/%s, median time (peak RSS):%s%s\n", w.name, q.peer.c_str(),
+                    q.text.c_str(),
+                    ratios.size() > 1 && q.best == best ? " [the faster peer]" : "");
       }
-      std::printf("\n");
       std::fflush(stdout);
+    }
+  }
+  if (thread_counts.size() > 1) {
+    std::printf(
+        "\nGPT thread scaling (speed relative to 1 thread): by wall-time medians, and by CPU time "
+        "(1-thread CPU / the step thread's CPU at n threads: the speed-up n idle cores would "
+        "give, unless the step thread waits for the others)\n");
+    for (const Scaling& q : scaling) {
+      if (q.threads == 1) continue;
+      for (const Scaling& one : scaling) {
+        if (one.threads != 1 || one.workload != q.workload || one.label != q.label) continue;
+        std::printf("  %-9s %-34s %d threads: %.2fx by wall, %.2fx by CPU\n", q.workload.c_str(),
+                    q.label.c_str(), q.threads, one.wall / q.wall,
+                    q.main_cpu > 0 ? one.cpu / q.main_cpu : 0.0);
+      }
     }
   }
   std::printf("\nGPT workloads: load average at end: %s\n", load_average().c_str());

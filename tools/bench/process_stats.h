@@ -20,6 +20,13 @@ inline double cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
+// CPU time of the calling thread, in seconds.
+inline double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 // The process's peak resident set (VmHWM), in KiB; -1 when /proc does not say.
 inline long peak_rss_kib() {
   std::ifstream status("/proc/self/status");

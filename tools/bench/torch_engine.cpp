@@ -1,13 +1,17 @@
 // The LibTorch comparator, built as a plugin the benchmark loads only in the processes that run
-// it: the same step as tapegrad's (same init, same data, same ops), written as the book writes it.
+// it: the same steps as tapegrad's (same init, same data, same ops), written as the book writes
+// them: the attention step (tgb_torch_*) and the GPT training step (tgb_torch_gpt_*).
 #include <dlfcn.h>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tools/bench/workload.h"
 
@@ -41,6 +45,188 @@ double sum_of(const torch::Tensor& t) {
   for (int64_t i = 0; i < t.numel(); ++i) s += static_cast<double>(p[i]);
   return s;
 }
+
+// --- the book's GPTModel in torch::nn --------------------------------------------------------
+// Sebastian Raschka's "Build a Large Language Model (From Scratch)", chapter 4 (ch04/
+// 01_main-chapter-code/gpt.py, Apache License 2.0), module for module as tools/bench/
+// torch_gpt.py writes it in Python: the modules are constructed (and their parameters drawn from
+// the default generator) in the book's order, so torch::manual_seed(123) gives the book's weights,
+// and registered in that order, so parameters() lists them as Python does.
+namespace book {
+
+using torch::Tensor;
+
+struct MultiHeadAttentionImpl : torch::nn::Module {
+  MultiHeadAttentionImpl(int64_t d_in, int64_t d_out, int64_t context_length, double dropout_p,
+                         int64_t num_heads, bool qkv_bias)
+      : d_out(d_out), num_heads(num_heads), head_dim(d_out / num_heads) {
+    TORCH_CHECK(d_out % num_heads == 0, "d_out must be divisible by num_heads");
+    W_query = register_module(
+        "W_query", torch::nn::Linear(torch::nn::LinearOptions(d_in, d_out).bias(qkv_bias)));
+    W_key = register_module(
+        "W_key", torch::nn::Linear(torch::nn::LinearOptions(d_in, d_out).bias(qkv_bias)));
+    W_value = register_module(
+        "W_value", torch::nn::Linear(torch::nn::LinearOptions(d_in, d_out).bias(qkv_bias)));
+    out_proj = register_module("out_proj", torch::nn::Linear(d_out, d_out));
+    dropout = register_module("dropout", torch::nn::Dropout(dropout_p));
+    mask = register_buffer("mask", torch::triu(torch::ones({context_length, context_length}), 1));
+  }
+
+  Tensor forward(const Tensor& x) {  // x: [B, T, C]
+    const int64_t b = x.size(0), t = x.size(1);
+    Tensor k = W_key(x);  // [B, T, C]
+    Tensor q = W_query(x);
+    Tensor v = W_value(x);
+    k = k.view({b, t, num_heads, head_dim}).transpose(1, 2);  // [B, H, T, D]
+    v = v.view({b, t, num_heads, head_dim}).transpose(1, 2);
+    q = q.view({b, t, num_heads, head_dim}).transpose(1, 2);
+    Tensor scores = q.matmul(k.transpose(2, 3));  // [B, H, T, T]
+    scores.masked_fill_(mask.to(torch::kBool).slice(0, 0, t).slice(1, 0, t),
+                        -std::numeric_limits<double>::infinity());
+    Tensor weights = torch::softmax(scores / std::sqrt(static_cast<double>(k.size(-1))), -1);
+    weights = dropout(weights);
+    Tensor ctx = weights.matmul(v).transpose(1, 2);  // [B, T, H, D]
+    ctx = ctx.contiguous().view({b, t, d_out});      // [B, T, C]
+    return out_proj(ctx);
+  }
+
+  int64_t d_out, num_heads, head_dim;
+  torch::nn::Linear W_query{nullptr}, W_key{nullptr}, W_value{nullptr}, out_proj{nullptr};
+  torch::nn::Dropout dropout{nullptr};
+  Tensor mask;
+};
+TORCH_MODULE(MultiHeadAttention);
+
+struct LayerNormImpl : torch::nn::Module {
+  explicit LayerNormImpl(int64_t emb_dim)
+      : scale(register_parameter("scale", torch::ones(emb_dim))),
+        shift(register_parameter("shift", torch::zeros(emb_dim))) {}
+
+  Tensor forward(const Tensor& x) {  // [..., C]
+    const Tensor mean = x.mean(-1, /*keepdim=*/true);
+    const Tensor var = x.var(-1, /*unbiased=*/false, /*keepdim=*/true);
+    return scale * ((x - mean) / torch::sqrt(var + eps)) + shift;
+  }
+
+  double eps = 1e-5;
+  Tensor scale, shift;
+};
+TORCH_MODULE(LayerNorm);
+
+// The book's tanh approximation, op for op (torch.tensor(2.0 / torch.pi) is float32).
+struct GELUImpl : torch::nn::Module {
+  Tensor forward(const Tensor& x) {
+    return 0.5 * x *
+           (1 + torch::tanh(torch::sqrt(torch::tensor(2.0 / M_PI, torch::kFloat32)) *
+                            (x + 0.044715 * torch::pow(x, 3))));
+  }
+};
+TORCH_MODULE(GELU);
+
+struct FeedForwardImpl : torch::nn::Module {
+  // The layers are appended one by one: as arguments of one call, C++ would construct (and
+  // draw the weights of) the two Linears in an unspecified order.
+  explicit FeedForwardImpl(int64_t emb_dim) {
+    layers->push_back(torch::nn::Linear(emb_dim, 4 * emb_dim));  // [B, T, C] -> [B, T, 4C]
+    layers->push_back(GELU());
+    layers->push_back(torch::nn::Linear(4 * emb_dim, emb_dim));  // [B, T, 4C] -> [B, T, C]
+    register_module("layers", layers);
+  }
+
+  Tensor forward(const Tensor& x) { return layers->forward(x); }  // [B, T, C]
+
+  torch::nn::Sequential layers;
+};
+TORCH_MODULE(FeedForward);
+
+struct TransformerBlockImpl : torch::nn::Module {
+  explicit TransformerBlockImpl(const tgb_gpt_config& cfg)
+      : att(register_module(
+            "att", MultiHeadAttention(cfg.emb_dim, cfg.emb_dim, cfg.context_length, cfg.drop_rate,
+                                      cfg.n_heads, cfg.qkv_bias != 0))),
+        ff(register_module("ff", FeedForward(cfg.emb_dim))),
+        norm1(register_module("norm1", LayerNorm(cfg.emb_dim))),
+        norm2(register_module("norm2", LayerNorm(cfg.emb_dim))),
+        drop_resid(register_module("drop_resid", torch::nn::Dropout(cfg.drop_rate))) {}
+
+  Tensor forward(Tensor x) {  // [B, T, C]
+    Tensor shortcut = x;
+    x = drop_resid(att(norm1(x))) + shortcut;
+    shortcut = x;
+    return drop_resid(ff(norm2(x))) + shortcut;
+  }
+
+  MultiHeadAttention att;
+  FeedForward ff;
+  LayerNorm norm1, norm2;
+  torch::nn::Dropout drop_resid;
+};
+TORCH_MODULE(TransformerBlock);
+
+struct GPTModelImpl : torch::nn::Module {
+  explicit GPTModelImpl(const tgb_gpt_config& cfg)
+      : tok_emb(register_module("tok_emb", torch::nn::Embedding(cfg.vocab_size, cfg.emb_dim))),
+        pos_emb(register_module("pos_emb", torch::nn::Embedding(cfg.context_length, cfg.emb_dim))),
+        drop_emb(register_module("drop_emb", torch::nn::Dropout(cfg.drop_rate))),
+        trf_blocks(register_module("trf_blocks", torch::nn::Sequential())),
+        final_norm(nullptr),
+        out_head(nullptr) {
+    for (int64_t i = 0; i < cfg.n_layers; ++i) trf_blocks->push_back(TransformerBlock(cfg));
+    final_norm = register_module("final_norm", LayerNorm(cfg.emb_dim));
+    out_head = register_module(
+        "out_head",
+        torch::nn::Linear(torch::nn::LinearOptions(cfg.emb_dim, cfg.vocab_size).bias(false)));
+  }
+
+  Tensor forward(const Tensor& in_idx) {  // [B, T] token ids
+    const int64_t t = in_idx.size(1);
+    Tensor x = tok_emb(in_idx) + pos_emb(torch::arange(t, in_idx.options()));  // [B, T, C]
+    x = trf_blocks->forward(drop_emb(x));                                      // [B, T, C]
+    return out_head(final_norm(x));                                            // [B, T, V]
+  }
+
+  torch::nn::Embedding tok_emb, pos_emb;
+  torch::nn::Dropout drop_emb;
+  torch::nn::Sequential trf_blocks;
+  LayerNorm final_norm;
+  torch::nn::Linear out_head;
+};
+TORCH_MODULE(GPTModel);
+
+}  // namespace book
+
+// One GPT training step as torch_gpt.py's step(): forward, cross-entropy over the flattened
+// logits, backward, clip_grad_norm_(1.0), AdamW.
+struct GptEngine {
+  explicit GptEngine(const tgb_gpt_config& cfg) : model(nullptr) {
+    torch::manual_seed(123);
+    model = book::GPTModel(cfg);
+    model->train();
+    optimizer = std::make_unique<torch::optim::AdamW>(
+        model->parameters(), torch::optim::AdamWOptions(cfg.lr).weight_decay(cfg.weight_decay));
+    // torch.randint(0, V, (B, T + 1), generator=torch.Generator().manual_seed(123)): one fixed
+    // batch, inputs and next-token targets.
+    const torch::Tensor tokens = torch::randint(0, cfg.vocab_size, {cfg.batch, cfg.t + 1},
+                                                at::detail::createCPUGenerator(123));
+    inputs = tokens.slice(1, 0, cfg.t);       // [B, T]
+    targets = tokens.slice(1, 1, cfg.t + 1);  // [B, T]
+  }
+
+  double step() {
+    optimizer->zero_grad();
+    const torch::Tensor logits = model(inputs);  // [B, T, V]
+    const torch::Tensor loss =
+        torch::nn::functional::cross_entropy(logits.flatten(0, 1), targets.flatten());
+    loss.backward();
+    torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
+    optimizer->step();
+    return loss.item<double>();
+  }
+
+  book::GPTModel model;
+  std::unique_ptr<torch::optim::AdamW> optimizer;
+  torch::Tensor inputs, targets;
+};
 
 }  // namespace
 
@@ -103,6 +289,30 @@ double tgb_torch_step(void* engine) {
 
 void tgb_torch_destroy(void* engine) {
   delete static_cast<Engine*>(engine);
+}
+
+void* tgb_torch_gpt_create(const tgb_gpt_config* cfg, int threads) {
+  torch::set_num_threads(threads);
+  limit_blas_threads(threads);
+  return new GptEngine(*cfg);
+}
+
+// Σ over the parameters of each one's float64 sum, as torch_gpt.py computes it.
+double tgb_torch_gpt_checksum(void* engine) {
+  torch::NoGradGuard no_grad;
+  double sum = 0;
+  for (const torch::Tensor& p : static_cast<GptEngine*>(engine)->model->parameters()) {
+    sum += p.to(torch::kFloat64).sum().item<double>();
+  }
+  return sum;
+}
+
+double tgb_torch_gpt_step(void* engine) {
+  return static_cast<GptEngine*>(engine)->step();
+}
+
+void tgb_torch_gpt_destroy(void* engine) {
+  delete static_cast<GptEngine*>(engine);
 }
 
 // GFLOP/s of torch::mm on n x n float32 matrices: the best of `reps` timed products.

@@ -15,8 +15,8 @@
 #
 # --serve: the worker of tapegrad-bench's GPT workloads (tools/bench/gpt_workload.cpp): prints
 # "ready <init checksum> <sgemm 1024^3 GFLOP/s> <info>", then for each "s" on stdin runs --steps
-# steps and prints "<seconds> <first loss> <last loss> -1 <CPU seconds>" (-1: allocations are not
-# counted here), and for "q" prints its peak RSS (VmHWM, KiB) and exits.
+# steps and prints "<seconds> <first loss> <last loss> -1 <CPU seconds> <main thread's CPU seconds>"
+# (-1: allocations are not counted here), and for "q" prints its peak RSS (VmHWM, KiB) and exits.
 #
 # BLAS: Debian's torch links libblas.so.3, i.e. whatever the system alternative selects (the
 # reference BLAS on the machines that make tapegrad's goldens). With --blas openblas (the
@@ -87,7 +87,12 @@ def reexec_if_needed(args):
             want["OPENBLAS_CORETYPE"] = core
     if args.malloc == "tuned":
         want.update(MALLOC_TUNED)
-    # Threads: torch's intra-op pool and OpenBLAS's own pool the same size, so they do not fight.
+    # Threads: torch's intra-op pool and OpenBLAS's own pool the same size, and both pools'
+    # threads asleep soon after their work (OpenMP's passive; OpenBLAS's after 2^4 cycles, not
+    # 2^28), so they do not spin against each other: with libgomp's default spinning, 2 threads
+    # ran the GPT steps 10-20x slower than 1 on a loaded 2-core machine.
+    want["OMP_WAIT_POLICY"] = "PASSIVE"
+    want["OPENBLAS_THREAD_TIMEOUT"] = "4"
     want["OMP_NUM_THREADS"] = str(args.threads)
     want["OPENBLAS_NUM_THREADS"] = str(args.threads)
     want["MKL_NUM_THREADS"] = str(args.threads)
@@ -309,14 +314,15 @@ def serve(args, torch, model, step):
         if line.startswith("q"):
             print(peak_rss_kib(), flush=True)
             return
-        t0, c0 = time.perf_counter(), time.process_time()
+        t0, c0, m0 = time.perf_counter(), time.process_time(), time.thread_time()
         first = last = None
         for i in range(steps):
             last = step()
             if i == 0:
                 first = last
         elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
-        print(f"{elapsed:.9g} {first!r} {last!r} -1 {cpu:.9g}", flush=True)
+        main_cpu = time.thread_time() - m0
+        print(f"{elapsed:.9g} {first!r} {last!r} -1 {cpu:.9g} {main_cpu:.9g}", flush=True)
 
 
 if __name__ == "__main__":

@@ -42,4 +42,14 @@ struct tgb_shape {
   int64_t b, t, d_in, d_out, heads;
   int scaled;
 };
+
+// The GPT workloads' model (the book's GPT config), batch and optimizer settings, for the
+// LibTorch plugin's GPT step (tgb_torch_gpt_*; tools/bench/gpt_workload.cpp runs it).
+struct tgb_gpt_config {
+  int64_t vocab_size, context_length, emb_dim, n_heads, n_layers;
+  double drop_rate;
+  int qkv_bias;
+  int64_t batch, t;         // one fixed batch of [batch, t] tokens
+  double lr, weight_decay;  // AdamW's; its betas and eps are torch's defaults
+};
 }
