@@ -3,9 +3,11 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "graph/error.h"
+#include "graph/threads.h"
 #include "optim/optim.h"
 
 using namespace tapegrad;
@@ -94,4 +96,23 @@ TEST_CASE("clip_grad_value_: clamps every element to [-v, v]", "[optim][clip]") 
   CHECK(frozen.grad_values()[0] == 9.0);                   // not a trainable parameter
   CHECK_THROWS_WITH(clip_grad_value_({a}, -1.0),
                     "clip_grad_value_: clip_value must be >= 0, got -1");
+}
+
+TEST_CASE("clip_grad_norm_: the same norm and gradients with 1 and 2 threads", "[optim][clip]") {
+  // 1.5M values: enough for the sum of squares and the scaling to split over two threads.
+  const int64_t n = 1'500'007;
+  std::vector<double> grad(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) grad[static_cast<size_t>(i)] = std::sin(0.001 * i) * 1e-2;
+  auto run = [&](int threads) {
+    set_num_threads(threads);
+    Parameter p = with_grad({n}, grad, DType::Float32, "p");
+    const double norm = clip_grad_norm_({p}, 1.0);
+    set_num_threads(1);
+    return std::make_pair(norm, p.grad_values());
+  };
+  const auto one = run(1);
+  const auto two = run(2);
+  CHECK(one.first > 1.0);  // large enough to be clipped
+  CHECK(one.first == two.first);
+  CHECK(one.second == two.second);
 }
