@@ -1,18 +1,64 @@
 // softmax_row / softmax_row_backward: the softmax op's row arithmetic, compiled once.
 #include "ops/detail/softmax_rows.h"
 
+#include <algorithm>
+#include <limits>
+#include <type_traits>
+
 #include "ops/detail/op_util.h"
+#include "ops/detail/vmath.h"
 
 namespace tapegrad::detail {
 
+namespace {
+
+// Σ x in the order of torch 1.13's vec::reduce_all for its AVX2 kernels (Debian's build): rows
+// shorter than a vector (8 floats, 4 doubles) add left to right; longer ones keep one partial sum
+// per lane (the tail added to the first lanes), then fold the lanes: floats pairwise
+// ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)) (VecReduceAllSIMD<float>), doubles left to
+// right. n >= 1.
+template <class T>
+T torch_sum(const T* x, int64_t n) {
+  constexpr int kLanes = std::is_same_v<T, float> ? 8 : 4;
+  T s = x[0];
+  if (n < kLanes) {
+    for (int64_t j = 1; j < n; ++j) s += x[j];
+    return s;
+  }
+  T acc[kLanes];
+  for (int l = 0; l < kLanes; ++l) acc[l] = x[l];
+  int64_t d = kLanes;
+  for (; d + kLanes <= n; d += kLanes) {
+    for (int l = 0; l < kLanes; ++l) acc[l] += x[d + l];
+  }
+  for (int l = 0; d + l < n; ++l) acc[l] += x[d + l];
+  if constexpr (kLanes == 8) {
+    for (int l = 0; l < 4; ++l) acc[l] += acc[l + 4];
+    return (acc[0] + acc[2]) + (acc[1] + acc[3]);
+  } else {
+    return ((acc[0] + acc[1]) + acc[2]) + acc[3];
+  }
+}
+
+}  // namespace
+
+// torch's _vec_softmax_lastdim: max, exp(x − max) through SLEEF (vmath, torch's own exp), the sum
+// in torch's order, 1 / sum, times it. Every step is elementwise or in a fixed order, so the bits
+// do not depend on where the row lies in memory.
 template <class T>
 void softmax_row(const T* x, T* y, int64_t n) {
-  ConstArrayMap<T> xr(x, n);
-  ArrayMap<T> yr(y, n);
-  const T m = xr.template maxCoeff<Eigen::PropagateNaN>();
-  yr = (xr - m).exp();
-  const T s = T(1) / yr.sum();
-  yr *= s;
+  if (n == 0) return;
+  T m = x[0];
+  bool nan = x[0] != x[0];
+  for (int64_t j = 1; j < n; ++j) {
+    m = std::max(m, x[j]);
+    nan |= x[j] != x[j];
+  }
+  if (nan) m = std::numeric_limits<T>::quiet_NaN();
+  for (int64_t j = 0; j < n; ++j) y[j] = x[j] - m;
+  vmath::exp(y, y, n);
+  const T s = T(1) / torch_sum(y, n);
+  for (int64_t j = 0; j < n; ++j) y[j] *= s;
 }
 
 template <class T>

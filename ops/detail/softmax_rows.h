@@ -6,11 +6,9 @@
 
 namespace tapegrad::detail {
 
-// y = exp(x − max) · (1 / Σ exp(x − max)) over n contiguous values (torch's _vec_softmax_lastdim
-// order: max, exp, 1 / sum, scale). x may equal y. -inf entries give exactly 0.
-// The last bits depend on y's address modulo 64 bytes (Eigen's vectorised loops start at the
-// first aligned element and handle the ones before it apart): a caller that must reproduce the
-// softmax op computes its rows at the same offsets from an arena (64-byte aligned) block.
+// y = exp(x − max) · (1 / Σ exp(x − max)) over n contiguous values, torch's _vec_softmax_lastdim
+// operation by operation (SLEEF's exp, torch's summation order), so the bits do not depend on
+// the row's address. x may equal y. -inf entries give exactly 0; a NaN makes the row NaN.
 template <class T>
 void softmax_row(const T* x, T* y, int64_t n);
 
