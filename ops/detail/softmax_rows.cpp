@@ -48,14 +48,20 @@ T torch_sum(const T* x, int64_t n) {
 template <class T>
 void softmax_row(const T* x, T* y, int64_t n) {
   if (n == 0) return;
-  T m = x[0];
-  bool nan = x[0] != x[0];
-  for (int64_t j = 1; j < n; ++j) {
-    m = std::max(m, x[j]);
-    nan |= x[j] != x[j];
+  // The max in lanes (a select the compiler vectorises). It skips NaNs, where torch's propagates
+  // them: either way a NaN (or +inf) entry makes x − m NaN there, so the sum and the whole row
+  // are NaN.
+  constexpr int kLanes = 16;
+  T lanes[kLanes];
+  std::fill(lanes, lanes + kLanes, -std::numeric_limits<T>::infinity());
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int l = 0; l < kLanes; ++l) lanes[l] = lanes[l] < x[j + l] ? x[j + l] : lanes[l];
   }
-  if (nan) m = std::numeric_limits<T>::quiet_NaN();
-  for (int64_t j = 0; j < n; ++j) y[j] = x[j] - m;
+  for (int l = 0; j < n; ++j, ++l) lanes[l] = lanes[l] < x[j] ? x[j] : lanes[l];
+  T m = lanes[0];
+  for (int l = 1; l < kLanes; ++l) m = m < lanes[l] ? lanes[l] : m;
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] - m;
   vmath::exp(y, y, n);
   const T s = T(1) / torch_sum(y, n);
   for (int64_t j = 0; j < n; ++j) y[j] *= s;
