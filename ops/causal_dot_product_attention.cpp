@@ -9,10 +9,9 @@
 // split_heads/merge_heads views, with the same arithmetic: each product is the same gemm call
 // (same shapes, the same operand transposes: kᵀ is copied as transpose() does, only the
 // leading dimensions differ), the elementwise steps are the same expressions, the rows go
-// through the softmax op's own row functions (ops/detail/softmax_rows.h), and the probabilities
-// live in a [B, H, T, T] arena block laid out as softmax's output; dropout's mask is drawn for
-// the whole [B, H, T, T]
-// weights at once, masked positions included, as torch's dropout on the weights tensor draws it.
+// through the softmax op's own row functions (ops/detail/softmax_rows.h), and dropout's mask is
+// drawn for the whole [B, H, T, T] weights at once, masked positions included, as torch's
+// dropout on the weights tensor draws it.
 // So the output and the gradients equal the composed ops' exactly (up to the sign of a zero),
 // which tests/ops/test_causal_dot_product_attention.cpp checks; what differs is what is kept:
 // only the probabilities P [B, H, T, T] and the keep mask (one byte per weight), no scores,
