@@ -89,8 +89,11 @@ class Generator {
 
  private:
   double uniform_double();  // float64 uniform in [0, 1)
-  float uniform_float();    // float32 uniform in [0, 1)
-  double scalar_normal();   // one standard normal from the scalar path (uses and fills the cache)
+  // The next n draws of random(), in order, written to out: words are tempered a block at a
+  // time (a loop the compiler vectorises) instead of one call per draw; same words, same state.
+  void random_block(uint32_t* out, int64_t n);
+  float uniform_float();   // float32 uniform in [0, 1)
+  double scalar_normal();  // one standard normal from the scalar path (uses and fills the cache)
   void twist();
 
   uint64_t seed_ = kDefaultSeed;

@@ -3,14 +3,16 @@
 // Row i of a [.., Tq, Tk] slice keeps columns j <= i (as causal_mask's triu(ones, 1) fill), so
 // only those are read, divided, exponentiated and summed; the rest of the row is written as 0,
 // which is exactly what exp(-inf - max) gives in the composed ops. Arithmetic per kept entry as
-// the composed ops (torch's): x / divisor in the tensor's dtype, max, e = exp(x - max),
-// s = 1 / Σ e, y = e * s; only the order of the sum differs (the masked zeros are not added).
+// the composed ops (torch's): x / divisor in the tensor's dtype, then the softmax op's row
+// function over the kept entries (max, e = exp(x - max), s = 1 / Σ e, y = e * s); only the order
+// of the sum differs (the masked zeros are not added, so the lanes group other entries).
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "graph/threads.h"
 #include "ops/detail/op_util.h"
+#include "ops/detail/softmax_rows.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -82,12 +84,8 @@ Tensor causal_softmax(const Tensor& scores, double divisor) {
     parallel_for(rows, 20.0 * static_cast<double>(tk), [&](int, int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         const int64_t n = kept(r, tq, tk), off = r * tk;
-        ArrayMap<T> yr(out + off, n);
-        yr = ConstArrayMap<T>(x + off, n) / c;
-        const T m = yr.template maxCoeff<Eigen::PropagateNaN>();
-        yr = (yr - m).exp();
-        const T s = T(1) / yr.sum();
-        yr *= s;
+        ArrayMap<T>(out + off, n) = ConstArrayMap<T>(x + off, n) / c;
+        detail::softmax_row(out + off, out + off, n);  // the softmax op's row
         std::fill(out + off + n, out + off + tk, T(0));
       }
     });

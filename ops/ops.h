@@ -138,6 +138,23 @@ Tensor causal_softmax(const Tensor& scores, double divisor = 1.0);
 // The (batch, head) pairs are split over set_num_threads() threads.
 Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t num_heads = 0);
 
+// MultiHeadAttention's attention on the projections q, k, v [B, T, C] with H = num_heads heads of
+// D = C / H (read in place, no split/merge copies): per (batch, head),
+// dropout(softmax(causal_mask(q·kᵀ) / √D, -1), dropout_p, training, generator)·v, returned as
+// [B, T, C]. It computes exactly what the composed ops compute (merge_heads(matmul(dropout(
+// softmax(causal_mask(matmul(qh, transpose(kh, 2, 3))) / √D, -1), ...), vh)) with qh =
+// split_heads(q, H), ...), bit for bit, output and gradients, and draws the same dropout mask
+// from generator (torch's, over the whole [B, H, T, T] weights); it keeps only the
+// probabilities [B, H, T, T] and the mask for backward. dropout_p in [0, 1); nothing is drawn in
+// eval mode (training = false) or for p = 0. The (batch, head) pairs are split over the threads.
+Tensor causal_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    int64_t num_heads, double dropout_p = 0.0,
+                                    bool training = false,
+                                    Generator& generator = default_generator());
+// The softmax weights [B, H, T, T] (before dropout) that produced `out`, an output of
+// causal_dot_product_attention, row-major. Throws Error for any other tensor.
+std::vector<double> causal_attention_weights(const Tensor& out);
+
 // --- selection and sampling (ids carry no gradient) ---------------------------------------------
 // torch.argmax(x, dim, keepdim): the first maximum (a NaN counts as the maximum); not recorded.
 Ids argmax(const Tensor& x, int dim, bool keepdim = false);

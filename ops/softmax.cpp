@@ -8,6 +8,7 @@
 
 #include "ops/detail/op_util.h"
 #include "ops/detail/reduce_dim.h"
+#include "ops/detail/softmax_rows.h"
 #include "ops/ops.h"
 
 namespace tapegrad {
@@ -18,14 +19,10 @@ template <class T>
 void softmax_forward(const T* x, T* y, const DimView& l, Arena& arena) {
   if (l.size == 0) return;
   if (l.inner == 1) {
-    // The attention case: contiguous rows.
+    // The attention case: contiguous rows (the row function causal_dot_product_attention
+    // shares).
     for (int64_t o = 0; o < l.outer; ++o) {
-      ConstArrayMap<T> xr(x + o * l.size, l.size);
-      ArrayMap<T> yr(y + o * l.size, l.size);
-      const T m = xr.template maxCoeff<Eigen::PropagateNaN>();
-      yr = (xr - m).exp();
-      const T s = T(1) / yr.sum();
-      yr *= s;
+      detail::softmax_row(x + o * l.size, y + o * l.size, l.size);
     }
     return;
   }
@@ -64,9 +61,7 @@ void softmax_backward(Tape& tape, const Node& node) {
     if (l.inner == 1) {
       for (int64_t o = 0; o < l.outer; ++o) {
         const int64_t off = o * l.size;
-        ConstArrayMap<T> yr(y + off, l.size), dyr(dy + off, l.size);
-        const T s = (dyr * yr).sum();
-        ArrayMap<T>(dx + off, l.size) += yr * (dyr - s);
+        detail::softmax_row_backward(y + off, dy + off, dx + off, l.size);
       }
       return;
     }

@@ -236,22 +236,21 @@ MultiHeadAttention::MultiHeadAttention(int64_t d_in, int64_t d_out, int64_t cont
 Tensor MultiHeadAttention::forward(const Tensor& x) const {
   check_batch_input(name(), x, W_query.in_features(), context_length_);
   NameScope scope(name(), x.tape());
-  Tensor keys = named(split_heads(W_key(x), num_heads_), "keys");          // [B, H, T, D_h]
-  Tensor queries = named(split_heads(W_query(x), num_heads_), "queries");  // [B, H, T, D_h]
-  Tensor values = named(split_heads(W_value(x), num_heads_), "values");    // [B, H, T, D_h]
-  Tensor attn_scores =
-      named(matmul(queries, transpose(keys, 2, 3)), "attn_scores");  // [B, H, T, T]
-  attn_scores = causal_mask(attn_scores);  // [B, H, T, T], -inf above the diagonal
-  const double d_k = static_cast<double>(head_dim_);
-  Tensor attn_weights =
-      named(softmax(attn_scores / std::sqrt(d_k), -1), "attn_weights");  // [B, H, T, T]
-  if (keep_attention_) kept_attention_ = {attn_weights.shape(), attn_weights.values()};
-  if (training() && dropout_ > 0.0) {
-    attn_weights = dropout(attn_weights, dropout_, true, *generator_);  // [B, H, T, T]
+  Tensor keys = named(W_key(x), "keys");          // [B, T, D]
+  Tensor queries = named(W_query(x), "queries");  // [B, T, D]
+  Tensor values = named(W_value(x), "values");    // [B, T, D]
+  // The book's split into H heads, q·kᵀ, causal mask, softmax(· / √D_h), dropout on the
+  // weights, ·v and merge back, as one op that computes exactly what those ops compute (bit for
+  // bit, the same dropout draws) but keeps only the [B, H, T, T] weights and the mask; nn.Dropout
+  // draws nothing in eval mode or with p == 0, and neither does it.
+  Tensor context_vec = named(causal_dot_product_attention(queries, keys, values, num_heads_,
+                                                          dropout_, training(), *generator_),
+                             "context_vec");  // [B, T, D]
+  if (keep_attention_) {
+    const int64_t B = x.size(0), T = x.size(1);
+    kept_attention_ = {Shape{B, num_heads_, T, T}, causal_attention_weights(context_vec)};
   }
-  Tensor context_vec =
-      named(merge_heads(matmul(attn_weights, values)), "context_vec");  // [B, T, D]
-  return out_proj(context_vec);                                         // [B, T, D]
+  return out_proj(context_vec);  // [B, T, D]
 }
 
 void MultiHeadAttention::keep_attention(bool keep) {

@@ -228,12 +228,12 @@ TEST_CASE("example train_attention --dot/--svg draws MultiHeadAttention's last s
   };
   const std::string dot = slurp(dot_path);
   // One box per module and layer, the named tensors, the loss.
-  for (const char* needle : {"digraph", "MultiHeadAttention", "W_query", "out_proj", "attn_weights",
-                             "softmax", "causal_mask", "mse_loss"}) {
+  for (const char* needle : {"digraph", "MultiHeadAttention", "W_query", "out_proj", "context_vec",
+                             "causal_dot_product_attention", "mse_loss"}) {
     INFO(needle);
     CHECK(dot.find(needle) != std::string::npos);
   }
   const std::string svg = slurp(svg_path);
   CHECK(svg.find("<svg") != std::string::npos);
-  CHECK(svg.find("attn_weights") != std::string::npos);
+  CHECK(svg.find("context_vec") != std::string::npos);
 }

@@ -331,6 +331,39 @@ TEST_CASE("random: dropout_scale matches torch's kept values for many p", "[rand
   CHECK(bits_of(got64) == bits_of(golden_f64("dropout.scale.f64")));
 }
 
+// The blocked mask (random_block + an integer compare) against the definition, drawn one
+// random() at a time: u = (hi << 32 | lo) & (2^53 - 1) scaled by 2^-53, keep when u < 1 - p.
+// Lengths across the 512-element blocks and the 624-word twists, from every phase of the stream
+// (odd and even numbers of words drawn before), p near the ends, and the state afterwards.
+TEST_CASE("random: the blocked dropout mask equals one float64 uniform per element", "[random]") {
+  for (double p : {0.1, 0.5, 0.3, 1e-9, 1.0 - 1e-9, 0.999999, 0.25}) {
+    for (int64_t before : {0, 1, 2, 311, 622, 623, 624, 625, 1247}) {
+      for (int64_t n : {1, 2, 311, 312, 313, 511, 512, 513, 1024, 1500, 5000}) {
+        Generator g(42 + static_cast<uint64_t>(before));
+        Generator reference = g;
+        for (int64_t i = 0; i < before; ++i) {
+          g.random();
+          reference.random();
+        }
+        std::vector<uint8_t> keep(static_cast<size_t>(n));
+        g.dropout_keep_mask(keep.data(), n, p);
+        std::vector<uint8_t> expected(static_cast<size_t>(n));
+        for (auto& e : expected) {
+          const uint64_t hi = reference.random();
+          const uint64_t lo = reference.random();
+          const double u =
+              static_cast<double>(((hi << 32) | lo) & ((uint64_t{1} << 53) - 1)) * 0x1.0p-53;
+          e = u < 1.0 - p ? 1 : 0;
+        }
+        INFO("p " << p << " before " << before << " n " << n);
+        CHECK(keep == expected);
+        CHECK(g.state() == reference.state());
+        CHECK(g.random() == reference.random());
+      }
+    }
+  }
+}
+
 TEST_CASE("random: dropout_keep_mask rejects p outside [0, 1]", "[random]") {
   Generator g(1);
   uint8_t keep = 0;

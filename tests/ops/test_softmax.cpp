@@ -129,3 +129,26 @@ GRADCHECK_TEST_CASE("softmax", "ranks 1-4, last, first and middle dims") {
     testing::require_gradcheck(report, "softmax");
   }
 }
+
+// The last-dim rows follow torch's _vec_softmax_lastdim operation by operation (SLEEF's exp,
+// torch's AVX2 summation order; ops/detail/softmax_rows.cpp): on every last-dim golden the
+// forward is torch's value bit for bit, float32 and float64.
+TEST_CASE("softmax: last-dim rows are torch's bits", "[softmax][golden]") {
+  Tape tape;
+  TapeScope scope(tape);
+  struct Golden {
+    const char* x;
+    const char* y;
+  };
+  for (const Golden& g :
+       {Golden{"book.scores", "book.softmax.dim-1"},
+        Golden{"book.scores.f64", "book.softmax.f64.dim-1"},
+        Golden{"stable.x.f32", "stable.softmax.f32"}, Golden{"stable.x.f64", "stable.softmax.f64"},
+        Golden{"rank4.x.f32", "rank4.softmax.dim-1.f32"},
+        Golden{"rank4.x.f64", "rank4.softmax.dim-1.f64"}}) {
+    INFO(g.y);
+    Tensor y = softmax(golden_tensor(g.x), -1);
+    CHECK(testing::bits_of(y.values(), y.dtype()) ==
+          testing::bits_of(attention_golden(g.y).values, y.dtype()));
+  }
+}

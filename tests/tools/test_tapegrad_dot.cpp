@@ -210,8 +210,8 @@ TEST_CASE("tapegrad-dot: bad arguments are reported, with an exit status", "[tap
 TEST_CASE("tapegrad-dot: sizes change the shapes drawn", "[tapegrad-dot]") {
   const std::string dot =
       tool_dot("--model multihead --batch 3 --seq 4 --d-in 5 --d-out 8 --heads 4", "sizes");
-  CHECK_THAT(dot, Catch::Contains("[3, 4, 5]"));     // the batch
-  CHECK_THAT(dot, Catch::Contains("[3, 4, 4, 2]"));  // [B, H, T, D/H]
+  CHECK_THAT(dot, Catch::Contains("[3, 4, 5]"));  // the batch
+  CHECK_THAT(dot, Catch::Contains("[3, 4, 8]"));  // the projections, [B, T, d_out]
   CHECK_THAT(dot, Catch::Contains("H = 4"));
   CHECK_THAT(dot, Catch::Contains("batch 3, seq 4, d_in 5, d_out 8, heads 4"));
 }
@@ -223,20 +223,14 @@ TEST_CASE("models: the multi-head attention graph, op by op", "[tapegrad-dot][gr
   const tools::BuiltModel m = tools::build_model(tape, "multihead");
   const GraphView view = make_graph_view(tape);
   const std::map<std::string, int> counts = op_counts(view);
-  // 3 projections and out_proj; keys/values/queries split; queries·keysᵀ and weights·values.
+  // 3 projections and out_proj; between them one op: heads, q·kᵀ, mask, softmax, (dropout), ·v.
   CHECK(counts.at("linear") == 4);
-  CHECK(counts.at("split_heads") == 3);
-  CHECK(counts.at("transpose") == 1);
-  CHECK(counts.at("matmul") == 2);
-  CHECK(counts.at("causal_mask") == 1);
-  CHECK(counts.at("scale") == 1);
-  CHECK(counts.at("softmax") == 1);
-  CHECK(counts.count("dropout") == 0);  // p = 0 (the book's): dropout returns its input, as torch
-  CHECK(counts.at("merge_heads") == 1);
+  CHECK(counts.at("causal_dot_product_attention") == 1);
+  CHECK(counts.count("dropout") == 0);  // p = 0 (the book's): nothing drawn, as torch
   CHECK(counts.at("sum") == 1);
   CHECK(counts.at("parameter") == 5);  // W_query, W_key, W_value, out_proj weight and bias
   CHECK(counts.at("constant") == 1);   // the batch
-  CHECK(counts.size() == 11);
+  CHECK(counts.size() == 5);
   // The parameters (and the batch) are the sources, the loss the only sink.
   std::set<std::string> source_names;
   for (Vertex v : sources(view)) source_names.insert(view[v].name);
@@ -259,14 +253,14 @@ TEST_CASE("models: dropout appears with its p when p > 0", "[tapegrad-dot][graph
   Tape tape;
   tools::build_model(tape, "multihead", {.dropout = 0.1});
   const GraphView view = make_graph_view(tape);
-  CHECK(op_counts(view).at("dropout") == 1);
-  int32_t dropout_node = -1;
+  CHECK(op_counts(view).count("dropout") == 0);  // inside the attention op
+  int32_t attention_node = -1;
   for (int32_t v = 0; v < view.num_forward; ++v) {
-    if (view[static_cast<Vertex>(v)].op == "dropout") dropout_node = v;
+    if (view[static_cast<Vertex>(v)].op == "causal_dot_product_attention") attention_node = v;
   }
-  REQUIRE(dropout_node >= 0);
-  CHECK(op_arguments(tape, dropout_node) == "p = 0.1");
-  CHECK(view[static_cast<Vertex>(dropout_node)].shape == Shape{2, 2, 6, 6});
+  REQUIRE(attention_node >= 0);
+  CHECK(op_arguments(tape, attention_node) == "H = 2, dropout p = 0.1");
+  CHECK(view[static_cast<Vertex>(attention_node)].shape[1] == 6);  // [B, T, d_out]
 }
 
 TEST_CASE("models: the wrapper has one cluster per head, each a full causal attention",

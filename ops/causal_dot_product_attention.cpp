@@ -1,0 +1,276 @@
+// causal_dot_product_attention: MultiHeadAttention's composed attention in one op, bit for bit.
+//
+// A kernel, so over the 120-line budget of an op file: forward, backward and the layout they
+// share only make sense read together.
+//
+// Per (batch, head), on q, k, v read in place from [B, T, H·D] and the output written in place
+// there: S = q·kᵀ, causal mask (-inf above the diagonal), ÷ √D, softmax, torch's dropout, ·v —
+// the composed ops matmul(q, transpose(k)), causal_mask, div_scalar, softmax, dropout, matmul of
+// split_heads/merge_heads views, with the same arithmetic: each product is the same gemm call
+// (same shapes, the same operand transposes: kᵀ is copied as transpose() does, only the
+// leading dimensions differ), the elementwise steps are the same expressions, the rows go
+// through the softmax op's own row functions (ops/detail/softmax_rows.h), and dropout's mask is
+// drawn for the whole [B, H, T, T] weights at once, masked positions included, as torch's
+// dropout on the weights tensor draws it.
+// So the output and the gradients equal the composed ops' exactly (up to the sign of a zero),
+// which tests/ops/test_causal_dot_product_attention.cpp checks; what differs is what is kept:
+// only the probabilities P [B, H, T, T] and the keep mask (one byte per weight), no scores,
+// masked or scaled copies, no dropped weights, no split or merged heads, no [T, T] gradients.
+// Backward recomputes the dropped weights and kᵀ per (batch, head) in per-thread scratch.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "graph/random.h"
+#include "graph/threads.h"
+#include "ops/detail/gemm.h"
+#include "ops/detail/op_util.h"
+#include "ops/detail/softmax_rows.h"
+#include "ops/ops.h"
+
+namespace tapegrad {
+
+namespace {
+
+// Head (b, h) of a [B, T, H·D] tensor: rows ld = H·D apart, starting at b·T·ld + h·D.
+struct Heads {
+  int64_t batch = 0, heads = 0, t = 0, d = 0, ld = 0;
+  int64_t pairs() const { return batch * heads; }
+  int64_t offset(int64_t pair) const { return (pair / heads) * t * ld + (pair % heads) * d; }
+};
+
+Heads heads_of(const Shape& s, int64_t num_heads) {
+  return {s[0], num_heads, s[1], s[2] / num_heads, s[2]};
+}
+
+struct AttentionState {
+  int64_t num_heads;
+  double p;             // dropout probability; 0 when no mask was drawn
+  const void* probs;    // P [B, H, T, T] in the dtype, from the tape's arena (64-byte aligned)
+  const uint8_t* keep;  // dropout's keep mask [B, H, T, T], or null without dropout
+};
+
+// Runs f(pair, parallel_gemm) for every (batch, head), as matmul runs its batch slices: split
+// over the threads when there are at least as many pairs as threads (each product then on one
+// thread), else in order with each product split over the threads.
+template <class F>
+void for_each_pair(const Heads& g, F&& f) {
+  const int64_t pairs = g.pairs();
+  if (pairs >= num_threads()) {
+    const double cost = 6.0 * static_cast<double>(g.t * g.t * g.d);
+    parallel_for(pairs, cost, [&](int part, int64_t begin, int64_t end) {
+      for (int64_t pair = begin; pair < end; ++pair) f(part, pair, false);
+    });
+    return;
+  }
+  for (int64_t pair = 0; pair < pairs; ++pair) f(0, pair, true);
+}
+
+// kt [D, T] = the head's kᵀ, what transpose(keys, 2, 3) holds.
+template <class T>
+void transpose_head(const Heads& g, const T* k, T* kt) {
+  for (int64_t j = 0; j < g.t; ++j) {
+    for (int64_t c = 0; c < g.d; ++c) kt[c * g.t + j] = k[j * g.ld + c];
+  }
+}
+
+// The dropped weights W = P ⊙ keep / (1 − p), as dropout computes them.
+template <class T>
+void dropped(const T* p, const uint8_t* keep, double prob, T* w, int64_t n) {
+  const T scale = dropout_scale<T>(prob);
+  for (int64_t i = 0; i < n; ++i) w[i] = p[i] * (keep[i] != 0 ? scale : T(0));
+}
+
+template <class T>
+void forward_pair(const Heads& g, const T* q, const T* k, const T* v, T* out, T* p,
+                  const uint8_t* keep, double prob, T* scratch, bool par) {
+  const int64_t t = g.t, d = g.d;
+  const T c = static_cast<T>(std::sqrt(static_cast<double>(d)));
+  T* kt = scratch;    // [D, T]
+  T* w = kt + d * t;  // [T, T] dropped weights
+  transpose_head(g, k, kt);
+  gemm(matrix(p, t, t), matrix(q, t, d, g.ld), matrix<const T>(kt, d, t),
+       {.parallel = par});  // S = q·kᵀ
+  for (int64_t i = 0; i < t; ++i) {
+    T* row = p + i * t;
+    for (int64_t j = 0; j <= i; ++j) row[j] = row[j] / c;
+    std::fill(row + i + 1, row + t, -std::numeric_limits<T>::infinity());
+    detail::softmax_row(row, row, t);
+  }
+  const T* weights = p;
+  if (keep != nullptr) {
+    dropped(p, keep, prob, w, t * t);
+    weights = w;
+  }
+  gemm(matrix(out, t, d, g.ld), matrix(weights, t, t), matrix(v, t, d, g.ld),
+       {.parallel = par});  // O = W·v
+}
+
+template <class T>
+void backward_pair(const Heads& g, const T* q, const T* k, const T* v, const T* dout, const T* p,
+                   const uint8_t* keep, double prob, T* dq, T* dk, T* dv, T* scratch, bool par) {
+  const int64_t t = g.t, d = g.d;
+  const T c = static_cast<T>(std::sqrt(static_cast<double>(d)));
+  T* kt = scratch;     // [D, T]; then dKt [D, T]
+  T* w = kt + d * t;   // [T, T] dropped weights
+  T* dw = w + t * t;   // [T, T] dW, then dP
+  T* ds = dw + t * t;  // [T, T] dS
+  const T* weights = p;
+  if (keep != nullptr) {
+    dropped(p, keep, prob, w, t * t);
+    weights = w;
+  }
+  // matmul(W, v)'s backward: dW = dO·vᵀ, dv += Wᵀ·dO
+  gemm(matrix(dw, t, t), matrix(dout, t, d, g.ld), matrix(v, t, d, g.ld).t(), {.parallel = par});
+  if (dv != nullptr) {
+    gemm(matrix(dv, t, d, g.ld), matrix(weights, t, t).t(), matrix(dout, t, d, g.ld),
+         {.accumulate = true, .parallel = par});
+  }
+  if (dq == nullptr && dk == nullptr) return;
+  if (keep != nullptr) {  // dropout's backward: dP = dW ⊙ keep / (1 − p)
+    const T scale = dropout_scale<T>(prob);
+    for (int64_t i = 0; i < t * t; ++i) dw[i] = dw[i] * (keep[i] != 0 ? scale : T(0));
+  }
+  for (int64_t i = 0; i < t; ++i) {
+    // softmax's backward, then ÷ √D's, then causal_mask's (masked scores get nothing)
+    T* row = ds + i * t;
+    detail::softmax_row_backward(p + i * t, dw + i * t, row, t, /*overwrite=*/true);
+    for (int64_t j = 0; j <= i; ++j) row[j] = row[j] / c;
+    std::fill(row + i + 1, row + t, T(0));
+  }
+  if (dq != nullptr) {  // dq += dS·(kᵀ)ᵀ, kᵀ as the forward held it
+    transpose_head(g, k, kt);
+    gemm(matrix(dq, t, d, g.ld), matrix<const T>(ds, t, t), matrix<const T>(kt, d, t).t(),
+         {.accumulate = true, .parallel = par});
+  }
+  if (dk != nullptr) {  // dKt = qᵀ·dS, then transpose's backward: dk += dKtᵀ
+    gemm(matrix(kt, d, t), matrix(q, t, d, g.ld).t(), matrix<const T>(ds, t, t), {.parallel = par});
+    for (int64_t j = 0; j < t; ++j) {
+      for (int64_t col = 0; col < d; ++col) dk[j * g.ld + col] += kt[col * t + j];
+    }
+  }
+}
+
+void attention_backward(Tape& tape, const Node& node) {
+  // O = W·V, W = dropout(P), P = softmax(mask(Q·Kᵀ) / √D) per (b, h)  =>
+  // dV += Wᵀ·dO; dP = (dO·Vᵀ) ⊙ keep / (1 − p); dS = [j ≤ i] · P ⊙ (dP − rowsum(dP ⊙ P)) / √D;
+  // dQ += dS·K; dK += dSᵀ·Q
+  dispatch(node.dtype, [&]<class T>() {
+    T* dq = tape.grad_for<T>(node, 0);
+    T* dk = tape.grad_for<T>(node, 1);
+    T* dv = tape.grad_for<T>(node, 2);
+    if (!dq && !dk && !dv) return;
+    const auto& [num_heads, prob, probs, keep] = node.state_as<AttentionState>();
+    const Heads g = heads_of(node.shape, num_heads);
+    const T* q = tape.input(node, 0).value_as<const T>();
+    const T* k = tape.input(node, 1).value_as<const T>();
+    const T* v = tape.input(node, 2).value_as<const T>();
+    const T* dout = node.grad_as<const T>();
+    const T* p = static_cast<const T*>(probs);
+    const int64_t tt = g.t * g.t;
+    const int64_t per_part = g.d * g.t + 3 * tt;
+    T* scratch = tape.arena().allocate_array<T>(per_part * num_threads());
+    for_each_pair(g, [&](int part, int64_t pair, bool par) {
+      const int64_t off = g.offset(pair);
+      backward_pair<T>(g, q + off, k + off, v + off, dout + off, p + pair * tt,
+                       keep ? keep + pair * tt : nullptr, prob, dq ? dq + off : nullptr,
+                       dk ? dk + off : nullptr, dv ? dv + off : nullptr, scratch + per_part * part,
+                       par);
+    });
+  });
+}
+
+const OpDef kCausalDotProductAttention{
+    .name = "causal_dot_product_attention",
+    .backward = attention_backward,
+    .arguments =
+        [](const Tape&, const Node& n) {
+          const AttentionState& s = n.state_as<AttentionState>();
+          std::string text = "H = " + std::to_string(s.num_heads);
+          if (s.keep != nullptr) text += ", dropout p = " + number_text(s.p);
+          return text;
+        },
+    .saves = saves::kInput0 | saves::kInput1 | saves::kInput2,
+    .state_bytes =
+        [](const Tape&, const Node& n) {
+          const AttentionState& s = n.state_as<AttentionState>();
+          const Heads g = heads_of(n.shape, s.num_heads);
+          const int64_t weights = g.pairs() * g.t * g.t;
+          return weights * dtype_size(n.dtype) + (s.keep != nullptr ? weights : 0);
+        }};
+TAPEGRAD_REGISTER_OP(kCausalDotProductAttention);
+
+[[noreturn]] void throw_attention_error(const Tensor& q, const Tensor& k, const Tensor& v,
+                                        const std::string& what) {
+  throw Error("causal_dot_product_attention: " + describe("q", q) + ", " + describe("k", k) + ", " +
+              describe("v", v) + ": " + what);
+}
+
+}  // namespace
+
+Tensor causal_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    int64_t num_heads, double dropout_p, bool training,
+                                    Generator& generator) {
+  check_same_dtype("causal_dot_product_attention", q, k);
+  check_same_dtype("causal_dot_product_attention", q, v);
+  if (q.rank() != 3) throw_attention_error(q, k, v, "expected 3-D [B, T, C] tensors");
+  if (q.shape() != k.shape() || q.shape() != v.shape()) {
+    throw_attention_error(q, k, v, "q, k and v must have the same shape");
+  }
+  if (num_heads <= 0 || q.shape()[2] % num_heads != 0) {
+    throw_attention_error(q, k, v,
+                          "C " + std::to_string(q.shape()[2]) + " must be divisible by num_heads " +
+                              std::to_string(num_heads));
+  }
+  if (!(dropout_p >= 0.0 && dropout_p < 1.0)) {
+    throw_attention_error(q, k, v, "dropout p must be in [0, 1), got " + std::to_string(dropout_p));
+  }
+  if (q.shape()[2] == 0) throw_attention_error(q, k, v, "the head size D is 0");
+  const Heads g = heads_of(q.shape(), num_heads);
+  const bool drop = training && dropout_p > 0.0;
+  const int64_t weights = g.pairs() * g.t * g.t;
+  Arena& arena = q.tape().arena();
+  void* probs = arena.allocate(static_cast<size_t>(weights * dtype_size(q.dtype())));
+  uint8_t* keep = drop ? arena.allocate_array<uint8_t>(weights) : nullptr;
+  Tensor y = q.tape().record(kCausalDotProductAttention, q.shape(), q.dtype(), {q, k, v},
+                             AttentionState{num_heads, drop ? dropout_p : 0.0, probs, keep});
+  // dropout on the [B, H, T, T] weights draws its mask in one go, in their order.
+  if (drop) generator.dropout_keep_mask(keep, weights, dropout_p);
+  if (weights == 0) return y;  // no tokens or no sequences: an empty output
+  dispatch(y.dtype(), [&]<class T>() {
+    const int64_t tt = g.t * g.t;
+    const int64_t per_part = g.d * g.t + tt;
+    T* scratch = arena.allocate_array<T>(per_part * num_threads());
+    const T* qv = value_of<T>(q);
+    const T* kv = value_of<T>(k);
+    const T* vv = value_of<T>(v);
+    T* out = value_of<T>(y);
+    T* p = static_cast<T*>(probs);
+    for_each_pair(g, [&](int part, int64_t pair, bool par) {
+      const int64_t off = g.offset(pair);
+      forward_pair<T>(g, qv + off, kv + off, vv + off, out + off, p + pair * tt,
+                      keep ? keep + pair * tt : nullptr, dropout_p, scratch + per_part * part, par);
+    });
+  });
+  return y;
+}
+
+std::vector<double> causal_attention_weights(const Tensor& out) {
+  const Node& node = out.node();
+  if (node.op != &kCausalDotProductAttention) {
+    throw Error("causal_attention_weights: " + describe("out", out) +
+                " is not an output of causal_dot_product_attention");
+  }
+  const AttentionState& s = node.state_as<AttentionState>();
+  const Heads g = heads_of(node.shape, s.num_heads);
+  const auto n = static_cast<size_t>(g.pairs() * g.t * g.t);
+  std::vector<double> values(n);
+  dispatch(node.dtype, [&]<class T>() {
+    const T* p = static_cast<const T*>(s.probs);
+    std::copy(p, p + n, values.begin());
+  });
+  return values;
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,56 @@
+#!/usr/bin/python3
+"""Writes sdpa_goldens.txt: torch's attention core of the book's MultiHeadAttention, with dropout.
+
+What causal_dot_product_attention computes (tests/ops/test_causal_dot_product_attention.cpp):
+the projections q, k, v [2, 4, 6] split into 2 heads, q·kᵀ, the causal mask, softmax of
+scores / √3, nn.Dropout(0.5) after torch.manual_seed(17), ·v, heads merged; then backward of an
+upstream gradient g. Run with Debian's torch 1.13 (CPU) and the reference BLAS selected:
+    /usr/bin/python3 make_sdpa_goldens.py
+Format as tests/goldens/attention/attention_goldens.txt: `name dtype shape v1 ... vn`, values
+as float.hex().
+"""
+import os
+
+import torch
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sdpa_goldens.txt")
+lines = []
+
+
+def emit(name, t):
+    t = t.detach()
+    dtype = {torch.float32: "f32", torch.float64: "f64"}[t.dtype]
+    shape = ",".join(str(d) for d in t.shape)
+    lines.append(" ".join([name, dtype, shape] + [float(v).hex() for v in t.reshape(-1).tolist()]))
+
+
+b, num_tokens, d_out, num_heads = 2, 4, 6, 2
+head_dim = d_out // num_heads
+data = torch.Generator().manual_seed(2024)  # inputs from their own stream
+q = (torch.rand(b, num_tokens, d_out, generator=data) * 4 - 2).requires_grad_()
+k = (torch.rand(b, num_tokens, d_out, generator=data) * 4 - 2).requires_grad_()
+v = (torch.rand(b, num_tokens, d_out, generator=data) * 2 - 1).requires_grad_()
+g = torch.rand(b, num_tokens, d_out, generator=data) * 2 - 1
+for name, t in (("sdpa.q", q), ("sdpa.k", k), ("sdpa.v", v), ("sdpa.g", g)):
+    emit(name, t)
+
+# The book's MultiHeadAttention.forward between the projections and out_proj.
+queries = q.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
+keys = k.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
+values = v.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
+attn_scores = queries @ keys.transpose(2, 3)
+mask = torch.triu(torch.ones(num_tokens, num_tokens), diagonal=1).bool()
+attn_scores.masked_fill_(mask, -torch.inf)
+attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+torch.manual_seed(17)
+attn_weights = torch.nn.Dropout(0.5)(attn_weights)
+context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, d_out)
+context_vec.backward(g)
+emit("sdpa.out", context_vec)
+emit("sdpa.dq", q.grad)
+emit("sdpa.dk", k.grad)
+emit("sdpa.dv", v.grad)
+
+with open(OUT, "w") as f:
+    f.write("# written by make_sdpa_goldens.py (torch %s)\n" % torch.__version__)
+    f.write("\n".join(lines) + "\n")
