@@ -107,7 +107,7 @@ Tensor Tape::parameter(const Parameter& p) {
   Node& n = append(NodeKind::Parameter, impl->shape, impl->dtype);
   n.requires_grad = impl->requires_grad;
   n.value = impl->value.data();
-  n.grad = impl->grad.data();
+  n.grad = impl->grad.data();  // null until a backward reaches the parameter
   n.param = p.shared();
   n.name = impl->name;
   impl->leaf_tape = this;
@@ -119,6 +119,7 @@ Tensor Tape::parameter(const Parameter& p) {
 void* Tape::grad_buffer(const Node& consumer, int k) {
   Node& in = nodes_[static_cast<size_t>(consumer.inputs[k])];
   if (!in.requires_grad) return nullptr;
+  if (in.grad == nullptr && in.kind == NodeKind::Parameter) in.grad = in.param->grad_data();
   if (in.grad == nullptr) {
     in.grad = arena_.allocate_zeroed(static_cast<size_t>(in.shape.numel() * dtype_size(in.dtype)));
   }

@@ -40,13 +40,13 @@ double norm_of(const T* g, int64_t n, double norm_type) {
   return norm_type == 1.0 ? acc : std::pow(acc, 1.0 / norm_type);
 }
 
-// Calls f(p) for every trainable parameter of a list (skipping undefined ones).
+// Calls f(p) for every parameter of a list that has a gradient (torch skips .grad None).
 struct ListParams {
   const std::vector<Parameter>& params;
   template <class F>
   void operator()(F&& f) const {
     for (const Parameter& p : params) {
-      if (p.defined() && p.requires_grad()) f(p);
+      if (p.defined() && p.requires_grad() && p.has_grad()) f(p);
     }
   }
 };
@@ -58,7 +58,7 @@ struct OptimizerParams {
   void operator()(F&& f) const {
     for (size_t g = 0; g < optimizer.num_groups(); ++g) {
       for (const Parameter& p : optimizer.params(g)) {
-        if (p.requires_grad()) f(p);
+        if (p.requires_grad() && p.has_grad()) f(p);
       }
     }
   }

@@ -31,6 +31,32 @@ TEST_CASE("tape: gradients accumulate into parameters across backward passes", "
   CHECK(w.grad_values() == std::vector<double>{0, 0});
 }
 
+TEST_CASE("tape: a parameter's gradient is allocated by the first backward that reaches it",
+          "[tape]") {
+  Parameter w = Parameter::from_values({2}, std::vector<double>{1, 2}, DType::Float64, "w");
+  Parameter unused({3}, DType::Float64, "unused");
+  CHECK_FALSE(w.has_grad());
+  {
+    Tape tape;
+    TapeScope scope(tape);
+    const Tensor y = sum(mul(w, w));
+    CHECK_FALSE(w.has_grad());  // recording alone allocates none
+    w.zero_grad();              // none stays none
+    CHECK_FALSE(w.has_grad());
+    y.backward();
+  }
+  CHECK(w.has_grad());
+  CHECK_FALSE(unused.has_grad());
+  CHECK(unused.grad_values() == std::vector<double>{0, 0, 0});  // read as zeros, not allocated
+  CHECK_FALSE(unused.has_grad());
+  CHECK(w.grad_values() == std::vector<double>{2, 4});
+  w.zero_grad();  // keeps the memory, zeroed
+  CHECK(w.has_grad());
+  CHECK(w.grad_values() == std::vector<double>{0, 0});
+  CHECK(unused.grad<double>()[0] == 0.0);  // asking for the buffer makes a zeroed one
+  CHECK(unused.has_grad());
+}
+
 TEST_CASE("tape: no_grad records no backward", "[tape]") {
   Tape tape;
   TapeScope scope(tape);
