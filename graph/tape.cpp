@@ -176,11 +176,15 @@ void Tape::backward(const Tensor& root, std::span<const double> root_grad,
     add_seed(seed.grad_as<double>(), root_grad);
   }
   for (int32_t i = root.id(); i >= 0; --i) {
-    const Node& n = nodes_[static_cast<size_t>(i)];
+    Node& n = nodes_[static_cast<size_t>(i)];
     if (n.kind != NodeKind::Op || !n.requires_grad || n.grad == nullptr) continue;
     n.op->backward(*this, n);
     if (anomaly) {
       for (int k = 0; k < n.num_inputs; ++k) check_gradient(*this, i, k);
+    }
+    if (!options.retain_graph) {  // dead now: the gradients of earlier nodes reuse its memory
+      arena_.release(n.grad, static_cast<size_t>(n.shape.numel() * dtype_size(n.dtype)));
+      n.grad = nullptr;
     }
   }
   if (!options.retain_graph) released_ = true;
