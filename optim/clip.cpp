@@ -33,7 +33,19 @@ double norm_of(const T* g, int64_t n, double norm_type) {
     return acc;
   }
   if (norm_type == 2.0) {
-    for (int64_t i = 0; i < n; ++i) acc += static_cast<double>(g[i]) * static_cast<double>(g[i]);
+    // 16 partial sums, so the loop vectorizes (one chain of dependent adds ran at a quarter of
+    // the memory's speed: most of a GPT-2 step's clipping). Each g² is exact in double; only the
+    // order of the double additions differs from one chain, far below the float result's ulp.
+    constexpr int64_t kLanes = 16;
+    double part[kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      for (int64_t k = 0; k < kLanes; ++k) {
+        part[k] += static_cast<double>(g[i + k]) * static_cast<double>(g[i + k]);
+      }
+    }
+    for (; i < n; ++i) acc += static_cast<double>(g[i]) * static_cast<double>(g[i]);
+    for (const double x : part) acc += x;
     return std::sqrt(acc);
   }
   for (int64_t i = 0; i < n; ++i) acc += std::pow(std::abs(static_cast<double>(g[i])), norm_type);
@@ -108,7 +120,8 @@ double clip_norm(const ForEach& for_each, double max_norm, double norm_type,
           T(1) / (static_cast<T>(total) + static_cast<T>(1e-6)) * static_cast<T>(max_norm);
       const T coef = std::isnan(coef_raw) ? coef_raw : std::min(coef_raw, T(1));
       T* g = p.grad<T>();
-      for (int64_t i = 0; i < p.numel(); ++i) g[i] *= coef;
+      const int64_t n = p.numel();  // hoisted: Shape::numel() in the condition kept it scalar
+      for (int64_t i = 0; i < n; ++i) g[i] *= coef;
     });
   });
   return total;
@@ -123,9 +136,9 @@ void clip_value_impl(const ForEach& for_each, double clip_value) {
     dispatch_dtype(p.dtype(), [&]<class T>() {
       const T hi = static_cast<T>(clip_value);
       T* g = p.grad<T>();
+      const int64_t n = p.numel();
       // torch's clamp_(min, max) keeps NaN.
-      for (int64_t i = 0; i < p.numel(); ++i)
-        g[i] = std::isnan(g[i]) ? g[i] : std::clamp(g[i], -hi, hi);
+      for (int64_t i = 0; i < n; ++i) g[i] = std::isnan(g[i]) ? g[i] : std::clamp(g[i], -hi, hi);
     });
   });
 }
