@@ -10,10 +10,14 @@ namespace tapegrad {
 
 namespace {
 constexpr size_t kMinBlockBytes = size_t{1} << 16;
-size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+size_t round_up(size_t n, size_t a) {
+  return (n + a - 1) / a * a;
+}
 }  // namespace
 
-void Arena::FreeDeleter::operator()(std::byte* p) const { std::free(p); }
+void Arena::FreeDeleter::operator()(std::byte* p) const {
+  std::free(p);
+}
 
 void Arena::add_block(size_t min_bytes) {
   const size_t last = blocks_.empty() ? 0 : blocks_.back().size;
@@ -27,6 +31,11 @@ void Arena::add_block(size_t min_bytes) {
 
 void* Arena::allocate(size_t bytes) {
   bytes = round_up(std::max<size_t>(bytes, 1), kAlignment);
+  auto fit = free_.end();  // the smallest released range that holds it, carved from its end
+  for (auto it = free_.begin(); it != free_.end(); ++it) {
+    if (it->second >= bytes && (fit == free_.end() || it->second < fit->second)) fit = it;
+  }
+  if (fit != free_.end()) return fit->first + (fit->second -= bytes);
   while (current_ < blocks_.size() && blocks_[current_].size - blocks_[current_].used < bytes) {
     ++current_;
   }
@@ -43,7 +52,18 @@ void* Arena::allocate_zeroed(size_t bytes) {
   return p;
 }
 
+void Arena::release(void* p, size_t bytes) {
+  auto* start = static_cast<std::byte*>(p);
+  bytes = round_up(std::max<size_t>(bytes, 1), kAlignment);
+  for (auto& [begin, size] : free_) {  // joined to a neighbour when it touches one
+    if (begin + size == start) return void(size += bytes);
+    if (start + bytes == begin) return void((begin = start, size += bytes));
+  }
+  free_.emplace_back(start, bytes);
+}
+
 void Arena::reset() {
+  free_.clear();
   if (blocks_.size() > 1) {
     size_t total = 0;
     for (const Block& b : blocks_) total += b.size;

@@ -4,13 +4,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace tapegrad {
 
-// Memory is handed out by bumping a pointer and reclaimed all at once by reset(). After the
-// first training step the arena holds one block big enough for a whole step, so later steps
-// allocate nothing from the heap.
+// Memory is handed out by bumping a pointer and reclaimed all at once by reset(); ranges given
+// back early with release() are reused before bumping (the smallest that fits). After the first
+// training step the arena holds one block big enough for a whole step, so later steps allocate
+// nothing from the heap.
 class Arena {
  public:
   static constexpr size_t kAlignment = 64;  // a cache line; also enough for AVX-512 loads
@@ -30,12 +32,16 @@ class Arena {
     return static_cast<T*>(allocate_zeroed(static_cast<size_t>(n) * sizeof(T)));
   }
 
+  // Hands a buffer back before reset(): later allocations of this cycle reuse its memory first
+  // (backward releases each op output's gradient once that op's backward has run).
+  void release(void* p, size_t bytes);
+
   // Forgets every allocation. When the last cycle overflowed into several blocks, they are
   // merged into one block of their total size, so the next identical cycle fits in it.
   void reset();
 
-  size_t bytes_in_use() const;   // handed out since the last reset
-  size_t bytes_reserved() const;  // held from the heap
+  size_t bytes_in_use() const;                                   // handed out since the last reset
+  size_t bytes_reserved() const;                                 // held from the heap
   size_t heap_allocations() const { return heap_allocations_; }  // blocks ever requested
 
  private:
@@ -50,6 +56,7 @@ class Arena {
   void add_block(size_t min_bytes);
 
   std::vector<Block> blocks_;
+  std::vector<std::pair<std::byte*, size_t>> free_;  // released ranges: start, bytes
   size_t current_ = 0;
   size_t heap_allocations_ = 0;
 };

@@ -27,7 +27,11 @@ Parameter::Parameter(const Shape& shape, DType dtype, std::string name)
   impl_->name = std::move(name);
   const size_t bytes = static_cast<size_t>(shape.numel() * dtype_size(dtype));
   impl_->value = AlignedBuffer(bytes);
-  impl_->grad = AlignedBuffer(bytes);
+}
+
+void* ParameterImpl::grad_data() {
+  if (grad.data() == nullptr) grad = AlignedBuffer(value.bytes());
+  return grad.data();
 }
 
 Parameter Parameter::from_values(const Shape& shape, std::span<const double> values, DType dtype,
@@ -64,6 +68,7 @@ std::vector<double> Parameter::values() const {
 }
 
 std::vector<double> Parameter::grad_values() const {
+  if (!has_grad()) return std::vector<double>(static_cast<size_t>(numel()), 0.0);
   return to_doubles(raw_grad(), dtype(), numel());
 }
 
@@ -83,7 +88,7 @@ void Parameter::assign(std::span<const double> values) {
 }
 
 void Parameter::zero_grad() const {
-  std::memset(raw_grad(), 0, static_cast<size_t>(numel() * dtype_size(dtype())));
+  if (has_grad()) std::memset(impl().grad.data(), 0, impl().grad.bytes());
 }
 
 }  // namespace tapegrad

@@ -36,17 +36,22 @@ struct ParameterImpl {
   std::string name;
   bool requires_grad = true;
   AlignedBuffer value;
-  AlignedBuffer grad;
+  AlignedBuffer grad;  // empty until the first backward that reaches the parameter (as torch's)
   // The node that stands for this parameter on a tape, so every use in one step shares one
   // leaf (one gradient sink, one box in the DOT drawing). Valid while the tape's generation
   // matches.
   const Tape* leaf_tape = nullptr;
   uint64_t leaf_generation = 0;
   int32_t leaf_node = -1;
+
+  void* grad_data();  // the gradient, allocated zeroed on first use
 };
 
 // A handle with shared ownership, like torch's nn.Parameter: copies refer to the same weights.
-// Its gradient accumulates across backward passes until zero_grad().
+// Its gradient accumulates across backward passes until zero_grad(). Like torch's .grad, it is
+// allocated by the first backward that reaches the parameter (a model that only infers holds
+// none): until then has_grad() is false, optimisers and clipping skip the parameter, and
+// grad_values() reads zeros. grad()/raw_grad() allocate a zeroed gradient when there is none.
 class Parameter {
  public:
   Parameter() = default;
@@ -77,15 +82,18 @@ class Parameter {
   template <class T>
   T* grad() const {
     check_dtype(dtype_of<T>());
-    return static_cast<T*>(impl().grad.data());
+    return static_cast<T*>(raw_grad());
   }
   void* raw_data() const { return impl().value.data(); }
-  void* raw_grad() const { return impl().grad.data(); }
+  void* raw_grad() const { return impl().grad_data(); }
+  bool has_grad() const { return impl().grad.data() != nullptr; }
 
   std::vector<double> values() const;
   std::vector<double> grad_values() const;
   // Overwrites the value; throws Error when the size differs (the parameter is left unchanged).
   void assign(std::span<const double> values);
+  // Zeroes the gradient, keeping its memory (torch's zero_grad(set_to_none=False)); none stays
+  // none.
   void zero_grad() const;  // const: a handle, like shared_ptr; the weights are shared
 
   ParameterImpl* get() const { return impl_.get(); }

@@ -107,7 +107,7 @@ Tensor Tape::parameter(const Parameter& p) {
   Node& n = append(NodeKind::Parameter, impl->shape, impl->dtype);
   n.requires_grad = impl->requires_grad;
   n.value = impl->value.data();
-  n.grad = impl->grad.data();
+  n.grad = impl->grad.data();  // null until a backward reaches the parameter
   n.param = p.shared();
   n.name = impl->name;
   impl->leaf_tape = this;
@@ -119,6 +119,7 @@ Tensor Tape::parameter(const Parameter& p) {
 void* Tape::grad_buffer(const Node& consumer, int k) {
   Node& in = nodes_[static_cast<size_t>(consumer.inputs[k])];
   if (!in.requires_grad) return nullptr;
+  if (in.grad == nullptr && in.kind == NodeKind::Parameter) in.grad = in.param->grad_data();
   if (in.grad == nullptr) {
     in.grad = arena_.allocate_zeroed(static_cast<size_t>(in.shape.numel() * dtype_size(in.dtype)));
   }
@@ -175,11 +176,15 @@ void Tape::backward(const Tensor& root, std::span<const double> root_grad,
     add_seed(seed.grad_as<double>(), root_grad);
   }
   for (int32_t i = root.id(); i >= 0; --i) {
-    const Node& n = nodes_[static_cast<size_t>(i)];
+    Node& n = nodes_[static_cast<size_t>(i)];
     if (n.kind != NodeKind::Op || !n.requires_grad || n.grad == nullptr) continue;
     n.op->backward(*this, n);
     if (anomaly) {
       for (int k = 0; k < n.num_inputs; ++k) check_gradient(*this, i, k);
+    }
+    if (!options.retain_graph) {  // dead now: the gradients of earlier nodes reuse its memory
+      arena_.release(n.grad, static_cast<size_t>(n.shape.numel() * dtype_size(n.dtype)));
+      n.grad = nullptr;
     }
   }
   if (!options.retain_graph) released_ = true;

@@ -39,7 +39,8 @@ struct Node {
   DType dtype = DType::Float32;
   bool requires_grad = false;
   void* value = nullptr;
-  void* grad = nullptr;                  // null until backward first accumulates into it
+  void* grad = nullptr;  // null until backward first accumulates into it (and, for op outputs,
+                         // again once their backward has run, unless the graph is retained)
   std::shared_ptr<ParameterImpl> param;  // set for NodeKind::Parameter
   const int32_t* inputs = nullptr;       // ids of the input nodes, in the op's argument order
   int32_t num_inputs = 0;
@@ -70,7 +71,10 @@ struct Node {
 
 struct BackwardOptions {
   // false: the graph counts as released after backward, and another backward over it throws
-  // (as in torch). Saved state lives in the arena until reset(): nothing is freed earlier.
+  // (as in torch); the gradient of each op output is released as soon as its op's backward has
+  // run (the walk reuses that memory for earlier nodes' gradients), so afterwards an op output's
+  // grad() is null, like torch's non-leaf .grad. Values and saved state live until reset().
+  // true: every gradient stays readable (for inspection and the DOT drawing) until reset().
   bool retain_graph = false;
 };
 

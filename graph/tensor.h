@@ -41,7 +41,8 @@ class Tensor {
   std::vector<double> values() const;
   double item() const;  // the single value; throws unless numel() == 1
 
-  // The gradient accumulated by backward: null / empty when none reached this tensor.
+  // The gradient accumulated by backward: null / empty when none reached this tensor, and for an
+  // op's output once a backward without retain_graph has passed it (BackwardOptions).
   template <class T>
   const T* grad() const {
     check_dtype(dtype_of<T>());

@@ -143,7 +143,7 @@ void Adam::step() {
   for (const Group& group : groups_) {
     for (const Parameter& p : group.params) {
       ParamState& st = states_[index++];
-      if (!p.requires_grad()) continue;
+      if (!p.requires_grad() || !p.has_grad()) continue;  // torch: .grad is None
       ensure_state(st, p);
       ++st.step;
       if (p.numel() == 0) continue;

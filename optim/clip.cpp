@@ -75,13 +75,13 @@ double norm_of(const T* g, int64_t n, double norm_type) {
   return norm_type == 1.0 ? acc : std::pow(acc, 1.0 / norm_type);
 }
 
-// Calls f(p) for every trainable parameter of a list (skipping undefined ones).
+// Calls f(p) for every parameter of a list that has a gradient (torch skips .grad None).
 struct ListParams {
   const std::vector<Parameter>& params;
   template <class F>
   void operator()(F&& f) const {
     for (const Parameter& p : params) {
-      if (p.defined() && p.requires_grad()) f(p);
+      if (p.defined() && p.requires_grad() && p.has_grad()) f(p);
     }
   }
 };
@@ -93,7 +93,7 @@ struct OptimizerParams {
   void operator()(F&& f) const {
     for (size_t g = 0; g < optimizer.num_groups(); ++g) {
       for (const Parameter& p : optimizer.params(g)) {
-        if (p.requires_grad()) f(p);
+        if (p.requires_grad() && p.has_grad()) f(p);
       }
     }
   }
@@ -161,9 +161,9 @@ void clip_value_impl(const ForEach& for_each, double clip_value) {
     dispatch_dtype(p.dtype(), [&]<class T>() {
       const T hi = static_cast<T>(clip_value);
       T* g = p.grad<T>();
+      const int64_t n = p.numel();
       // torch's clamp_(min, max) keeps NaN.
-      for (int64_t i = 0; i < p.numel(); ++i)
-        g[i] = std::isnan(g[i]) ? g[i] : std::clamp(g[i], -hi, hi);
+      for (int64_t i = 0; i < n; ++i) g[i] = std::isnan(g[i]) ? g[i] : std::clamp(g[i], -hi, hi);
     });
   });
 }

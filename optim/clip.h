@@ -16,7 +16,8 @@ class Optimizer;
 // the coefficient is computed and applied in each gradient's dtype, as torch does.
 // Throws Error, scaling nothing, when max_norm < 0 or norm_type <= 0, or when the norm is not
 // finite and error_if_nonfinite is set (otherwise, like torch, the gradients are scaled by the
-// resulting NaN/0 coefficient). Parameters with requires_grad() == false are left out.
+// resulting NaN/0 coefficient). Parameters with requires_grad() == false or without a gradient
+// (no backward reached them: torch's .grad None) are left out.
 double clip_grad_norm_(const std::vector<Parameter>& params, double max_norm,
                        double norm_type = 2.0, bool error_if_nonfinite = false);
 double clip_grad_norm_(const Optimizer& optimizer, double max_norm, double norm_type = 2.0,

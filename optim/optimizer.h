@@ -6,9 +6,10 @@
 //        AdamW opt({ParamGroup{.params = {W_query, W_key, W_value}},
 //                   ParamGroup{.params = {bias, norm_weight}, .weight_decay = 0.0}},
 //                  AdamWOptions{.lr = 3e-4, .weight_decay = 0.1});
-//  - step() skips parameters with requires_grad() == false (torch skips params whose .grad is
-//    None). Every other parameter is updated from its gradient, which here always exists (zero
-//    after zero_grad(), like torch's zero_grad(set_to_none=False)).
+//  - step() skips parameters with requires_grad() == false or without a gradient (no backward
+//    reached them yet: torch skips params whose .grad is None), and gives them no state. Every
+//    other parameter is updated from its gradient (zero after zero_grad(), which keeps the
+//    memory, like torch's zero_grad(set_to_none=False)).
 //  - Per-parameter state (moments, momentum buffers) is allocated once, on the parameter's first
 //    step, in the parameter's dtype; steady-state step() allocates nothing.
 //

@@ -77,7 +77,7 @@ void SGD::step() {
   for (const Group& group : groups_) {
     for (const Parameter& p : group.params) {
       ParamState& st = states_[index++];
-      if (!p.requires_grad()) continue;
+      if (!p.requires_grad() || !p.has_grad()) continue;  // torch: .grad is None
       const bool first = !st.initialized;
       ensure_state(st, p);
       ++st.step;

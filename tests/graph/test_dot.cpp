@@ -58,7 +58,7 @@ struct SmallModel {
 std::string small_model_dot(const DotOptions& options, bool run_backward = false) {
   Tape tape;
   SmallModel m(tape);
-  if (run_backward) m.loss.backward();
+  if (run_backward) m.loss.backward({.retain_graph = true});  // keeps the gradients to draw
   return to_dot(tape, options);
 }
 

@@ -31,6 +31,32 @@ TEST_CASE("tape: gradients accumulate into parameters across backward passes", "
   CHECK(w.grad_values() == std::vector<double>{0, 0});
 }
 
+TEST_CASE("tape: a parameter's gradient is allocated by the first backward that reaches it",
+          "[tape]") {
+  Parameter w = Parameter::from_values({2}, std::vector<double>{1, 2}, DType::Float64, "w");
+  Parameter unused({3}, DType::Float64, "unused");
+  CHECK_FALSE(w.has_grad());
+  {
+    Tape tape;
+    TapeScope scope(tape);
+    const Tensor y = sum(mul(w, w));
+    CHECK_FALSE(w.has_grad());  // recording alone allocates none
+    w.zero_grad();              // none stays none
+    CHECK_FALSE(w.has_grad());
+    y.backward();
+  }
+  CHECK(w.has_grad());
+  CHECK_FALSE(unused.has_grad());
+  CHECK(unused.grad_values() == std::vector<double>{0, 0, 0});  // read as zeros, not allocated
+  CHECK_FALSE(unused.has_grad());
+  CHECK(w.grad_values() == std::vector<double>{2, 4});
+  w.zero_grad();  // keeps the memory, zeroed
+  CHECK(w.has_grad());
+  CHECK(w.grad_values() == std::vector<double>{0, 0});
+  CHECK(unused.grad<double>()[0] == 0.0);  // asking for the buffer makes a zeroed one
+  CHECK(unused.has_grad());
+}
+
 TEST_CASE("tape: no_grad records no backward", "[tape]") {
   Tape tape;
   TapeScope scope(tape);
@@ -74,6 +100,33 @@ TEST_CASE("tape: with retain_graph a second backward accumulates", "[tape]") {
   y.backward({.retain_graph = true});
   y.backward();
   CHECK(x.grad_values() == std::vector<double>{4, 4});
+}
+
+TEST_CASE("tape: backward frees op outputs' gradients as it passes them, unless retained",
+          "[tape]") {
+  // A chain of [256] float64 ops: without retain_graph each gradient is dead once its op's
+  // backward ran, so the next (earlier) one reuses its memory and the arena grows by about two
+  // gradients, not by one per node.
+  auto run = [](bool retain) {
+    Tape tape;
+    TapeScope scope(tape);
+    Tensor x = from_values({256}, std::vector<double>(256, 0.5), DType::Float64, true);
+    Tensor y = x;
+    Tensor middle;
+    for (int i = 0; i < 20; ++i) {
+      y = mul(y, x);
+      if (i == 10) middle = y;
+    }
+    const Tensor loss = sum(y);
+    const size_t before = tape.arena().bytes_in_use();
+    loss.backward({.retain_graph = retain});
+    CHECK(x.grad_values().size() == 256);  // a leaf keeps its gradient
+    CHECK((middle.grad<double>() != nullptr) == retain);
+    return tape.arena().bytes_in_use() - before;
+  };
+  const size_t retained = run(true), released = run(false);
+  CHECK(retained >= 21 * 256 * sizeof(double));
+  CHECK(released <= 4 * 256 * sizeof(double));
 }
 
 TEST_CASE("tape: backward of a non-scalar needs an explicit gradient", "[tape]") {

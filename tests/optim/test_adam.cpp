@@ -62,6 +62,8 @@ TEST_CASE("AdamW: weight decay is decoupled, Adam's is an L2 term in the gradien
   Parameter b = Parameter::from_values({1}, {2.0}, DType::Float64, "b");
   AdamW adamw({a}, AdamWOptions{.lr = 0.1, .weight_decay = 0.5});
   Adam adam({b}, AdamOptions{.lr = 0.1, .weight_decay = 0.5});
+  a.grad<double>();  // a zero gradient (torch: a.grad = torch.zeros_like(a))
+  b.grad<double>();
   adamw.step();
   adam.step();
   CHECK(a.values()[0] == 2.0 * (1.0 - 0.1 * 0.5));

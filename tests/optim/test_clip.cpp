@@ -86,6 +86,16 @@ TEST_CASE("clip_grad_norm_: bad arguments and non-finite norms throw, scaling no
   CHECK(std::isnan(a.grad_values()[0]));
 }
 
+TEST_CASE("clip_grad_norm_: a parameter without a gradient is left out", "[optim][clip]") {
+  Parameter a = with_grad({2}, {3.0, 4.0}, DType::Float32, "a");
+  Parameter none({2}, DType::Float32, "none");
+  CHECK(clip_grad_norm_({a, none}, 1.0) == 5.0);
+  CHECK_FALSE(none.has_grad());
+  clip_grad_value_({a, none}, 0.1);
+  CHECK_FALSE(none.has_grad());
+  CHECK(clip_grad_norm_({none}, 1.0) == 0.0);  // torch: no gradients, a norm of 0
+}
+
 TEST_CASE("clip_grad_value_: clamps every element to [-v, v]", "[optim][clip]") {
   Parameter a = with_grad({4}, {-3.0, -0.05, 0.02, 7.0}, DType::Float32, "a");
   Parameter frozen = with_grad({1}, {9.0}, DType::Float32, "frozen");

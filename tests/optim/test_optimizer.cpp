@@ -142,9 +142,31 @@ TEST_CASE("optimizer: a group's weight decay applies to its parameters only",
   Parameter b = Parameter::from_values({2}, {1.0, -1.0}, DType::Float64, "b");
   SGD optimizer({ParamGroup{.params = {w}}, ParamGroup{.params = {b}, .weight_decay = 0.0}},
                 SGDOptions{.lr = 0.5, .weight_decay = 0.1});
+  w.grad<double>();  // zero gradients (torch: p.grad = torch.zeros_like(p))
+  b.grad<double>();
   optimizer.step();
   CHECK(w.values() == std::vector<double>{0.95, -0.95});
   CHECK(b.values() == std::vector<double>{1.0, -1.0});
+}
+
+TEST_CASE("optimizer: a parameter without a gradient is skipped and gets no state, as in torch",
+          "[optim][optimizer]") {
+  // torch: `if p.grad is None: continue` (no update, no weight decay, no state entry).
+  Parameter w = Parameter::from_values({2}, {1.0, -1.0}, DType::Float32, "w");
+  Parameter frozen_by_graph = Parameter::from_values({2}, {1.0, -1.0}, DType::Float32, "b");
+  AdamW optimizer({w, frozen_by_graph}, AdamWOptions{.lr = 0.5, .weight_decay = 0.1});
+  w.grad<float>()[0] = 1.0f;
+  optimizer.step();
+  optimizer.zero_grad();  // keeps frozen_by_graph without a gradient
+  optimizer.step();
+  CHECK_FALSE(frozen_by_graph.has_grad());
+  CHECK(frozen_by_graph.values() == std::vector<double>{1.0, -1.0});
+  CHECK(w.values() != std::vector<double>{1.0, -1.0});
+  const OptimizerState state = optimizer.state();
+  CHECK(state.find_tensor("param.0.exp_avg") != nullptr);
+  CHECK(state.find_tensor("param.1.exp_avg") == nullptr);
+  REQUIRE(state.find_scalar("param.0.step") != nullptr);
+  CHECK(state.find_scalar("param.0.step")->value == 2.0);
 }
 
 TEST_CASE("optimizer: zero_grad zeroes every group's gradients", "[optim][optimizer]") {
