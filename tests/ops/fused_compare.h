@@ -4,11 +4,13 @@
 
 #include <functional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "graph/factory.h"
 #include "graph/gradcheck.h"
 #include "graph/tape.h"
+#include "graph/threads.h"
 #include "tests/compare.h"  // max_abs_difference
 
 namespace tapegrad::testing {
@@ -35,6 +37,18 @@ inline ForwardBackward run_forward_backward(const std::function<Tensor(std::span
   tape.backward(y, upstream);
   for (const Tensor& leaf : leaves) out.grads.push_back(leaf.grad_values());
   return out;
+}
+
+// Runs `run` (a ForwardBackward) at 1 thread and at 2 and returns both, the thread count set
+// back to 1, for a test to require they are the same bits.
+template <class Run>
+std::pair<ForwardBackward, ForwardBackward> at_1_and_2_threads(const Run& run) {
+  set_num_threads(1);
+  ForwardBackward one = run();
+  set_num_threads(2);
+  ForwardBackward two = run();
+  set_num_threads(1);
+  return {std::move(one), std::move(two)};
 }
 
 }  // namespace tapegrad::testing

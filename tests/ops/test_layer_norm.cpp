@@ -3,7 +3,6 @@
 #include <vector>
 
 #include "graph/factory.h"
-#include "graph/threads.h"
 #include "ops/ops.h"
 #include "tests/ops/fused_compare.h"
 #include "tests/ops/gradcheck_registry.h"
@@ -152,11 +151,7 @@ TEST_CASE("layer_norm: the same bits with 1 and 2 threads, forward and backward"
         [](std::span<const Tensor> in) { return layer_norm(in[0], in[1], in[2], 1e-5); }, {x, w, b},
         DType::Float32, g.values);
   };
-  set_num_threads(1);
-  const auto one = run();
-  set_num_threads(2);
-  const auto two = run();
-  set_num_threads(1);
+  const auto [one, two] = testing::at_1_and_2_threads(run);
   CHECK(one.value == two.value);
   CHECK(one.grads == two.grads);
 }

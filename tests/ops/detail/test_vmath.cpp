@@ -6,38 +6,20 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <map>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "ops/detail/vmath.h"
+#include "tests/ops/attention_goldens.h"
 
 namespace {
 
-// `name dtype shape v1 ... vn` (float.hex), as the other golden files.
-const std::map<std::string, std::vector<double>>& goldens() {
-  static const std::map<std::string, std::vector<double>> out = [] {
-    std::map<std::string, std::vector<double>> m;
-    const std::string path = std::string(TAPEGRAD_GOLDEN_DIR) + "/vmath/vmath_goldens.txt";
-    std::ifstream file(path);
-    if (!file) throw std::runtime_error("cannot open " + path);
-    std::string line;
-    while (std::getline(file, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream in(line);
-      std::string name, dtype, shape, token;
-      in >> name >> dtype >> shape;
-      std::vector<double> values;
-      while (in >> token) values.push_back(std::strtod(token.c_str(), nullptr));
-      m.emplace(name, std::move(values));
-    }
-    return m;
-  }();
+// The torch values, by name (the shared reader of `name dtype shape v1 ... vn` lines).
+const std::map<std::string, tapegrad::testing::AttentionGolden>& goldens() {
+  static const auto out = tapegrad::testing::read_attention_goldens("vmath/vmath_goldens.txt");
   return out;
 }
 
@@ -45,7 +27,7 @@ template <class T>
 std::vector<T> golden(const std::string& name) {
   const auto it = goldens().find(name);
   if (it == goldens().end()) throw std::runtime_error("no golden named " + name);
-  return std::vector<T>(it->second.begin(), it->second.end());
+  return std::vector<T>(it->second.values.begin(), it->second.values.end());
 }
 
 // Distance in representable values between a and b (0: equal; NaN vs NaN: 0).
