@@ -39,9 +39,12 @@ message("${out}")
 if(rc)
   message(FATAL_ERROR "the custom op example failed (its gradcheck or its drawing)")
 endif()
-# Built only when the package has tapegrad::dist (tapegrad found MPI).
+# Built only when the package has tapegrad::dist (tapegrad found MPI). Open MPI keeps what
+# MPI_Init allocates past MPI_Finalize, which LeakSanitizer would report in the sanitizer build
+# (the distributed tests run with the same setting).
 if(EXISTS ${WORK_DIR}/build/dist_consumer)
-  execute_process(COMMAND ${WORK_DIR}/build/dist_consumer OUTPUT_VARIABLE out ERROR_VARIABLE err
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env ASAN_OPTIONS=detect_leaks=0
+                          ${WORK_DIR}/build/dist_consumer OUTPUT_VARIABLE out ERROR_VARIABLE err
                   RESULT_VARIABLE rc TIMEOUT 60)
   message("${out}${err}")
   if(NOT rc EQUAL 0 OR NOT out MATCHES "dist consumer: rank 0 of 1, ok")
