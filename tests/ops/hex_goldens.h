@@ -1,5 +1,6 @@
 // Reads torch goldens written one tensor a line, `<name> <rank> <dims...> <float.hex()...>`,
-// from tests/goldens/<area>/ (activations, selection), and compares at float tolerances.
+// from tests/goldens/<area>/ (activations, selection, reductions), and compares at float or
+// absolute tolerances.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -85,6 +86,19 @@ inline int64_t require_near(const std::vector<double>& actual, const GoldenTenso
     if (actual[i] == want || (std::isnan(want) && std::isnan(actual[i]))) ++equal;
   }
   return equal;
+}
+
+// Every element within `tol` (absolute, on values of order one) of the golden.
+inline void require_close(const std::vector<double>& actual, const GoldenTensor& expected,
+                          double tol, const std::string& what) {
+  INFO(what);
+  REQUIRE(actual.size() == expected.values.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const double error = std::abs(actual[i] - expected.values[i]);
+    INFO("element " << i << ": " << actual[i] << " vs torch " << expected.values[i] << ", error "
+                    << error << " > " << tol);
+    REQUIRE(error <= tol);
+  }
 }
 
 }  // namespace hex_goldens

@@ -6,7 +6,7 @@
 #include "ops/ops.h"
 #include "tests/ops/fused_compare.h"
 #include "tests/ops/gradcheck_registry.h"
-#include "tests/ops/reductions_goldens.h"
+#include "tests/ops/hex_goldens.h"
 
 using namespace tapegrad;
 
@@ -49,7 +49,7 @@ TEST_CASE("cross_entropy: large logits stay finite (stable log-sum-exp)", "[cros
 }
 
 TEST_CASE("cross_entropy: forward and gradient match PyTorch", "[cross_entropy][golden]") {
-  const testing::GoldenFile golden("cross_entropy.txt");
+  const testing::GoldenFile golden("reductions", "cross_entropy.txt");
   for (const std::string name : {"batch", "single", "large"}) {
     INFO("case " << name);
     Tape tape;
@@ -66,7 +66,7 @@ TEST_CASE("cross_entropy: forward and gradient match PyTorch", "[cross_entropy][
 
 TEST_CASE("cross_entropy: float32 is within float32 rounding of PyTorch's float64 values",
           "[cross_entropy][golden]") {
-  const testing::GoldenFile golden("cross_entropy.txt");
+  const testing::GoldenFile golden("reductions", "cross_entropy.txt");
   for (const std::string name : {"batch", "single"}) {
     INFO("case " << name);
     Tape tape;

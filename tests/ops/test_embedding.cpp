@@ -4,7 +4,7 @@
 #include "graph/factory.h"
 #include "ops/ops.h"
 #include "tests/ops/gradcheck_registry.h"
-#include "tests/ops/reductions_goldens.h"
+#include "tests/ops/hex_goldens.h"
 
 using namespace tapegrad;
 
@@ -35,7 +35,7 @@ TEST_CASE("embedding: ids of rank 0 to 3 give ids_shape + [C]", "[embedding]") {
 }
 
 TEST_CASE("embedding: forward and gradient match PyTorch", "[embedding][golden]") {
-  const testing::GoldenFile golden("embedding.txt");
+  const testing::GoldenFile golden("reductions", "embedding.txt");
   Tape tape;
   TapeScope scope(tape);
   Tensor w = from_values(golden["weight"].shape, golden["weight"].values, DType::Float64, true);

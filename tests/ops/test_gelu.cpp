@@ -6,7 +6,7 @@
 #include "ops/ops.h"
 #include "tests/ops/fused_compare.h"
 #include "tests/ops/gradcheck_registry.h"
-#include "tests/ops/reductions_goldens.h"
+#include "tests/ops/hex_goldens.h"
 
 using namespace tapegrad;
 
@@ -25,7 +25,7 @@ TEST_CASE("gelu: small exact cases", "[gelu]") {
 }
 
 TEST_CASE("gelu: forward and gradient match PyTorch (approximate='tanh')", "[gelu][golden]") {
-  const testing::GoldenFile golden("gelu.txt");
+  const testing::GoldenFile golden("reductions", "gelu.txt");
   Tape tape;
   TapeScope scope(tape);
   Tensor x = from_values(golden["x"].shape, golden["x"].values, DType::Float64, true);

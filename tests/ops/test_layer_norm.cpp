@@ -6,7 +6,7 @@
 #include "ops/ops.h"
 #include "tests/ops/fused_compare.h"
 #include "tests/ops/gradcheck_registry.h"
-#include "tests/ops/reductions_goldens.h"
+#include "tests/ops/hex_goldens.h"
 
 using namespace tapegrad;
 
@@ -30,7 +30,7 @@ TEST_CASE("layer_norm: small exact cases", "[layer_norm]") {
 }
 
 TEST_CASE("layer_norm: forward and gradients match PyTorch", "[layer_norm][golden]") {
-  const testing::GoldenFile golden("layer_norm.txt");
+  const testing::GoldenFile golden("reductions", "layer_norm.txt");
   SECTION("with weight and bias, rank 3") {
     Tape tape;
     TapeScope scope(tape);

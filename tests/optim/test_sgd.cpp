@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "graph/error.h"
-#include "graph/threads.h"
 #include "optim/optim.h"
 #include "tests/optim/optim_golden.h"
+#include "tests/optim/threaded_steps.h"
 
 using namespace tapegrad;
 using Catch::Contains;
@@ -209,20 +209,7 @@ TEST_CASE("SGD: two threads give the same bits as one, the split cutting paramet
       ps.push_back(Parameter::from_values({n}, v, DType::Float32, "p"));
     }
     SGD optimizer(ps, SGDOptions{.lr = 0.1, .momentum = 0.9, .weight_decay = 1e-2});
-    set_num_threads(threads);
-    for (int step = 0; step < 3; ++step) {
-      for (const Parameter& p : ps) {
-        for (int64_t i = 0; i < p.numel(); ++i) {
-          p.grad<float>()[i] = std::cos(0.003f * static_cast<float>(i) + static_cast<float>(step));
-        }
-      }
-      optimizer.step();
-    }
-    set_num_threads(1);
-    std::vector<float> out;
-    for (const Parameter& p : ps)
-      out.insert(out.end(), p.data<float>(), p.data<float>() + p.numel());
-    return out;
+    return testing::weights_after_three_steps(optimizer, ps, threads);
   };
   const std::vector<float> one = run(1), two = run(2);
   REQUIRE(one.size() == two.size());
