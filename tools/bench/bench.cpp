@@ -540,8 +540,10 @@ int main(int argc, char** argv) {
   for (const char* gpt : {"gpt-tiny", "gpt2-124m"}) workload_list.push_back(gpt);
 
   CLI::App app(
-      "Times one causal multi-head self-attention training step (forward, backward, SGD) per "
-      "workload in tapegrad and, when built with LibTorch, in LibTorch, interleaved.",
+      "Times training steps in tapegrad and its peers, interleaved: the attention workloads "
+      "(book, small, gpt2: one causal multi-head self-attention step, forward, backward, SGD) "
+      "against LibTorch when built with it; the GPT workloads (gpt-tiny, gpt2-124m: GPTModel, "
+      "cross_entropy, clip_grad_norm_, AdamW) against LibTorch and PyTorch eager.",
       "tapegrad-bench");
   app.add_option("--threads", thread_counts, "thread counts, N[,N...]")
       ->delimiter(',')
