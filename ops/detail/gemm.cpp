@@ -1,6 +1,7 @@
 // gemm: the product C (+)= alpha·A·B over matrix views, split over the tapegrad thread pool;
-// tiny and matrix-vector products here, blocked ones on Eigen's kernel (gemm_eigen.cpp) or
-// OpenBLAS's (gemm_openblas.cpp), as the backend says.
+// tiny and matrix-vector products here, small ones on the small-product kernel (gemm_small.cpp,
+// whatever the backend), blocked ones on Eigen's kernel (gemm_eigen.cpp) or OpenBLAS's
+// (gemm_openblas.cpp), as the backend says.
 #include "ops/detail/gemm.h"
 
 #include <Eigen/Core>
@@ -91,6 +92,10 @@ void gemm_serial(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, 
   const Index m = c.rows, n = c.cols, k = a.cols;
   if (m + n + k < 20) {
     gemm_tiny(c, a, b, alpha, accumulate);
+    return;
+  }
+  if (k > 0 && m > 1 && detail::small_gemm_takes<T>(m, n, k, b.transposed)) {
+    detail::small_gemm(c, a, b, alpha, accumulate);
     return;
   }
   if (k == 0 || m == 1 || n == 1 || backend == GemmBackend::Eigen) {

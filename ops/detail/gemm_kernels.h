@@ -10,6 +10,15 @@ namespace tapegrad::detail {
 template <class T>
 void eigen_blocked_gemm(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, T alpha);
 
+// The small-product kernel (gemm_small.cpp), for either backend: whether it takes a product
+// (n a multiple of the 64-byte vector, m·n·k at most 2^22, a transposed B small enough to pack),
+// and C = alpha·A·B, or C += alpha·A·B when accumulate, on this thread.
+template <class T>
+bool small_gemm_takes(int64_t m, int64_t n, int64_t k, bool b_transposed);
+template <class T>
+void small_gemm(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, T alpha,
+                bool accumulate);
+
 // Whether this build links OpenBLAS (TAPEGRAD_OPENBLAS found it).
 bool openblas_linked();
 // Sets OpenBLAS to one thread (once, thread-safe) and returns its description; nullptr when not

@@ -1,5 +1,6 @@
 // Tests for ops/detail/gemm.cpp: every transpose combination, strides, accumulation and alpha, on
-// the tiny, matrix-vector and blocked paths, serial and split over 2 threads, on both backends.
+// the tiny, matrix-vector, small (gemm_small.cpp) and blocked paths, serial and split over 2
+// threads, on both backends.
 #include "ops/detail/gemm.h"
 
 #include <catch2/catch.hpp>
@@ -98,7 +99,8 @@ void check_all_cases() {
     set_num_threads(threads);
     INFO("threads " << threads);
     // tiny (coefficient-based), matrix-vector, blocked, and blocked large enough to split (by
-    // rows, then by columns).
+    // rows, then by columns); then the small kernel (n a multiple of 16: 8-row blocks and the
+    // rest, 32- and 16-column blocks; large enough to split at 512 x 64 x 64; a long k).
     for (auto [m, n, k] : {std::array<int64_t, 3>{3, 4, 5},
                            {1, 7, 30},
                            {30, 1, 9},
@@ -106,7 +108,10 @@ void check_all_cases() {
                            {200, 150, 70},
                            {40, 300, 64},
                            {5, 6, 0},
-                           {25, 30, 0}}) {
+                           {25, 30, 0},
+                           {37, 48, 29},
+                           {512, 64, 64},
+                           {9, 16, 300}}) {
       for (bool ta : {false, true}) {
         for (bool tb : {false, true}) {
           INFO("m " << m << " n " << n << " k " << k << " ta " << ta << " tb " << tb);
