@@ -1,7 +1,13 @@
 // causal_attention: softmax(causal_mask(q·kᵀ) / √D)·v per (batch, head), fused and blocked.
 //
 // A kernel, so over the 120-line budget of an op file: the blocked forward and backward (online
-// softmax, recomputed probabilities) only make sense read together.
+// softmax, recomputed probabilities) only make sense read together, and so do the direct ones.
+//
+// Two kernels per head, chosen by shape. Short sequences (T <= 128) with D a multiple of the
+// 64-byte vector (16 floats, 8 doubles; D <= 4 vectors) run the direct kernel below: whole score
+// rows in registers, a few query rows at a time, no GEMM calls (at T = 64, D = 16 a GEMM call
+// per tile costs more than its arithmetic; the op took half the time at the benchmark's small
+// workload, from perf shares of the step). Every other shape runs the blocked one:
 //
 // Forward, per (batch, head) and block of kBr query rows: the key blocks (kBc keys) up to the
 // block's last row are scored with one GEMM each, and an online softmax (running max m and sum l
