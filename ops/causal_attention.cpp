@@ -230,6 +230,7 @@ void row_blocks(int64_t t, F&& f) {
 }
 
 using detail::kLanes;
+using detail::transpose_block;
 using detail::Vec;
 using detail::VecOf;
 using detail::vload;
@@ -274,24 +275,6 @@ bool use_direct(const Heads& g) {
 
 inline int64_t round_up(int64_t n, int64_t to) {
   return (n + to - 1) / to * to;
-}
-
-// Transposes the L x L block held in r (r[i] = row i), by swapping off-diagonal sub-blocks of
-// H x H within each 2H x 2H block, for H = L/2 .. 1: one two-register shuffle per row and stage.
-template <class T, int64_t H, size_t... I>
-inline void swap_blocks(Vec<T>& a, Vec<T>& b, std::index_sequence<I...>) {
-  constexpr int64_t L = kLanes<T>;
-  const Vec<T> na = __builtin_shufflevector(a, b, ((I & H) ? L + I - H : I)...);
-  const Vec<T> nb = __builtin_shufflevector(a, b, ((I & H) ? L + I : I + H)...);
-  a = na;
-  b = nb;
-}
-template <class T, int64_t H = kLanes<T> / 2>
-inline void transpose_block(Vec<T> (&r)[kLanes<T>]) {
-  for (int64_t i = 0; i < kLanes<T>; ++i) {
-    if ((i & H) == 0) swap_blocks<T, H>(r[i], r[i + H], std::make_index_sequence<kLanes<T>>());
-  }
-  if constexpr (H > 1) transpose_block<T, H / 2>(r);
 }
 
 // xt [D, tp] = xᵀ for the [t, D] rows at x (row stride ld), keys t..tp zero.

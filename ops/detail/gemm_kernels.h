@@ -11,9 +11,9 @@ template <class T>
 void eigen_blocked_gemm(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, T alpha);
 
 // The small-product kernel (gemm_small.cpp), for either backend: whether it takes a whole
-// product (k > 0, m > 1, n a multiple of the 64-byte vector, m·n·k at most 2^22, A and B whole
-// matrices, a transposed B small enough to pack), and C = alpha·A·B, or C += alpha·A·B when
-// accumulate, on this thread (for any row or column block of a product it takes).
+// product (by its shape alone: k > 0, n a multiple of the 64-byte vector, m·n·k at most 2^22,
+// n·k at most 2^16), and C = alpha·A·B, or C += alpha·A·B when accumulate, on this thread (for
+// any row or column block of a product it takes).
 template <class T>
 bool small_gemm_takes(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b);
 template <class T>

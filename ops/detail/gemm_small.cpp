@@ -1,5 +1,6 @@
 // The small-product kernel of ops/detail/gemm.cpp: C (+)= alpha·A·B with no packing of A, for
-// products whose B panel sits in the first-level caches (see small_gemm_takes). Register blocks
+// products whose B panel sits in the first-level caches (see small_gemm_takes; a transposed B is
+// packed row-major first). Register blocks
 // of 8 rows x 32 columns of C (16 accumulators): per step of k, two vectors of B's row and eight
 // broadcast elements of A feed sixteen multiply-adds. At the shapes of tapegrad-bench's small
 // attention workload ([512, 64]·[64, 64], [64, 512]·[512, 64], [512, 64]·[64, 64]ᵀ) the step's
@@ -89,13 +90,12 @@ void columns(int64_t m, const Operands& o, const T* a, const T* b, T* c, T alpha
 
 template <class T>
 bool small_gemm_takes(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b) {
+  (void)b;
   const int64_t m = c.rows, n = c.cols, k = a.cols;
-  // Whole matrices only (rows stored back to back), as matmul and linear make them: blocks of
-  // larger ones (the attention's tiles of [T, C] inputs) read B's rows far apart, where
-  // OpenBLAS's packing pays (measured 1.3x slower at gpt2 attention's tiles without this).
-  const bool dense = a.ld == (a.transposed ? m : k) && b.ld == (b.transposed ? k : n);
-  return k > 0 && m > 1 && n % kLanes<T> == 0 && m * n * k <= kMaxMultiplyAdds && dense &&
-         (!b.transposed || n * k <= kMaxPackedB);
+  // By the shape alone, never by strides or transposes: two ops that compute the same product
+  // from differently stored operands (a fused op on views of [B, T, C], the composed ops on
+  // copies) then run the same kernel and get the same bits.
+  return k > 0 && n % kLanes<T> == 0 && m * n * k <= kMaxMultiplyAdds && n * k <= kMaxPackedB;
 }
 
 template <class T>
@@ -105,10 +105,19 @@ void small_gemm(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, T
   const int64_t m = c.rows, n = c.cols, k = a.cols;
   const T* bp = b.data;
   int64_t ldb = b.ld;
-  if (b.transposed) {  // b(p, j) = b.data[j·ld + p]: pack it as [k, n]
+  if (b.transposed) {  // b(p, j) = b.data[j·ld + p]: pack it as [k, n], L x L blocks at a time
     T* packed = packed_b<T>(static_cast<size_t>(n * k));
-    for (int64_t j = 0; j < n; ++j) {
-      for (int64_t p = 0; p < k; ++p) packed[p * n + j] = b.data[j * b.ld + p];
+    const int64_t k_blocks = k / L * L;
+    for (int64_t j0 = 0; j0 < n; j0 += L) {
+      for (int64_t p0 = 0; p0 < k_blocks; p0 += L) {
+        Vec<T> r[L];
+        for (int64_t i = 0; i < L; ++i) vload(r[i], b.data + (j0 + i) * b.ld + p0);
+        transpose_block<T>(r);
+        for (int64_t i = 0; i < L; ++i) vstore(packed + (p0 + i) * n + j0, r[i]);
+      }
+      for (int64_t j = j0; j < j0 + L; ++j) {
+        for (int64_t p = k_blocks; p < k; ++p) packed[p * n + j] = b.data[j * b.ld + p];
+      }
     }
     bp = packed;
     ldb = n;

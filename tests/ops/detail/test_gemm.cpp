@@ -70,7 +70,7 @@ std::vector<double> reference(int64_t m, int64_t n, int64_t k, const std::vector
 
 // The worst error of one product against the reference, C's padding included (it must stay
 // untouched); NaN when the product made a NaN.
-// dense: A and B stored without padding (the small-product kernel takes only whole matrices).
+// dense: A and B stored without padding (rows back to back, as matmul makes them).
 template <class T>
 double product_error(int64_t m, int64_t n, int64_t k, bool ta, bool tb, bool accumulate,
                      double alpha, double poison = 0, bool dense = false) {
