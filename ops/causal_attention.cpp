@@ -335,7 +335,7 @@ void exp_rows(int64_t i0, T* s, int64_t nv, T c, bool exact, const T* lse, T* m)
     if (lse) {
       shift = lse[r];
     } else {
-      Vec<T> mv;
+      Vec<T> mv = {};  // (taken from the first vector)
       for (int64_t jv = 0; jv < nv; ++jv) {
         Vec<T> x;
         vload(x, row + jv * L);
