@@ -406,7 +406,7 @@ void forward_rows(int64_t i0, const T* qs, const T* kt, const T* v, int64_t ld, 
   scores_rows<T, DV, R>(qs + i0 * D, D, kt, tp, nv, s);
   T m[R];
   exp_rows<T, R>(i0, s, nv, c, exact, nullptr, m);
-  T inv_l[R];
+  T inv_l[R], log_l[R];
   for (int r = 0; r < R; ++r) {
     Vec<T> sum = {};
     for (int64_t jv = 0; jv < nv; ++jv) {
@@ -414,10 +414,11 @@ void forward_rows(int64_t i0, const T* qs, const T* kt, const T* v, int64_t ld, 
       vload(x, s + r * w + jv * L);
       sum += x;
     }
-    const T l = hsum<T>(sum);
-    inv_l[r] = T(1) / l;
-    lse[i0 + r] = m[r] + std::log(l);
+    log_l[r] = hsum<T>(sum);
+    inv_l[r] = T(1) / log_l[r];
   }
+  vmath::log(log_l, log_l, R);  // the R rows' logs in one vector
+  for (int r = 0; r < R; ++r) lse[i0 + r] = m[r] + log_l[r];
   Vec<T> acc[R][DV];
   weighted_rows<T, DV, R>(s, w, v, ld, n_max, acc);  // O·l = P·V
   for (int r = 0; r < R; ++r) {
