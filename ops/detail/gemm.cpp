@@ -1,6 +1,7 @@
 // gemm: the product C (+)= alpha·A·B over matrix views, split over the tapegrad thread pool;
-// tiny and matrix-vector products here, blocked ones on Eigen's kernel (gemm_eigen.cpp) or
-// OpenBLAS's (gemm_openblas.cpp), as the backend says.
+// tiny and matrix-vector products here, small ones on the small-product kernel (gemm_small.cpp,
+// whatever the backend), blocked ones on Eigen's kernel (gemm_eigen.cpp) or OpenBLAS's
+// (gemm_openblas.cpp), as the backend says.
 #include "ops/detail/gemm.h"
 
 #include <Eigen/Core>
@@ -85,12 +86,18 @@ void gemm_tiny(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, T 
 }
 
 // C (+)= alpha·A·B on this thread.
+// `small`: the whole product (before any split over threads) is one the small-product kernel
+// takes, so every part runs on it.
 template <class T>
 void gemm_serial(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, T alpha,
-                 bool accumulate, GemmBackend backend) {
+                 bool accumulate, GemmBackend backend, bool small) {
   const Index m = c.rows, n = c.cols, k = a.cols;
   if (m + n + k < 20) {
     gemm_tiny(c, a, b, alpha, accumulate);
+    return;
+  }
+  if (small) {
+    detail::small_gemm(c, a, b, alpha, accumulate);
     return;
   }
   if (k == 0 || m == 1 || n == 1 || backend == GemmBackend::Eigen) {
@@ -161,12 +168,13 @@ void gemm(MatrixView<T> c, std::type_identity_t<MatrixView<const T>> a,
   }
   if (c.rows <= 0 || c.cols <= 0) return;
   const GemmBackend backend = current_backend();  // one backend for the whole product
+  const bool small = detail::small_gemm_takes<T>(c, a, b);
   const T alpha = static_cast<T>(options.alpha);
   const int64_t m = c.rows, n = c.cols, k = a.cols;
   const double flops =
       2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   if (!options.parallel || num_threads() == 1 || flops < kParallelFlops) {
-    gemm_serial<T>(c, a, b, alpha, options.accumulate, backend);
+    gemm_serial<T>(c, a, b, alpha, options.accumulate, backend, small);
     return;
   }
   // Split C into row blocks (or column blocks when it is wide), in multiples of 16 so every
@@ -178,10 +186,10 @@ void gemm(MatrixView<T> c, std::type_identity_t<MatrixView<const T>> a,
     const int64_t begin = t0 * 16, end = std::min(extent, t1 * 16);
     if (by_rows) {
       gemm_serial<T>(row_block(c, begin, end), row_block(a, begin, end), b, alpha,
-                     options.accumulate, backend);
+                     options.accumulate, backend, small);
     } else {
       gemm_serial<T>(col_block(c, begin, end), a, col_block(b, begin, end), alpha,
-                     options.accumulate, backend);
+                     options.accumulate, backend, small);
     }
   });
 }

@@ -56,7 +56,10 @@ extern template void gemm<double>(MatrixView<double>, MatrixView<const double>,
                                   MatrixView<const double>, const GemmOptions&);
 
 // The kernel for products that are neither tiny nor matrix-vector (those always run on Eigen's
-// kernels, which allocate nothing there).
+// kernels, which allocate nothing there) nor small (n a multiple of 16 floats or 8 doubles,
+// m·n·k <= 2^22, n·k <= 2^16, decided by the shape alone, so a product gives the same bits
+// however its operands are stored: those run on tapegrad's own register-blocked kernel,
+// ops/detail/gemm_small.cpp, whatever the backend, faster there than either library's packing).
 // - Eigen: built into tapegrad, always available.
 // - OpenBLAS: linked at build time when CMake finds it (TAPEGRAD_OPENBLAS=AUTO, the default, or
 //   ON), and then the default. It runs single-threaded inside each of tapegrad's own threads

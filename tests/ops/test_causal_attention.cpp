@@ -66,6 +66,45 @@ TEST_CASE("causal_attention: equals the composed ops, forward and backward", "[c
   }
 }
 
+TEST_CASE(
+    "causal_attention: the direct kernel (T <= 128, D a multiple of 64 bytes) equals the "
+    "composed ops",
+    "[causal_attention]") {
+  // D = 16 floats is one vector (8 query rows per step), 32 two, 48 three (4 rows, and √48 is not
+  // a power of two: the scores are divided), 64 four; 8 and 16 doubles are one and two. T = 37
+  // and 13 leave partial row blocks and partial key vectors; T = 128 is the largest direct T.
+  SECTION("float32") {
+    check_equal_to_composed({2, 2, 37, 16}, DType::Float32, 200, 2e-6);
+    check_equal_to_composed({1, 2, 64, 32}, DType::Float32, 210, 2e-6);
+    check_equal_to_composed({1, 1, 29, 48}, DType::Float32, 220, 2e-6);
+    check_equal_to_composed({1, 1, 128, 64}, DType::Float32, 230, 5e-6);
+    check_equal_to_composed({1, 1, 1, 16}, DType::Float32, 240, 2e-6);
+  }
+  SECTION("float64") {
+    check_equal_to_composed({2, 2, 13, 8}, DType::Float64, 250, 1e-13);
+    check_equal_to_composed({1, 2, 70, 16}, DType::Float64, 260, 1e-13);
+  }
+  SECTION("[B, T, C] read in place (rows C apart), float32") {
+    const Shape shape{2, 21, 64};  // 4 heads of D = 16
+    const auto q = random_input(shape, 270, -1.5, 1.5), k = random_input(shape, 271, -1.5, 1.5);
+    const auto v = random_input(shape, 272), g = random_input(shape, 273);
+    auto fused = run_forward_backward(
+        [](std::span<const Tensor> in) { return causal_attention(in[0], in[1], in[2], 4); },
+        {q, k, v}, DType::Float32, g.values);
+    auto reference = run_forward_backward(
+        [](std::span<const Tensor> in) {
+          return merge_heads(
+              composed(split_heads(in[0], 4), split_heads(in[1], 4), split_heads(in[2], 4)));
+        },
+        {q, k, v}, DType::Float32, g.values);
+    CHECK(max_abs_difference(fused.value, reference.value) < 2e-6);
+    for (size_t i = 0; i < 3; ++i) {
+      INFO("gradient of input " << i);
+      CHECK(max_abs_difference(fused.grads[i], reference.grads[i]) < 2e-6);
+    }
+  }
+}
+
 TEST_CASE("causal_attention: [B, T, C] with num_heads equals split_heads .. merge_heads",
           "[causal_attention]") {
   const Shape shape{2, 7, 12};
@@ -141,6 +180,15 @@ GRADCHECK_TEST_CASE("causal_attention", "[B, H, T, D] and [B, T, C] with heads")
       "causal_attention",
       [](std::span<const Tensor> in) { return causal_attention(in[0], in[1], in[2], 2); },
       {random_input({2, 4, 6}, 110), random_input({2, 4, 6}, 111), random_input({2, 4, 6}, 112)});
+  testing::require_gradcheck(report, "causal_attention");
+}
+
+GRADCHECK_TEST_CASE("causal_attention", "the direct kernel (D = 8 doubles, T = 11)") {
+  const Shape shape{1, 2, 11, 8};
+  auto report =
+      gradcheck("causal_attention",
+                [](std::span<const Tensor> in) { return causal_attention(in[0], in[1], in[2]); },
+                {random_input(shape, 130), random_input(shape, 131), random_input(shape, 132)});
   testing::require_gradcheck(report, "causal_attention");
 }
 

@@ -1,5 +1,6 @@
 // Tests for ops/detail/gemm.cpp: every transpose combination, strides, accumulation and alpha, on
-// the tiny, matrix-vector and blocked paths, serial and split over 2 threads, on both backends.
+// the tiny, matrix-vector, small (gemm_small.cpp) and blocked paths, serial and split over 2
+// threads, on both backends.
 #include "ops/detail/gemm.h"
 
 #include <catch2/catch.hpp>
@@ -69,13 +70,15 @@ std::vector<double> reference(int64_t m, int64_t n, int64_t k, const std::vector
 
 // The worst error of one product against the reference, C's padding included (it must stay
 // untouched); NaN when the product made a NaN.
+// dense: A and B stored without padding (rows back to back, as matmul makes them).
 template <class T>
 double product_error(int64_t m, int64_t n, int64_t k, bool ta, bool tb, bool accumulate,
-                     double alpha, double poison = 0) {
+                     double alpha, double poison = 0, bool dense = false) {
   std::mt19937 rng(static_cast<uint32_t>(m * 131 + n * 17 + k + (ta ? 7 : 0) + (tb ? 3 : 0)));
   std::uniform_real_distribution<double> u(-1, 1);
   // Padded strides, so a wrong stride reads the padding.
-  const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2, ldc = n + 5;
+  const int64_t lda = (ta ? m : k) + (dense ? 0 : 3), ldb = (tb ? k : n) + (dense ? 0 : 2),
+                ldc = n + 5;
   std::vector<double> a(static_cast<size_t>((ta ? k : m) * lda)),
       b(static_cast<size_t>((tb ? n : k) * ldb)), c(static_cast<size_t>(m * ldc));
   for (double& x : a) x = u(rng);
@@ -98,7 +101,8 @@ void check_all_cases() {
     set_num_threads(threads);
     INFO("threads " << threads);
     // tiny (coefficient-based), matrix-vector, blocked, and blocked large enough to split (by
-    // rows, then by columns).
+    // rows, then by columns); then the small kernel (n a multiple of 16: 8-row blocks and the
+    // rest, 32- and 16-column blocks; large enough to split at 512 x 64 x 64; a long k).
     for (auto [m, n, k] : {std::array<int64_t, 3>{3, 4, 5},
                            {1, 7, 30},
                            {30, 1, 9},
@@ -106,7 +110,10 @@ void check_all_cases() {
                            {200, 150, 70},
                            {40, 300, 64},
                            {5, 6, 0},
-                           {25, 30, 0}}) {
+                           {25, 30, 0},
+                           {37, 48, 29},
+                           {512, 64, 64},
+                           {9, 16, 300}}) {
       for (bool ta : {false, true}) {
         for (bool tb : {false, true}) {
           INFO("m " << m << " n " << n << " k " << k << " ta " << ta << " tb " << tb);
@@ -115,6 +122,8 @@ void check_all_cases() {
           CHECK(product_error<double>(m, n, k, ta, tb, false, 0.25) < 1e-12);
           CHECK(product_error<float>(m, n, k, ta, tb, true, 1.0) < 1e-4);
           CHECK(product_error<float>(m, n, k, ta, tb, false, -2.0) < 1e-4);
+          CHECK(product_error<double>(m, n, k, ta, tb, true, -0.5, 0, true) < 1e-12);
+          CHECK(product_error<float>(m, n, k, ta, tb, false, -2.0, 0, true) < 1e-4);
         }
       }
     }
@@ -217,6 +226,34 @@ TEST_CASE("gemm: a split product gives the same bits run to run, on each backend
     }
     set_num_threads(1);
   }
+}
+
+TEST_CASE("gemm: the small-product kernel gives the same bits at 1 and 2 threads",
+          "[gemm][threads]") {
+  // [512, 64]·[64, 64] and its two gradient products' shapes, each large enough to split: every
+  // element is summed in k order by one thread, whatever the split.
+  std::mt19937 rng(6);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> x(512 * 64), w(64 * 64), g(512 * 64);
+  for (std::vector<float>* v : {&x, &w, &g}) {
+    for (float& e : *v) e = u(rng);
+  }
+  auto products = [&] {
+    std::vector<float> y(512 * 64), dw(64 * 64, 0.5f), dx(512 * 64);
+    gemm(matrix(y.data(), 512, 64), matrix<const float>(x.data(), 512, 64),
+         matrix<const float>(w.data(), 64, 64));
+    gemm(matrix(dw.data(), 64, 64), matrix<const float>(x.data(), 512, 64).t(),
+         matrix<const float>(g.data(), 512, 64), {.accumulate = true});
+    gemm(matrix(dx.data(), 512, 64), matrix<const float>(g.data(), 512, 64),
+         matrix<const float>(w.data(), 64, 64).t());
+    return std::vector<std::vector<float>>{y, dw, dx};
+  };
+  set_num_threads(1);
+  const auto one = products();
+  set_num_threads(2);
+  const auto two = products();
+  set_num_threads(1);
+  CHECK(one == two);
 }
 
 // Hidden: ctest runs it in processes of its own with TAPEGRAD_GEMM set (tests/CMakeLists.txt),

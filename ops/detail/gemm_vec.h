@@ -1,0 +1,61 @@
+// 64-byte vectors of float or double (GCC/Clang vector extensions) for the hand-blocked kernels:
+// the small-product kernel (gemm_small.cpp) and the fused attention's direct kernel; and the
+// transpose of one square block of them. One
+// AVX-512 register, two AVX2 ones or four SSE ones, as the build targets; the compiler maps the
+// arithmetic. Internal to ops/.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+namespace tapegrad::detail {
+
+template <class T>
+struct VecOf;
+template <>
+struct VecOf<float> {
+  typedef float type __attribute__((vector_size(64)));
+  typedef int32_t lanes __attribute__((vector_size(64)));
+  static constexpr lanes kIota = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+};
+template <>
+struct VecOf<double> {
+  typedef double type __attribute__((vector_size(64)));
+  typedef int64_t lanes __attribute__((vector_size(64)));
+  static constexpr lanes kIota = {0, 1, 2, 3, 4, 5, 6, 7};
+};
+// Passed by reference only: by value, a 64-byte vector's ABI depends on the target flags.
+template <class T>
+using Vec = typename VecOf<T>::type;
+template <class T>
+constexpr int64_t kLanes = 64 / sizeof(T);
+
+template <class T>
+inline void vload(Vec<T>& v, const T* p) {
+  std::memcpy(&v, p, sizeof v);
+}
+template <class T>
+inline void vstore(T* p, const Vec<T>& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// Transposes the L x L block held in r (r[i] = row i), by swapping off-diagonal sub-blocks of
+// H x H within each 2H x 2H block, for H = L/2 .. 1: one two-register shuffle per row and stage.
+template <class T, int64_t H, size_t... I>
+inline void swap_blocks(Vec<T>& a, Vec<T>& b, std::index_sequence<I...>) {
+  constexpr int64_t L = kLanes<T>;
+  const Vec<T> na = __builtin_shufflevector(a, b, ((I & H) ? L + I - H : I)...);
+  const Vec<T> nb = __builtin_shufflevector(a, b, ((I & H) ? L + I : I + H)...);
+  a = na;
+  b = nb;
+}
+template <class T, int64_t H = kLanes<T> / 2>
+inline void transpose_block(Vec<T> (&r)[kLanes<T>]) {
+  for (int64_t i = 0; i < kLanes<T>; ++i) {
+    if ((i & H) == 0) swap_blocks<T, H>(r[i], r[i + H], std::make_index_sequence<kLanes<T>>());
+  }
+  if constexpr (H > 1) transpose_block<T, H / 2>(r);
+}
+
+}  // namespace tapegrad::detail
