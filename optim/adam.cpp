@@ -55,14 +55,15 @@ void sqrt_in_place(T* x, int64_t n) {
   for (; i < n; ++i) x[i] = std::sqrt(x[i]);
 }
 
-// torch's roundings, in order: each Python scalar cast to T; mul_ then add_(alpha) as
+// torch's roundings, in order: the gradient clipped (times its pending scale, 1 when none:
+// exact); each Python scalar cast to T; mul_ then add_(alpha) as
 // fma(y, alpha, x·s); addcmul_ as fma(value·g, g, x); the denominator as sqrt(v) / T(bc2_sqrt)
 // + T(eps); addcdiv_ as p + (T(-step_size)·m) / denom.
 // For speed, the flags are template arguments (no branch in the loops) and the work goes in
 // chunks through a stack buffer: the moments, the denominators, then the parameters.
 template <class T, bool kMaximize, bool kDecoupled, bool kCoupledDecay, bool kAmsgrad>
-void adam_loop(T* __restrict p, const T* __restrict grad, T* __restrict m, T* __restrict v,
-               T* __restrict v_max, int64_t n, const AdamStep& s) {
+void adam_loop(T* __restrict p, const T* __restrict grad, T grad_scale, T* __restrict m,
+               T* __restrict v, T* __restrict v_max, int64_t n, const AdamStep& s) {
   const double t = static_cast<double>(s.t);
   const double bias_correction1 = 1.0 - std::pow(s.beta1, t);
   const double bias_correction2 = 1.0 - std::pow(s.beta2, t);
@@ -84,7 +85,8 @@ void adam_loop(T* __restrict p, const T* __restrict grad, T* __restrict m, T* __
     T* __restrict mc = m + start;
     T* __restrict vc = v + start;
     for (int64_t i = 0; i < len; ++i) {
-      T g = kMaximize ? -gc[i] : gc[i];
+      const T g_clipped = gc[i] * grad_scale;  // clip_grad_norm_'s g.mul_(coef), deferred here
+      T g = kMaximize ? -g_clipped : g_clipped;
       T w = pc[i];
       if constexpr (kDecoupled) w *= shrink;
       if constexpr (kCoupledDecay) g = std::fma(w, wd, g);
@@ -148,7 +150,8 @@ void Adam::step() {
       ++st.step;
       if (p.numel() == 0) continue;
       segments_.push_back(Segment{.param = p.raw_data(),
-                                  .grad = p.raw_grad(),
+                                  .grad = p.grad_keeping_scale(),
+                                  .grad_scale = p.grad_scale(),
                                   .m = st.slots[0].data(),
                                   .v = st.slots[1].data(),
                                   .v_max = st.slots[2].data(),  // null without amsgrad
@@ -166,8 +169,8 @@ void Adam::step() {
           [&]<bool kMaximize, bool kDecoupled, bool kCoupledDecay, bool kAmsgrad>() {
             adam_loop<T, kMaximize, kDecoupled, kCoupledDecay, kAmsgrad>(
                 static_cast<T*>(seg.param) + begin, static_cast<const T*>(seg.grad) + begin,
-                static_cast<T*>(seg.m) + begin, static_cast<T*>(seg.v) + begin, v_max, end - begin,
-                seg.s);
+                static_cast<T>(seg.grad_scale), static_cast<T*>(seg.m) + begin,
+                static_cast<T*>(seg.v) + begin, v_max, end - begin, seg.s);
           },
           options_.maximize, decoupled_, seg.coupled_decay, options_.amsgrad);
     });
