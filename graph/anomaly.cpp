@@ -86,8 +86,9 @@ void check_gradient(const Tape& tape, int32_t consumer, int k) {
   const Node& n = tape.node(consumer);
   const int32_t in_id = n.inputs[k];
   const Node& in = tape.node(in_id);
-  if (in.grad == nullptr) return;
-  const NonFinite found = scan(in.grad, in.dtype, in.shape.numel());
+  const void* grad = in.grad_to_read();
+  if (grad == nullptr) return;
+  const NonFinite found = scan(grad, in.dtype, in.shape.numel());
   if (found.first_nan < 0 && found.first_inf < 0) return;
   const bool nan = found.first_nan >= 0;
   throw Error("anomaly: backward: the backward of " + tape.describe_node(consumer) + " produced " +

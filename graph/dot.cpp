@@ -536,8 +536,9 @@ class DotWriter {
     // Gradients go into the gradient vertex when the backward is drawn, else under the value.
     const bool grad_here =
         gradient_vertex || view_.gradient_vertex[static_cast<size_t>(p.node)] < 0;
-    if (small && grad_here && node.grad != nullptr && node.requires_grad) {
-      l.grads = values_table(node.grad, node.dtype, node.shape, "#6a4c93");
+    const void* grad = small && grad_here ? node.grad_to_read() : nullptr;
+    if (grad != nullptr && node.requires_grad) {
+      l.grads = values_table(grad, node.dtype, node.shape, "#6a4c93");
     }
     return l;
   }

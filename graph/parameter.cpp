@@ -1,24 +1,13 @@
 // Parameter: persistent weights and their gradients in aligned storage.
 #include "graph/parameter.h"
 
-#include <cstdlib>
+#include <cmath>
 #include <cstring>
-#include <new>
 
 #include "graph/error.h"
+#include "graph/threads.h"
 
 namespace tapegrad {
-
-void AlignedBuffer::FreeDeleter::operator()(void* p) const {
-  std::free(p);
-}
-
-AlignedBuffer::AlignedBuffer(size_t bytes) : bytes_(bytes) {
-  const size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
-  memory_.reset(std::aligned_alloc(64, rounded));
-  if (!memory_) throw std::bad_alloc();
-  std::memset(memory_.get(), 0, rounded);
-}
 
 Parameter::Parameter(const Shape& shape, DType dtype, std::string name)
     : impl_(std::make_shared<ParameterImpl>()) {
@@ -29,9 +18,40 @@ Parameter::Parameter(const Shape& shape, DType dtype, std::string name)
   impl_->value = AlignedBuffer(bytes);
 }
 
-void* ParameterImpl::grad_data() {
+namespace {
+// The multiply clip_grad_norm_ defers: torch's g.mul_(clip_coef_clamped), in the dtype.
+template <class T>
+void scale_in_place(void* data, double scale, int64_t n) {
+  T* g = static_cast<T*>(data);
+  parallel_for(n, 1.0, [&](int, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) g[i] = g[i] * static_cast<T>(scale);
+  });
+}
+}  // namespace
+
+void* ParameterImpl::grad_data(bool keep_scale) {
   if (grad.data() == nullptr) grad = AlignedBuffer(value.bytes());
+  if (grad_zero) std::memset(grad.data(), 0, grad.bytes());
+  grad_zero = false;
+  if (grad_scale != 1.0 && !keep_scale) {  // (NaN too)
+    if (dtype == DType::Float32) scale_in_place<float>(grad.data(), grad_scale, shape.numel());
+    if (dtype == DType::Float64) scale_in_place<double>(grad.data(), grad_scale, shape.numel());
+    grad_scale = 1.0;
+  }
   return grad.data();
+}
+
+bool ParameterImpl::take_zero_grad() {
+  const bool zero = grad.data() == nullptr || grad_zero;  // (zero_grad resets the scale)
+  if (grad.data() == nullptr) grad = AlignedBuffer(value.bytes(), /*zeroed=*/false);
+  grad_zero = false;
+  return zero;
+}
+
+void ParameterImpl::scale_grad(double scale) {
+  if (grad_zero && scale >= 0 && std::isfinite(scale)) return;  // fl(0·scale) = +0: still zero
+  grad_data();  // a zero, or an earlier scale, first: each multiply rounds as torch's does
+  grad_scale = scale;
 }
 
 Parameter Parameter::from_values(const Shape& shape, std::span<const double> values, DType dtype,
@@ -88,7 +108,9 @@ void Parameter::assign(std::span<const double> values) {
 }
 
 void Parameter::zero_grad() const {
-  if (has_grad()) std::memset(impl().grad.data(), 0, impl().grad.bytes());
+  if (!has_grad()) return;
+  impl().grad_zero = true;
+  impl().grad_scale = 1.0;
 }
 
 }  // namespace tapegrad

@@ -8,27 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "graph/aligned_buffer.h"
 #include "graph/shape.h"
 
 namespace tapegrad {
 
 class Tape;
-
-// Owned, aligned, zero-initialised storage for one parameter's value or gradient.
-class AlignedBuffer {
- public:
-  AlignedBuffer() = default;
-  explicit AlignedBuffer(size_t bytes);
-  void* data() const { return memory_.get(); }
-  size_t bytes() const { return bytes_; }
-
- private:
-  struct FreeDeleter {
-    void operator()(void* p) const;
-  };
-  std::unique_ptr<void, FreeDeleter> memory_;
-  size_t bytes_ = 0;
-};
 
 struct ParameterImpl {
   Shape shape;
@@ -37,6 +22,11 @@ struct ParameterImpl {
   bool requires_grad = true;
   AlignedBuffer value;
   AlignedBuffer grad;  // empty until the first backward that reaches the parameter (as torch's)
+  // Pending work on the gradient, so zero_grad() and clip_grad_norm_ cost no pass over it: the
+  // true gradient is zero when grad_zero (the buffer's contents are stale), else
+  // fl(buffer[i] · grad_scale) in the dtype (grad_scale holds a value of the dtype; 1: none).
+  bool grad_zero = false;
+  double grad_scale = 1.0;
   // The node that stands for this parameter on a tape, so every use in one step shares one
   // leaf (one gradient sink, one box in the DOT drawing). Valid while the tape's generation
   // matches.
@@ -44,7 +34,15 @@ struct ParameterImpl {
   uint64_t leaf_generation = 0;
   int32_t leaf_node = -1;
 
-  void* grad_data();  // the gradient, allocated zeroed on first use
+  // The true gradient, pending work applied (allocated zeroed on first use); keep_scale leaves
+  // a pending scale to a caller that applies it in its own pass (Parameter::grad_keeping_scale).
+  void* grad_data(bool keep_scale = false);
+  // For a backward that writes every element of the gradient: true when it is logically zero
+  // (none yet: allocated without zeroing; or zero_grad pending), and it then counts as written;
+  // false when the caller must accumulate (into grad_data(), which applies a pending scale).
+  bool take_zero_grad();
+  // gradient = fl(gradient · scale), pending (scale: a value of the dtype; clip_grad_norm_).
+  void scale_grad(double scale);
 };
 
 // A handle with shared ownership, like torch's nn.Parameter: copies refer to the same weights.
@@ -52,6 +50,13 @@ struct ParameterImpl {
 // allocated by the first backward that reaches the parameter (a model that only infers holds
 // none): until then has_grad() is false, optimisers and clipping skip the parameter, and
 // grad_values() reads zeros. grad()/raw_grad() allocate a zeroed gradient when there is none.
+//
+// zero_grad() and clip_grad_norm_ only record what they would do (ParameterImpl::grad_zero,
+// grad_scale), like torch's "accumulate into None steals the gradient": the first backward then
+// writes the gradient instead of adding to zeros (Tape::grad_target), and the optimisers fold
+// the scale into their one pass (grad_keeping_scale()). Every other reader sees the true values:
+// grad(), raw_grad() and grad_values() apply the pending work first (a memset, or the multiply
+// torch's clipping does), so calling raw_grad() is also the explicit way to materialise it.
 class Parameter {
  public:
   Parameter() = default;
@@ -87,13 +92,18 @@ class Parameter {
   void* raw_data() const { return impl().value.data(); }
   void* raw_grad() const { return impl().grad_data(); }
   bool has_grad() const { return impl().grad.data() != nullptr; }
+  // The stored gradient and its pending scale, for a pass that applies the scale itself (the
+  // optimisers, clip_grad_norm_'s norm): the true gradient is fl(stored[i] · grad_scale()) in the
+  // dtype. A pending zero_grad is materialised first (a parameter no backward reached since).
+  const void* grad_keeping_scale() const { return impl().grad_data(/*keep_scale=*/true); }
+  double grad_scale() const { return impl().grad_scale; }
 
   std::vector<double> values() const;
   std::vector<double> grad_values() const;
   // Overwrites the value; throws Error when the size differs (the parameter is left unchanged).
   void assign(std::span<const double> values);
   // Zeroes the gradient, keeping its memory (torch's zero_grad(set_to_none=False)); none stays
-  // none.
+  // none. Pending: no pass over the memory (see above).
   void zero_grad() const;  // const: a handle, like shared_ptr; the weights are shared
 
   ParameterImpl* get() const { return impl_.get(); }

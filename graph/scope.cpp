@@ -1,4 +1,4 @@
-// The per-thread current tape, grad mode and name scopes.
+// The per-thread current tape, grad mode and name scopes, and the tape's table of those scopes.
 #include "graph/scope.h"
 
 #include "graph/tape.h"
@@ -38,6 +38,40 @@ NameScope::NameScope(std::string_view name, Tape& tape) : tape_(tape) {
 }
 NameScope::~NameScope() {
   tape_.pop_scope();
+}
+
+// --- the tape's scope table (Tape::push_scope and friends) ----------------------------------
+
+void Tape::push_scope(std::string_view name) {
+  for (size_t i = 0; i < scopes_.size(); ++i) {
+    if (scopes_[i].parent == current_scope_ && scopes_[i].name == name) {
+      current_scope_ = static_cast<int32_t>(i);
+      return;
+    }
+  }
+  scopes_.push_back(Scope{std::string(name), current_scope_});
+  current_scope_ = static_cast<int32_t>(scopes_.size() - 1);
+}
+
+void Tape::pop_scope() {
+  if (current_scope_ >= 0) current_scope_ = scopes_[static_cast<size_t>(current_scope_)].parent;
+}
+
+std::string Tape::scope_path(int32_t scope) const {
+  std::string path;
+  for (int32_t s = scope; s >= 0; s = scopes_[static_cast<size_t>(s)].parent) {
+    path = path.empty() ? scopes_[static_cast<size_t>(s)].name
+                        : scopes_[static_cast<size_t>(s)].name + "/" + path;
+  }
+  return path;
+}
+
+std::string Tape::describe_node(int32_t id) const {
+  const Node& n = nodes_[static_cast<size_t>(id)];
+  std::string s = std::string(n.op_name()) + " #" + std::to_string(id);
+  if (!n.name.empty()) s += " \"" + n.name + "\"";
+  if (n.scope >= 0) s += " in " + scope_path(n.scope);
+  return s;
 }
 
 }  // namespace tapegrad

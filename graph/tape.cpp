@@ -1,6 +1,7 @@
 // The tape: recording nodes and the reverse walk of backward.
 #include "graph/tape.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -22,18 +23,13 @@ void add_seed(T* grad, std::span<const double> seed) {
 }  // namespace
 
 const char* Node::op_name() const {
-  if (op != nullptr) return op->name;
-  switch (kind) {
-    case NodeKind::Constant:
-      return "constant";
-    case NodeKind::Input:
-      return "input";
-    case NodeKind::Parameter:
-      return "parameter";
-    case NodeKind::Op:
-      break;
-  }
-  return "op";
+  static constexpr const char* kLeafNames[] = {"constant", "input", "parameter", "op"};
+  return op != nullptr ? op->name : kLeafNames[static_cast<int>(kind)];  // NodeKind's order
+}
+
+const void* Node::grad_to_read() const {
+  if (kind == NodeKind::Parameter && param->grad.data() != nullptr) return param->grad_data();
+  return grad;
 }
 
 Tape::Tape() : generation_(next_generation.fetch_add(1)) {}
@@ -75,7 +71,7 @@ Tensor Tape::record(const OpDef& op, Shape shape, DType dtype, std::span<const T
   n.requires_grad = needs_grad;
   n.inputs = ids;
   n.num_inputs = static_cast<int32_t>(inputs.size());
-  n.value = arena_.allocate(static_cast<size_t>(shape.numel() * dtype_size(dtype)));
+  n.value = arena_.allocate(n.bytes());
   return Tensor(this, size() - 1, generation_);
 }
 
@@ -117,13 +113,23 @@ Tensor Tape::parameter(const Parameter& p) {
 }
 
 void* Tape::grad_buffer(const Node& consumer, int k) {
+  const auto [grad, overwrite] = grad_target_buffer(consumer, k);
+  if (overwrite) std::memset(grad, 0, input(consumer, k).bytes());  // accumulating: zeroed first
+  return grad;
+}
+
+GradTarget<void> Tape::grad_target_buffer(const Node& consumer, int k) {
   Node& in = nodes_[static_cast<size_t>(consumer.inputs[k])];
-  if (!in.requires_grad) return nullptr;
-  if (in.grad == nullptr && in.kind == NodeKind::Parameter) in.grad = in.param->grad_data();
-  if (in.grad == nullptr) {
-    in.grad = arena_.allocate_zeroed(static_cast<size_t>(in.shape.numel() * dtype_size(in.dtype)));
+  if (!in.requires_grad) return {};
+  const int32_t* ids = consumer.inputs;  // an input taken twice (add(x, x)): both terms land
+  const bool twice = std::count(ids, ids + consumer.num_inputs, ids[k]) > 1;
+  if (in.kind == NodeKind::Parameter) {
+    const bool zero = !twice && in.param->take_zero_grad();
+    return {in.grad = in.param->grad_data(), zero};  // (any pending work applied)
   }
-  return in.grad;
+  const bool zero = in.grad == nullptr;
+  if (zero) in.grad = twice ? arena_.allocate_zeroed(in.bytes()) : arena_.allocate(in.bytes());
+  return {in.grad, zero && !twice};
 }
 
 void Tape::backward(const Tensor& root, const BackwardOptions& options) {
@@ -166,10 +172,8 @@ void Tape::backward(const Tensor& root, std::span<const double> root_grad,
     check_seed_gradient(*this, root.id(), root_grad);
   }
   Node& seed = nodes_[static_cast<size_t>(root.id())];
-  if (seed.grad == nullptr) {
-    seed.grad =
-        arena_.allocate_zeroed(static_cast<size_t>(seed.shape.numel() * dtype_size(seed.dtype)));
-  }
+  if (seed.kind == NodeKind::Parameter) seed.grad = seed.param->grad_data();  // pending applied
+  if (seed.grad == nullptr) seed.grad = arena_.allocate_zeroed(seed.bytes());
   if (seed.dtype == DType::Float32) {
     add_seed(seed.grad_as<float>(), root_grad);
   } else {
@@ -183,7 +187,7 @@ void Tape::backward(const Tensor& root, std::span<const double> root_grad,
       for (int k = 0; k < n.num_inputs; ++k) check_gradient(*this, i, k);
     }
     if (!options.retain_graph) {  // dead now: the gradients of earlier nodes reuse its memory
-      arena_.release(n.grad, static_cast<size_t>(n.shape.numel() * dtype_size(n.dtype)));
+      arena_.release(n.grad, n.bytes());
       n.grad = nullptr;
     }
   }
@@ -197,38 +201,6 @@ void Tape::reset() {
   generation_ = next_generation.fetch_add(1);
   released_ = false;
   current_scope_ = -1;
-}
-
-void Tape::push_scope(std::string_view name) {
-  for (size_t i = 0; i < scopes_.size(); ++i) {
-    if (scopes_[i].parent == current_scope_ && scopes_[i].name == name) {
-      current_scope_ = static_cast<int32_t>(i);
-      return;
-    }
-  }
-  scopes_.push_back(Scope{std::string(name), current_scope_});
-  current_scope_ = static_cast<int32_t>(scopes_.size() - 1);
-}
-
-void Tape::pop_scope() {
-  if (current_scope_ >= 0) current_scope_ = scopes_[static_cast<size_t>(current_scope_)].parent;
-}
-
-std::string Tape::scope_path(int32_t scope) const {
-  std::string path;
-  for (int32_t s = scope; s >= 0; s = scopes_[static_cast<size_t>(s)].parent) {
-    path = path.empty() ? scopes_[static_cast<size_t>(s)].name
-                        : scopes_[static_cast<size_t>(s)].name + "/" + path;
-  }
-  return path;
-}
-
-std::string Tape::describe_node(int32_t id) const {
-  const Node& n = nodes_[static_cast<size_t>(id)];
-  std::string s = std::string(n.op_name()) + " #" + std::to_string(id);
-  if (!n.name.empty()) s += " \"" + n.name + "\"";
-  if (n.scope >= 0) s += " in " + scope_path(n.scope);
-  return s;
 }
 
 }  // namespace tapegrad

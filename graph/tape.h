@@ -54,6 +54,10 @@ struct Node {
   uint8_t anomaly_checked = 0;
 
   const char* op_name() const;
+  size_t bytes() const { return static_cast<size_t>(shape.numel() * dtype_size(dtype)); }
+  // The gradient as a reader sees it (Tensor::grad, the drawing, anomaly mode): a parameter's is
+  // read through the parameter, so a pending zero_grad or clip is applied first. Null if none.
+  const void* grad_to_read() const;
   template <class T>
   T* value_as() const {
     return static_cast<T*>(value);
@@ -67,6 +71,15 @@ struct Node {
   const State& state_as() const {
     return *static_cast<const State*>(state);
   }
+};
+
+// Where a backward puts the gradient of one input (Tape::grad_target).
+template <class T>
+struct GradTarget {
+  T* data = nullptr;       // null: that input needs no gradient
+  bool overwrite = false;  // the gradient is logically zero (nothing written yet, or a pending
+                           // zero_grad): write every element (d = term), never read it; else
+                           // accumulate (d += term). Either way the gradient is 0 + the terms.
 };
 
 struct BackwardOptions {
@@ -133,6 +146,18 @@ class Tape {
     return static_cast<T*>(grad_buffer(consumer, k));
   }
   void* grad_buffer(const Node& consumer, int k);
+  // The same for a backward that writes every element of the gradient (a GEMM, an elementwise
+  // term of the input's full shape): when the gradient is still logically zero (no consumer has
+  // written it this pass, or its parameter's zero_grad is pending) the buffer is not zeroed and
+  // `overwrite` says to write it; it then counts as written. Accumulation into zero either way:
+  // `d = term` instead of `d = 0 + term` (equal values; only a zero's sign can differ, since
+  // 0 + (-0) is +0). An input the consumer takes twice (add(x, x)) always accumulates.
+  template <class T>
+  GradTarget<T> grad_target(const Node& consumer, int k) {
+    const GradTarget<void> t = grad_target_buffer(consumer, k);
+    return {static_cast<T*>(t.data), t.overwrite};
+  }
+  GradTarget<void> grad_target_buffer(const Node& consumer, int k);
 
   // Starts a fresh step: forgets all nodes (stale Tensors then throw) and keeps the memory.
   void reset();

@@ -53,8 +53,9 @@ double Tensor::item() const {
 
 std::vector<double> Tensor::grad_values() const {
   const Node& n = node();
-  if (n.grad == nullptr) return {};
-  return to_doubles(n.grad, n.dtype, n.shape.numel());
+  const void* grad = n.grad_to_read();
+  if (grad == nullptr) return {};
+  return to_doubles(grad, n.dtype, n.shape.numel());
 }
 
 Tensor& Tensor::set_name(std::string name) {

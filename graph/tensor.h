@@ -46,7 +46,7 @@ class Tensor {
   template <class T>
   const T* grad() const {
     check_dtype(dtype_of<T>());
-    return node().grad_as<const T>();
+    return static_cast<const T*>(node().grad_to_read());
   }
   std::vector<double> grad_values() const;
 

@@ -1,4 +1,6 @@
 // add: elementwise a + b with broadcasting.
+#include <algorithm>
+
 #include "ops/detail/broadcast.h"
 #include "ops/detail/op_util.h"
 #include "ops/ops.h"
@@ -10,10 +12,18 @@ namespace {
 void add_backward(Tape& tape, const Node& node) {
   // Y = A + B  =>  dA += reduce(dY), dB += reduce(dY)
   dispatch(node.dtype, [&]<class T>() {
+    const T* dy = node.grad_as<const T>();
     for (int k = 0; k < 2; ++k) {
       const Shape& shape = tape.input(node, k).shape;
-      if (T* d = tape.grad_for<T>(node, k)) {
-        reduce_broadcast(node.grad_as<const T>(), node.shape, d, shape);
+      if (shape != node.shape) {  // broadcast: dY summed over the broadcast dims
+        if (T* d = tape.grad_for<T>(node, k)) reduce_broadcast(dy, node.shape, d, shape);
+        continue;
+      }
+      const auto [d, overwrite] = tape.grad_target<T>(node, k);  // written when still zero
+      if (d != nullptr && overwrite) {
+        std::copy_n(dy, shape.numel(), d);
+      } else if (d != nullptr) {
+        reduce_broadcast(dy, node.shape, d, shape);
       }
     }
   });

@@ -20,7 +20,8 @@ void cross_entropy_backward(Tape& tape, const Node& node) {
   // y = Σ_i (lse_i − X[i, t_i]) / N  =>  dX[i, c] += (softmax(X)[i, c] − [c = t_i]) / N · dy
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    T* d = tape.grad_for<T>(node, 0);
+    // Every element gets a term: a gradient still zero is written, not read (Tape::grad_target).
+    const auto [d, overwrite] = tape.grad_target<T>(node, 0);
     if (d == nullptr) return;
     const auto& [rows, cols, targets, saved_lse] = node.state_as<CrossEntropyState>();
     const T* lse = static_cast<const T*>(saved_lse);
@@ -37,7 +38,11 @@ void cross_entropy_backward(Tape& tape, const Node& node) {
         T* dr = d + i * cols;
         for (int64_t c = 0; c < cols; ++c) p[c] = xr[c] - lse[i];
         vmath::exp(p, p, cols);
-        for (int64_t c = 0; c < cols; ++c) dr[c] += g * p[c];
+        if (overwrite) {
+          for (int64_t c = 0; c < cols; ++c) dr[c] = g * p[c];
+        } else {
+          for (int64_t c = 0; c < cols; ++c) dr[c] += g * p[c];
+        }
         dr[targets[i]] -= g;
       }
     });

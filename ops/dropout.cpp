@@ -25,13 +25,17 @@ struct DropoutState {
 void dropout_backward(Tape& tape, const Node& node) {
   // Y = X ⊙ keep / (1 − p)  =>  dX += dY ⊙ keep / (1 − p)   (the forward's saved keep mask)
   dispatch(node.dtype, [&]<class T>() {
-    T* dx = tape.grad_for<T>(node, 0);
+    const auto [dx, overwrite] = tape.grad_target<T>(node, 0);  // written when still zero
     if (dx == nullptr) return;
     const T* dy = node.grad_as<const T>();
     const auto& [p, keep] = node.state_as<DropoutState>();
     const T scale = dropout_scale<T>(p);
     const int64_t n = node.shape.numel();
-    for (int64_t i = 0; i < n; ++i) dx[i] += dy[i] * (keep[i] != 0 ? scale : T(0));
+    if (overwrite) {
+      for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (keep[i] != 0 ? scale : T(0));
+    } else {
+      for (int64_t i = 0; i < n; ++i) dx[i] += dy[i] * (keep[i] != 0 ? scale : T(0));
+    }
   });
 }
 

@@ -22,13 +22,15 @@ void linear_backward(Tape& tape, const Node& node) {
     const int64_t out = w.shape[0], in = w.shape[1];
     const int64_t rows = leading_rows(x.shape);
     const T* dy = node.grad_as<T>();
-    if (T* d = tape.grad_for<T>(node, 0)) {
-      gemm(matrix(d, rows, in), matrix(dy, rows, out), matrix(w.value_as<T>(), out, in),
-           {.accumulate = true});
+    // The products write every element: into a gradient that is still zero, C = A·B (BLAS's
+    // beta 0) instead of zeroing it first (Tape::grad_target).
+    if (const auto [dx, overwrite] = tape.grad_target<T>(node, 0); dx != nullptr) {
+      gemm(matrix(dx, rows, in), matrix(dy, rows, out), matrix(w.value_as<T>(), out, in),
+           {.accumulate = !overwrite});
     }
-    if (T* d = tape.grad_for<T>(node, 1)) {
-      gemm(matrix(d, out, in), matrix(dy, rows, out).t(), matrix(x.value_as<T>(), rows, in),
-           {.accumulate = true});
+    if (const auto [dw, overwrite] = tape.grad_target<T>(node, 1); dw != nullptr) {
+      gemm(matrix(dw, out, in), matrix(dy, rows, out).t(), matrix(x.value_as<T>(), rows, in),
+           {.accumulate = !overwrite});
     }
     if (node.num_inputs == 3) {
       if (T* d = tape.grad_for<T>(node, 2)) {

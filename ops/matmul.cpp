@@ -90,17 +90,30 @@ void matmul_backward(Tape& tape, const Node& node) {
     const T* av = a.value_as<T>();
     const T* bv = b.value_as<T>();
     const T* dy = node.grad_as<T>();
-    T* da = tape.grad_for<T>(node, 0);
-    T* db = tape.grad_for<T>(node, 1);
+    const int64_t slices = g.batch[0] * g.batch[1];
+    // An operand's gradient that is still zero is written, not accumulated (BLAS's beta 0;
+    // Tape::grad_target), when each of its elements gets one product: always when b folds,
+    // else unless the operand was broadcast over the batch (its slices then sum).
+    const auto target = [&](int k_input, const Shape& shape) {
+      if (folds(b.shape) || matrices(batch_dims(shape)) == slices) {
+        return tape.grad_target<T>(node, k_input);
+      }
+      return GradTarget<T>{tape.grad_for<T>(node, k_input)};
+    };
+    const auto [da, da_overwrite] = target(0, a.shape);
+    const auto [db, db_overwrite] = target(1, b.shape);
     if (folds(b.shape)) {
       const int64_t rows = g.batch[0] * g.batch[1] * m;
-      if (da)
-        gemm(matrix(da, rows, k), matrix(dy, rows, n), matrix(bv, k, n).t(), {.accumulate = true});
-      if (db)
-        gemm(matrix(db, k, n), matrix(av, rows, k).t(), matrix(dy, rows, n), {.accumulate = true});
+      if (da) {
+        gemm(matrix(da, rows, k), matrix(dy, rows, n), matrix(bv, k, n).t(),
+             {.accumulate = !da_overwrite});
+      }
+      if (db) {
+        gemm(matrix(db, k, n), matrix(av, rows, k).t(), matrix(dy, rows, n),
+             {.accumulate = !db_overwrite});
+      }
       return;
     }
-    const int64_t slices = g.batch[0] * g.batch[1];
     const auto slice = [&](int64_t p, int64_t q, const std::array<int64_t, 2>& step) {
       return p * step[0] + q * step[1];
     };
@@ -110,7 +123,7 @@ void matmul_backward(Tape& tape, const Node& node) {
                        const T* dys = dy + (p * g.batch[1] + q) * m * n;
                        const T* bs = bv + slice(p, q, g.b_step) * k * n;
                        gemm(matrix(da + slice(p, q, g.a_step) * m * k, m, k), matrix(dys, m, n),
-                            matrix(bs, k, n).t(), {.accumulate = true, .parallel = par});
+                            matrix(bs, k, n).t(), {.accumulate = !da_overwrite, .parallel = par});
                      });
     }
     if (db) {
@@ -119,7 +132,7 @@ void matmul_backward(Tape& tape, const Node& node) {
                        const T* dys = dy + (p * g.batch[1] + q) * m * n;
                        const T* as = av + slice(p, q, g.a_step) * m * k;
                        gemm(matrix(db + slice(p, q, g.b_step) * k * n, k, n), matrix(as, m, k).t(),
-                            matrix(dys, m, n), {.accumulate = true, .parallel = par});
+                            matrix(dys, m, n), {.accumulate = !db_overwrite, .parallel = par});
                      });
     }
   });

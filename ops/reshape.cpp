@@ -10,7 +10,11 @@ void reshape_backward(Tape& tape, const Node& node) {
   // Y = X read in a new shape  =>  dX += dY read in X's shape
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0)) {
+    const auto [d, overwrite] = tape.grad_target<T>(node, 0);  // written when still zero
+    if (d == nullptr) return;
+    if (overwrite) {
+      layout::copy_run<false>(node.grad_as<const T>(), d, x.shape.numel());
+    } else {
       layout::copy_run<true>(node.grad_as<const T>(), d, x.shape.numel());
     }
   });

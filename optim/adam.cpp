@@ -41,20 +41,22 @@ AdamOptions from_adamw(const AdamWOptions& o) {
 
 // One element of the update, written once for a scalar T and for a register of 16 floats (the
 // lane ops below), so the vector loop rounds exactly as the scalar tail does. torch's roundings,
-// in order: each Python scalar cast to T; mul_ then add_(alpha) as fma(y, alpha, x·s); addcmul_
-// as fma(value·g, g, x); the denominator as sqrt(v) / T(bc2_sqrt) + T(eps); addcdiv_ as
-// p + (T(-step_size)·m) / denom.
+// in order: the gradient times its pending clip coefficient (clip_grad_norm_'s g.mul_(coef),
+// deferred to here; 1, exact, when none); each Python scalar cast to T; mul_ then add_(alpha) as
+// fma(y, alpha, x·s); addcmul_ as fma(value·g, g, x); the denominator as sqrt(v) / T(bc2_sqrt) +
+// T(eps); addcdiv_ as p + (T(-step_size)·m) / denom.
 template <class T>
 struct AdamConstants {
-  T neg_step_size, bc2_sqrt, b1, one_minus_b1, b2, one_minus_b2, eps, wd, shrink;
+  T grad_scale, neg_step_size, bc2_sqrt, b1, one_minus_b1, b2, one_minus_b2, eps, wd, shrink;
 };
 
 template <class T>
-AdamConstants<T> adam_constants(const AdamStep& s) {
+AdamConstants<T> adam_constants(const AdamStep& s, T grad_scale) {
   const double t = static_cast<double>(s.t);
   const double bias_correction1 = 1.0 - std::pow(s.beta1, t);
   const double bias_correction2 = 1.0 - std::pow(s.beta2, t);
-  return {.neg_step_size = static_cast<T>(-(s.lr / bias_correction1)),
+  return {.grad_scale = grad_scale,
+          .neg_step_size = static_cast<T>(-(s.lr / bias_correction1)),
           .bc2_sqrt = static_cast<T>(std::sqrt(bias_correction2)),
           .b1 = static_cast<T>(s.beta1),
           .one_minus_b1 = static_cast<T>(1.0 - s.beta1),
@@ -136,7 +138,7 @@ void adam_element(T* p, const T* grad, T* m, T* v, T* v_max, const AdamConstants
       value.store(x);
     }
   };
-  V g = load(grad);
+  V g = load(grad) * c.grad_scale;
   if constexpr (kMaximize) g = negated(g);
   V w = load(p);
   if constexpr (kDecoupled) w = w * c.shrink;
@@ -157,16 +159,16 @@ void adam_element(T* p, const T* grad, T* m, T* v, T* v_max, const AdamConstants
 // One pass over n elements: every value read once and written once (the update is bound by
 // memory; 163M parameters stream 4.6 GB per step).
 template <class T, bool kMaximize, bool kDecoupled, bool kCoupledDecay, bool kAmsgrad>
-void adam_loop(T* __restrict p, const T* __restrict grad, T* __restrict m, T* __restrict v,
-               T* __restrict v_max, int64_t n, const AdamStep& s) {
-  const AdamConstants<T> c = adam_constants<T>(s);
+void adam_loop(T* __restrict p, const T* __restrict grad, T grad_scale, T* __restrict m,
+               T* __restrict v, T* __restrict v_max, int64_t n, const AdamStep& s) {
+  const AdamConstants<T> c = adam_constants<T>(s, grad_scale);
   int64_t i = 0;
 #if defined(__AVX512F__)
   if constexpr (std::is_same_v<T, float>) {
     const auto b = [](float x) { return F32x16::broadcast(x); };
-    const AdamConstants<F32x16> cv{b(c.neg_step_size), b(c.bc2_sqrt), b(c.b1),
-                                   b(c.one_minus_b1),  b(c.b2),       b(c.one_minus_b2),
-                                   b(c.eps),           b(c.wd),       b(c.shrink)};
+    const AdamConstants<F32x16> cv{
+        b(c.grad_scale), b(c.neg_step_size), b(c.bc2_sqrt), b(c.b1), b(c.one_minus_b1),
+        b(c.b2),         b(c.one_minus_b2),  b(c.eps),      b(c.wd), b(c.shrink)};
     for (; i + 16 <= n; i += 16) {
       adam_element<kMaximize, kDecoupled, kCoupledDecay, kAmsgrad>(
           p + i, grad + i, m + i, v + i, kAmsgrad ? v_max + i : nullptr, cv);
@@ -220,7 +222,8 @@ void Adam::step() {
       ++st.step;
       if (p.numel() == 0) continue;
       segments_.push_back(Segment{.param = p.raw_data(),
-                                  .grad = p.raw_grad(),
+                                  .grad = p.grad_keeping_scale(),
+                                  .grad_scale = p.grad_scale(),
                                   .m = st.slots[0].data(),
                                   .v = st.slots[1].data(),
                                   .v_max = st.slots[2].data(),  // null without amsgrad
@@ -238,8 +241,8 @@ void Adam::step() {
           [&]<bool kMaximize, bool kDecoupled, bool kCoupledDecay, bool kAmsgrad>() {
             adam_loop<T, kMaximize, kDecoupled, kCoupledDecay, kAmsgrad>(
                 static_cast<T*>(seg.param) + begin, static_cast<const T*>(seg.grad) + begin,
-                static_cast<T*>(seg.m) + begin, static_cast<T*>(seg.v) + begin, v_max, end - begin,
-                seg.s);
+                static_cast<T>(seg.grad_scale), static_cast<T*>(seg.m) + begin,
+                static_cast<T*>(seg.v) + begin, v_max, end - begin, seg.s);
           },
           options_.maximize, decoupled_, seg.coupled_decay, options_.amsgrad);
     });

@@ -67,6 +67,7 @@ class Adam : public Optimizer {
   struct Segment {
     void* param;
     const void* grad;
+    double grad_scale;  // the gradient's pending clip coefficient (Parameter::grad_keeping_scale)
     void* m;
     void* v;
     void* v_max;  // null without amsgrad

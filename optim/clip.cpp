@@ -23,12 +23,13 @@ using optim_detail::format_number;
 
 namespace {
 
-// Σ g² of n values in double, in an order fixed by n alone: kChunks contiguous chunks, each
-// summed in 8 running sums (element i into sum i mod 8; vectorisable) combined pairwise, then the
-// chunk sums added in order. The chunks split over the threads, so the value is the same whatever
-// the thread count.
+// Σ g² of n values fl(stored · scale) (a pending clip coefficient, Parameter::grad_keeping_scale; 1
+// is exact) in double, in an order fixed by n alone: kChunks contiguous chunks, each summed in 8
+// running sums (element i into sum i mod 8; vectorisable) combined pairwise, then the chunk sums
+// added in order. The chunks split over the threads, so the value is the same whatever the
+// thread count.
 template <class T>
-double sum_of_squares(const T* g, int64_t n) {
+double sum_of_squares(const T* g, T scale, int64_t n) {
   constexpr int kChunks = 64, kLanes = 8;
   std::array<double, kChunks> chunk_sums{};
   parallel_for(kChunks, 3.0 * static_cast<double>(n) / kChunks, [&](int, int64_t c0, int64_t c1) {
@@ -38,12 +39,12 @@ double sum_of_squares(const T* g, int64_t n) {
       int64_t i = begin;
       for (; i + kLanes <= end; i += kLanes) {
         for (int l = 0; l < kLanes; ++l) {
-          const double v = static_cast<double>(g[i + l]);
+          const double v = static_cast<double>(g[i + l] * scale);
           lane[static_cast<size_t>(l)] += v * v;
         }
       }
       for (int l = 0; i < end; ++i, ++l) {
-        const double v = static_cast<double>(g[i]);
+        const double v = static_cast<double>(g[i] * scale);
         lane[static_cast<size_t>(l)] += v * v;
       }
       for (int width = kLanes / 2; width > 0; width /= 2) {
@@ -59,19 +60,22 @@ double sum_of_squares(const T* g, int64_t n) {
   return acc;
 }
 
-// The norm_type-norm of n values, accumulated in double: Σ|g|^p then ^(1/p), or max |g|.
+// The norm_type-norm of n values fl(stored · scale), accumulated in double: Σ|g|^p then
+// ^(1/p), or max |g|.
 template <class T>
-double norm_of(const T* g, int64_t n, double norm_type) {
+double norm_of(const T* g, T scale, int64_t n, double norm_type) {
   double acc = 0.0;
   if (std::isinf(norm_type)) {
     for (int64_t i = 0; i < n; ++i) {
-      const double a = std::abs(static_cast<double>(g[i]));
+      const double a = std::abs(static_cast<double>(g[i] * scale));
       acc = std::isnan(a) || std::isnan(acc) ? NAN : std::max(acc, a);
     }
     return acc;
   }
-  if (norm_type == 2.0) return std::sqrt(sum_of_squares(g, n));
-  for (int64_t i = 0; i < n; ++i) acc += std::pow(std::abs(static_cast<double>(g[i])), norm_type);
+  if (norm_type == 2.0) return std::sqrt(sum_of_squares(g, scale, n));
+  for (int64_t i = 0; i < n; ++i) {
+    acc += std::pow(std::abs(static_cast<double>(g[i] * scale)), norm_type);
+  }
   return norm_type == 1.0 ? acc : std::pow(acc, 1.0 / norm_type);
 }
 
@@ -117,7 +121,9 @@ double clip_norm(const ForEach& for_each, double max_norm, double norm_type,
   for_each([&](const Parameter& p) {
     all_float32 = all_float32 && p.dtype() == DType::Float32;
     const double part = dispatch_dtype(p.dtype(), [&]<class T>() {
-      return static_cast<double>(static_cast<T>(norm_of(p.grad<T>(), p.numel(), norm_type)));
+      const auto* g = static_cast<const T*>(p.grad_keeping_scale());
+      const auto scale = static_cast<T>(p.grad_scale());
+      return static_cast<double>(static_cast<T>(norm_of(g, scale, p.numel(), norm_type)));
     });
     if (std::isinf(norm_type)) {
       acc = std::isnan(part) || std::isnan(acc) ? NAN : std::max(acc, part);
@@ -142,11 +148,9 @@ double clip_norm(const ForEach& for_each, double max_norm, double norm_type,
       const T coef_raw =
           T(1) / (static_cast<T>(total) + static_cast<T>(1e-6)) * static_cast<T>(max_norm);
       const T coef = std::isnan(coef_raw) ? coef_raw : std::min(coef_raw, T(1));
-      T* g = p.grad<T>();
-      // Elementwise, split over the threads (the same product whichever thread computes it).
-      parallel_for(p.numel(), 1.0, [&](int, int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) g[i] *= coef;
-      });
+      // torch's g.mul_(coef), deferred: the optimisers apply it in their pass, any other reader
+      // when it reads the gradient (ParameterImpl::scale_grad).
+      p.get()->scale_grad(static_cast<double>(coef));
     });
   });
   return total;

@@ -13,7 +13,9 @@ class Optimizer;
 // Scales every gradient by min(1, max_norm / (total_norm + 1e-6)), where total_norm is the
 // norm_type-norm of all gradients taken together (2 by default; INFINITY for the largest
 // magnitude; any p > 0), and returns total_norm, like torch. The norm is accumulated in double;
-// the coefficient is computed and applied in each gradient's dtype, as torch does.
+// the coefficient is computed and applied in each gradient's dtype, as torch does. The scaling
+// is deferred (no pass over the gradients here): the optimisers apply it in their own pass, any
+// other reader of the gradient before it reads (Parameter), with torch's rounding.
 // Throws Error, scaling nothing, when max_norm < 0 or norm_type <= 0, or when the norm is not
 // finite and error_if_nonfinite is set (otherwise, like torch, the gradients are scaled by the
 // resulting NaN/0 coefficient). Parameters with requires_grad() == false or without a gradient

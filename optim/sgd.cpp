@@ -25,14 +25,15 @@ namespace {
 // computes fma(y, alpha, x): the same roundings here. The flags are template arguments so the
 // loop has no branches and vectorizes.
 template <class T, bool kMaximize, bool kDecay, bool kMomentum, bool kNesterov, bool kFirst>
-void sgd_loop(T* __restrict p, const T* __restrict grad, T* __restrict buf, int64_t n, double lr,
-              double momentum, double dampening, double weight_decay) {
+void sgd_loop(T* __restrict p, const T* __restrict grad, T grad_scale, T* __restrict buf, int64_t n,
+              double lr, double momentum, double dampening, double weight_decay) {
   const T wd = static_cast<T>(weight_decay);
   const T mom = static_cast<T>(momentum);
   const T keep = static_cast<T>(1.0 - dampening);
   const T neg_lr = static_cast<T>(-lr);
   for (int64_t i = 0; i < n; ++i) {
-    T d = kMaximize ? -grad[i] : grad[i];
+    const T g = grad[i] * grad_scale;  // clip_grad_norm_'s g.mul_(coef), deferred (1: exact)
+    T d = kMaximize ? -g : g;
     if constexpr (kDecay) d = std::fma(p[i], wd, d);
     if constexpr (kMomentum) {
       const T b = kFirst ? d : std::fma(d, keep, buf[i] * mom);  // torch clones g on step 1
@@ -83,7 +84,8 @@ void SGD::step() {
       ++st.step;
       if (p.numel() == 0) continue;
       segments_.push_back(Segment{.param = p.raw_data(),
-                                  .grad = p.raw_grad(),
+                                  .grad = p.grad_keeping_scale(),
+                                  .grad_scale = p.grad_scale(),
                                   .buf = st.slots[0].data(),
                                   .n = p.numel(),
                                   .dtype = p.dtype(),
@@ -98,8 +100,9 @@ void SGD::step() {
       with_flags(
           [&]<bool kMaximize, bool kDecay, bool kMomentum, bool kNesterov, bool kFirst>() {
             sgd_loop<T, kMaximize, kDecay, kMomentum, kNesterov, kFirst>(
-                static_cast<T*>(seg.param) + begin, static_cast<const T*>(seg.grad) + begin, buf,
-                end - begin, seg.lr, options_.momentum, options_.dampening, seg.weight_decay);
+                static_cast<T*>(seg.param) + begin, static_cast<const T*>(seg.grad) + begin,
+                static_cast<T>(seg.grad_scale), buf, end - begin, seg.lr, options_.momentum,
+                options_.dampening, seg.weight_decay);
           },
           options_.maximize, seg.weight_decay != 0.0, options_.momentum != 0.0, options_.nesterov,
           seg.first);

@@ -44,7 +44,8 @@ class SGD : public Optimizer {
   struct Segment {
     void* param;
     const void* grad;
-    void* buf;  // null without momentum
+    double grad_scale;  // the gradient's pending clip coefficient (Parameter::grad_keeping_scale)
+    void* buf;          // null without momentum
     int64_t n;
     DType dtype;
     bool first;  // the parameter's first step (torch starts the buffer as a copy of g)

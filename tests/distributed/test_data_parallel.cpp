@@ -219,6 +219,20 @@ TEST_CASE("distributed: the broadcast and the gradient average", "[average]") {
       CHECK(g[k] == (size - 1) / 2.0 + static_cast<double>(k));
     }
   }
+  // The average reads gradients with their pending work applied: a's zero_grad (NaN left in its
+  // stale buffer), c's clip coefficient (clip_grad_norm_ defers the multiply).
+  a.zero_grad();
+  static_cast<float*>(a.get()->grad.data())[0] = std::nanf("");
+  const std::vector<double> g = c.grad_values();  // equal on every rank
+  const double total = clip_grad_norm_({c}, 1.0);
+  const float coef = std::min(1.0f / (static_cast<float>(total) + 1e-6f), 1.0f);  // torch's
+  REQUIRE(coef < 1.0f);
+  ddp.average_gradients();
+  CHECK(a.grad_values() == std::vector<double>(12, 0.0));
+  const std::vector<double> clipped = c.grad_values();
+  for (size_t k = 0; k < g.size(); ++k) {
+    CHECK(clipped[k] == static_cast<double>(static_cast<float>(g[k]) * coef));
+  }
   ddp.reset_allreduce_seconds();
   CHECK(ddp.allreduce_seconds() == 0.0);
 }
