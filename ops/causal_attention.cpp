@@ -472,6 +472,22 @@ struct HeadGrads {
 // Rows i0..i0+R-1 of the backward: P recomputed from the saved log-sum-exps, then
 // dV_j += Σ_r P[r, j] dO_r, dS = P ⊙ (dO·Vᵀ − delta) / √D, dQ_r += Σ_j dS[r, j] K_j,
 // dK_j += Σ_r dS[r, j] Q_r.
+
+// dst[j, :] += Σ_r weights[r·w + j] · rows[r] for the keys j < n: a rank-R update of the key rows
+// (dV += Pᵀ·dO, dK += dSᵀ·Q), each row of dst read and written once.
+template <class T, int DV, int R>
+void add_weighted_rows(T* dst, int64_t ld, int64_t n, const T* weights, int64_t w,
+                       const Vec<T> (&rows)[R][DV]) {
+  constexpr int64_t L = kLanes<T>;
+  for (int64_t j = 0; j < n; ++j) {
+    for (int e = 0; e < DV; ++e) {
+      Vec<T> acc;
+      vload(acc, dst + j * ld + e * L);
+      for (int r = 0; r < R; ++r) acc += weights[r * w + j] * rows[r][e];
+      vstore(dst + j * ld + e * L, acc);
+    }
+  }
+}
 template <class T, int DV, int R>
 void backward_rows(const HeadGrads<T>& h, int64_t i0, T* p, T* ds) {
   constexpr int64_t L = kLanes<T>, D = DV * L;
@@ -482,16 +498,7 @@ void backward_rows(const HeadGrads<T>& h, int64_t i0, T* p, T* ds) {
   for (int r = 0; r < R; ++r) {
     for (int e = 0; e < DV; ++e) vload(go[r][e], h.dout + (i0 + r) * ld + e * L);
   }
-  if (h.dv) {
-    for (int64_t j = 0; j < n_max; ++j) {
-      for (int e = 0; e < DV; ++e) {
-        Vec<T> acc;
-        vload(acc, h.dv + j * ld + e * L);
-        for (int r = 0; r < R; ++r) acc += p[r * w + j] * go[r][e];
-        vstore(h.dv + j * ld + e * L, acc);
-      }
-    }
-  }
+  if (h.dv) add_weighted_rows<T, DV, R>(h.dv, ld, n_max, p, w, go);  // dV += Pᵀ·dO
   if (!h.dq && !h.dk) return;
   scores_rows<T, DV, R>(h.dout + i0 * ld, ld, h.vt, h.tp, nv, ds);  // dP = dO·Vᵀ
   const T inv_c = T(1) / h.c;
@@ -525,14 +532,7 @@ void backward_rows(const HeadGrads<T>& h, int64_t i0, T* p, T* ds) {
     for (int r = 0; r < R; ++r) {
       for (int e = 0; e < DV; ++e) vload(qr[r][e], h.q + (i0 + r) * ld + e * L);
     }
-    for (int64_t j = 0; j < n_max; ++j) {
-      for (int e = 0; e < DV; ++e) {
-        Vec<T> acc;
-        vload(acc, h.dk + j * ld + e * L);
-        for (int r = 0; r < R; ++r) acc += ds[r * w + j] * qr[r][e];
-        vstore(h.dk + j * ld + e * L, acc);
-      }
-    }
+    add_weighted_rows<T, DV, R>(h.dk, ld, n_max, ds, w, qr);  // dK += dSᵀ·Q
   }
 }
 
