@@ -21,17 +21,25 @@ Tensor composed(const Tensor& q, const Tensor& k, const Tensor& v) {
                 v);
 }
 
-void check_equal_to_composed(const Shape& shape, DType dtype, uint64_t seed, double tol) {
-  const auto q = random_input(shape, seed, -1.5, 1.5);
-  const auto k = random_input(shape, seed + 1, -1.5, 1.5);
+// causal_attention against the composed ops, forward and backward: on [B, H, T, D] when heads is
+// 0, else on [B, T, C] split into `heads` (split_heads .. merge_heads around the composed ops);
+// q and k drawn from [-qk_range, qk_range].
+void check_equal_to_composed(const Shape& shape, DType dtype, uint64_t seed, double tol,
+                             int64_t heads = 0, double qk_range = 1.5) {
+  const auto q = random_input(shape, seed, -qk_range, qk_range);
+  const auto k = random_input(shape, seed + 1, -qk_range, qk_range);
   const auto v = random_input(shape, seed + 2);
   const auto g = random_input(shape, seed + 3);
   auto fused = run_forward_backward(
-      [](std::span<const Tensor> in) { return causal_attention(in[0], in[1], in[2]); }, {q, k, v},
-      dtype, g.values);
-  auto reference =
-      run_forward_backward([](std::span<const Tensor> in) { return composed(in[0], in[1], in[2]); },
-                           {q, k, v}, dtype, g.values);
+      [&](std::span<const Tensor> in) { return causal_attention(in[0], in[1], in[2], heads); },
+      {q, k, v}, dtype, g.values);
+  auto reference = run_forward_backward(
+      [&](std::span<const Tensor> in) {
+        if (heads == 0) return composed(in[0], in[1], in[2]);
+        return merge_heads(composed(split_heads(in[0], heads), split_heads(in[1], heads),
+                                    split_heads(in[2], heads)));
+      },
+      {q, k, v}, dtype, g.values);
   CHECK(max_abs_difference(fused.value, reference.value) < tol);
   for (int i = 0; i < 3; ++i) {
     INFO("gradient of input " << i);
@@ -85,43 +93,13 @@ TEST_CASE(
     check_equal_to_composed({1, 2, 70, 16}, DType::Float64, 260, 1e-13);
   }
   SECTION("[B, T, C] read in place (rows C apart), float32") {
-    const Shape shape{2, 21, 64};  // 4 heads of D = 16
-    const auto q = random_input(shape, 270, -1.5, 1.5), k = random_input(shape, 271, -1.5, 1.5);
-    const auto v = random_input(shape, 272), g = random_input(shape, 273);
-    auto fused = run_forward_backward(
-        [](std::span<const Tensor> in) { return causal_attention(in[0], in[1], in[2], 4); },
-        {q, k, v}, DType::Float32, g.values);
-    auto reference = run_forward_backward(
-        [](std::span<const Tensor> in) {
-          return merge_heads(
-              composed(split_heads(in[0], 4), split_heads(in[1], 4), split_heads(in[2], 4)));
-        },
-        {q, k, v}, DType::Float32, g.values);
-    CHECK(max_abs_difference(fused.value, reference.value) < 2e-6);
-    for (size_t i = 0; i < 3; ++i) {
-      INFO("gradient of input " << i);
-      CHECK(max_abs_difference(fused.grads[i], reference.grads[i]) < 2e-6);
-    }
+    check_equal_to_composed({2, 21, 64}, DType::Float32, 270, 2e-6, /*heads=*/4);  // D = 16
   }
 }
 
 TEST_CASE("causal_attention: [B, T, C] with num_heads equals split_heads .. merge_heads",
           "[causal_attention]") {
-  const Shape shape{2, 7, 12};
-  const auto q = random_input(shape, 60), k = random_input(shape, 61), v = random_input(shape, 62);
-  const auto g = random_input(shape, 63);
-  auto fused = run_forward_backward(
-      [](std::span<const Tensor> in) { return causal_attention(in[0], in[1], in[2], 3); },
-      {q, k, v}, DType::Float64, g.values);
-  auto reference = run_forward_backward(
-      [](std::span<const Tensor> in) {
-        return merge_heads(
-            composed(split_heads(in[0], 3), split_heads(in[1], 3), split_heads(in[2], 3)));
-      },
-      {q, k, v}, DType::Float64, g.values);
-  CHECK(max_abs_difference(fused.value, reference.value) < 1e-14);
-  for (size_t i = 0; i < 3; ++i)
-    CHECK(max_abs_difference(fused.grads[i], reference.grads[i]) < 1e-14);
+  check_equal_to_composed({2, 7, 12}, DType::Float64, 60, 1e-14, /*heads=*/3, /*qk_range=*/1.0);
 }
 
 TEST_CASE("causal_attention: the same bits with 1 and 2 threads, run to run",
