@@ -168,9 +168,9 @@ void gemm(MatrixView<T> c, std::type_identity_t<MatrixView<const T>> a,
   }
   if (c.rows <= 0 || c.cols <= 0) return;
   const GemmBackend backend = current_backend();  // one backend for the whole product
-  const bool small = detail::small_gemm_takes<T>(c, a, b);
   const T alpha = static_cast<T>(options.alpha);
   const int64_t m = c.rows, n = c.cols, k = a.cols;
+  const bool small = detail::small_gemm_takes<T>(m, n, k);
   const double flops =
       2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   if (!options.parallel || num_threads() == 1 || flops < kParallelFlops) {

@@ -15,7 +15,7 @@ void eigen_blocked_gemm(MatrixView<T> c, MatrixView<const T> a, MatrixView<const
 // n·k at most 2^16), and C = alpha·A·B, or C += alpha·A·B when accumulate, on this thread (for
 // any row or column block of a product it takes).
 template <class T>
-bool small_gemm_takes(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b);
+bool small_gemm_takes(int64_t m, int64_t n, int64_t k);
 template <class T>
 void small_gemm(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, T alpha,
                 bool accumulate);
