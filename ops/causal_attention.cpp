@@ -211,25 +211,8 @@ constexpr int kMaxRows = 8;
 template <int DV>
 constexpr int kRows = DV <= 2 ? 8 : 4;
 
-// f.operator()<R>(i0) for the blocks of R rows covering [0, t): the full ones, then the rest.
-template <int R, class F>
-void rest_rows(int64_t rest, int64_t i0, F& f) {
-  if constexpr (R >= 1) {
-    if (rest == R) {
-      f.template operator()<R>(i0);
-    } else {
-      rest_rows<R - 1>(rest, i0, f);
-    }
-  }
-}
-template <int R, class F>
-void row_blocks(int64_t t, F&& f) {
-  int64_t i0 = 0;
-  for (; i0 + R <= t; i0 += R) f.template operator()<R>(i0);
-  rest_rows<R - 1>(t - i0, i0, f);
-}
-
 using detail::kLanes;
+using detail::row_blocks;
 using detail::transpose_block;
 using detail::Vec;
 using detail::VecOf;

@@ -65,25 +65,12 @@ void block(const Operands& o, const T* a, const T* b, T* c, T alpha) {
   }
 }
 
-// The last m % 8 rows: one block of R rows.
-template <class T, int NV, int R = kRowsPerBlock - 1>
-void rest_rows(int64_t rest, const Operands& o, const T* a, const T* b, T* c, T alpha) {
-  if constexpr (R >= 1) {
-    if (rest == R) {
-      block<T, R, NV>(o, a, b, c, alpha);
-    } else {
-      rest_rows<T, NV, R - 1>(rest, o, a, b, c, alpha);
-    }
-  }
-}
-
+// Blocks of 8 rows, then one block of the last m % 8.
 template <class T, int NV>
 void columns(int64_t m, const Operands& o, const T* a, const T* b, T* c, T alpha) {
-  int64_t i0 = 0;
-  for (; i0 + kRowsPerBlock <= m; i0 += kRowsPerBlock) {
-    block<T, kRowsPerBlock, NV>(o, a + i0 * o.a_row, b, c + i0 * o.ldc, alpha);
-  }
-  rest_rows<T, NV>(m - i0, o, a + i0 * o.a_row, b, c + i0 * o.ldc, alpha);
+  row_blocks<kRowsPerBlock>(m, [&]<int R>(int64_t i0) {
+    block<T, R, NV>(o, a + i0 * o.a_row, b, c + i0 * o.ldc, alpha);
+  });
 }
 
 }  // namespace

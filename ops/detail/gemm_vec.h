@@ -1,6 +1,6 @@
 // 64-byte vectors of float or double (GCC/Clang vector extensions) for the hand-blocked kernels:
-// the small-product kernel (gemm_small.cpp) and the fused attention's direct kernel; and the
-// transpose of one square block of them. One
+// the small-product kernel (gemm_small.cpp) and the fused attention's direct kernel; the
+// transpose of one square block of them; and the walk over row blocks both kernels take. One
 // AVX-512 register, two AVX2 ones or four SSE ones, as the build targets; the compiler maps the
 // arithmetic. Internal to ops/.
 #pragma once
@@ -56,6 +56,25 @@ inline void transpose_block(Vec<T> (&r)[kLanes<T>]) {
     if ((i & H) == 0) swap_blocks<T, H>(r[i], r[i + H], std::make_index_sequence<kLanes<T>>());
   }
   if constexpr (H > 1) transpose_block<T, H / 2>(r);
+}
+
+// f.operator()<R>(i0) for the blocks of R rows covering [0, t): the full ones, then one block of
+// the rest (its row count a template argument too, so its accumulators stay in registers).
+template <int R, class F>
+void rest_rows(int64_t rest, int64_t i0, F& f) {
+  if constexpr (R >= 1) {
+    if (rest == R) {
+      f.template operator()<R>(i0);
+    } else {
+      rest_rows<R - 1>(rest, i0, f);
+    }
+  }
+}
+template <int R, class F>
+void row_blocks(int64_t t, F&& f) {
+  int64_t i0 = 0;
+  for (; i0 + R <= t; i0 += R) f.template operator()<R>(i0);
+  rest_rows<R - 1>(t - i0, i0, f);
 }
 
 }  // namespace tapegrad::detail
