@@ -27,7 +27,7 @@ pkg_check_modules(PCRE2 QUIET IMPORTED_TARGET libpcre2-8)
 tapegrad_require(PCRE2_FOUND libpcre2-dev "PCRE2 (the GPT-2 tokenizer's regex)")
 find_package(nlohmann_json 3.10 QUIET)
 tapegrad_require(nlohmann_json_FOUND nlohmann-json3-dev "nlohmann's JSON library (GPT-2's vocabulary files)")
-# SLEEF: the vectorised exp/tanh/log of ops/detail/vmath.cpp (the functions torch's CPU kernels
+# SLEEF: the vectorised exp/tanh/log of kernels/vmath.cpp (the functions torch's CPU kernels
 # call). Debian ships a pkg-config file and no CMake package.
 pkg_check_modules(SLEEF QUIET IMPORTED_TARGET sleef)
 tapegrad_require(SLEEF_FOUND libsleef-dev "SLEEF (vectorised math functions)")
@@ -39,7 +39,7 @@ if(TAPEGRAD_BUILD_TESTS)
   tapegrad_require(Catch2_FOUND catch2 "Catch2 v2")
 endif()
 
-# OpenBLAS, the default GEMM backend when it is found (ops/detail/gemm.h): Debian's
+# OpenBLAS, the default GEMM backend when it is found (kernels/gemm.h): Debian's
 # libopenblas-dev, whose openblas.pc points at the flavour update-alternatives selects (the
 # pthread one, libopenblas0-pthread, is what tapegrad is tested with). AUTO links it when found;
 # ON stops here when it is not; OFF builds the Eigen kernel only.

@@ -5,14 +5,14 @@
 // from torch.rand after manual_seed(123)), of SelfAttention_v2 (nn.Linear layers without bias,
 // torch's initialisation, after manual_seed(789)), and of v1 once it holds v2's weights
 // (exercise 3.1: nn.Linear stores W transposed, so v1 gets Wᵀ): the same numbers as v2's.
-// The classes are tapegrad::nn::SelfAttentionV1/V2 (ops/nn/attention.h); the first is also
+// The classes are tapegrad::nn::SelfAttentionV1/V2 (nn/attention.h); the first is also
 // written out here from ops, as the book writes it.
 //
 // Dimension names: T = 6 tokens, C_in = d_in = 3, D = d_out = 2.
 #include <cmath>
 #include <iostream>
 
-#include "ops/nn/attention.h"
+#include "nn/attention.h"
 #include "tapegrad.h"
 
 using namespace tapegrad;

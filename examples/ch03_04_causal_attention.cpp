@@ -14,7 +14,7 @@
 #include <iostream>
 #include <limits>
 
-#include "ops/nn/attention.h"
+#include "nn/attention.h"
 #include "tapegrad.h"
 
 using namespace tapegrad;

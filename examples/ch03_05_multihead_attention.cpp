@@ -6,12 +6,12 @@
 // projected by out_proj; manual_seed(123), d_out 2), and the batched matrix product behind the
 // heads, checked against two separate per-head products. Every tensor prints as PyTorch does.
 // The book's MultiHeadAttention is also written out here from ops, as the book writes it;
-// nn::MultiHeadAttention (ops/nn/attention.h) is the library's copy.
+// nn::MultiHeadAttention (nn/attention.h) is the library's copy.
 //
 // Usage: ch03_05_multihead_attention [--heatmap FILE]
 //   --heatmap FILE  also draw MultiHeadAttention's weights for "Your journey starts with one
 //                   step" (one heatmap per head, the six tokens on both axes) to the PNG FILE
-//                   with gnuplot (text/plot.h); the printed output is the same with or without.
+//                   with gnuplot (viz/plot.h); the printed output is the same with or without.
 //
 // Dimension names: B = 2 sequences, T = 6 tokens (= context_length), C_in = d_in = 3,
 // D = d_out, H = num_heads, D_h = D / H the head size.
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/nn/attention.h"
+#include "nn/attention.h"
 #include "tapegrad.h"
 #include "tools/cli.h"
 

@@ -21,7 +21,7 @@
 // Usage: train_attention [--model mha|sa_v1|both] [--dtype float32|float64] [--steps N]
 //                        [--lr LR] [--dot FILE] [--svg FILE]       (--help lists them)
 //   --dot FILE / --svg FILE write the graph of the last training step (MultiHeadAttention's
-//   when it trains): Graphviz DOT text (graph/dot.h), or the SVG Graphviz renders from it.
+//   when it trains): Graphviz DOT text (viz/dot.h), or the SVG Graphviz renders from it.
 //
 // Dimension names: B = 2 sequences, T = 6 tokens, C_in = d_in = 3, D = d_out = 2, H = 2 heads.
 #include <fstream>
@@ -33,11 +33,11 @@
 #include <string>
 #include <vector>
 
-#include "graph/dot.h"
-#include "ops/nn/attention.h"
+#include "nn/attention.h"
 #include "optim/sgd.h"
 #include "tapegrad.h"
 #include "tools/cli.h"
+#include "viz/dot.h"
 
 using namespace tapegrad;
 

@@ -40,8 +40,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/safetensors.h"
 #include "graph/threads.h"
+#include "io/safetensors.h"
 #include "tapegrad.h"
 #ifdef TAPEGRAD_HAVE_MPI
 #include "dist/data_parallel.h"
@@ -340,7 +340,7 @@ void plot(const std::string& dir, Reporter& reporter) {
 }
 
 // DIR/attention.png: the attention weights of every head of the last block for the prompt, as
-// heatmaps with the tokens on both axes (text/plot.h; the same drawing as chapter 3's --heatmap).
+// heatmaps with the tokens on both axes (viz/plot.h; the same drawing as chapter 3's --heatmap).
 void plot_last_block_attention(nn::GPTModel& model, const Tokenizer& tokenizer,
                                const std::string& prompt, const std::string& dir,
                                Reporter& reporter) {

@@ -1,10 +1,9 @@
-// Tensor: validating the handle, reading values and gradients, printing.
+// Tensor: validating the handle, reading values and gradients (printing is io/print.cpp's).
 #include "graph/tensor.h"
 
 #include <ostream>
 
 #include "graph/error.h"
-#include "graph/print.h"
 
 namespace tapegrad {
 
@@ -62,17 +61,6 @@ Tensor& Tensor::set_name(std::string name) {
   node();  // validates the handle
   tape_->nodes_[static_cast<size_t>(id_)].name = std::move(name);
   return *this;
-}
-
-std::string Tensor::str() const {
-  const Node& n = node();
-  PrintOptions options;
-  options.float64_suffix = n.dtype == DType::Float64;
-  return format_torch(n.shape.dims(), values(), options);
-}
-
-std::ostream& operator<<(std::ostream& os, const Tensor& t) {
-  return os << t.str();
 }
 
 }  // namespace tapegrad

@@ -53,7 +53,7 @@ class Tensor {
   const std::string& name() const { return node().name; }
   Tensor& set_name(std::string name);
 
-  // PyTorch's print format: `tensor([[0.4421, 0.5931], ...])`.
+  // PyTorch's print format: `tensor([[0.4421, 0.5931], ...])` (io/print.h; defined there).
   std::string str() const;
 
   void backward(const BackwardOptions& options = {}) const { tape().backward(*this, options); }
@@ -69,7 +69,7 @@ class Tensor {
   uint64_t generation_ = 0;
 };
 
-std::ostream& operator<<(std::ostream& os, const Tensor& t);
+std::ostream& operator<<(std::ostream& os, const Tensor& t);  // t.str(), in io/print.cpp
 
 // Tape::record with a typed state: here, after Tensor, because it returns one.
 template <class State>

@@ -24,10 +24,10 @@
 #include <utility>
 
 #include "graph/threads.h"
-#include "ops/detail/gemm.h"
-#include "ops/detail/gemm_vec.h"
+#include "kernels/gemm.h"
+#include "kernels/gemm_vec.h"
+#include "kernels/vmath.h"
 #include "ops/detail/op_util.h"
-#include "ops/detail/vmath.h"
 #include "ops/ops.h"
 
 namespace tapegrad {

@@ -9,7 +9,7 @@
 // split_heads/merge_heads views, with the same arithmetic: each product is the same gemm call
 // (same shapes, the same operand transposes: kᵀ is copied as transpose() does, only the
 // leading dimensions differ), the elementwise steps are the same expressions, the rows go
-// through the softmax op's own row functions (ops/detail/softmax_rows.h), and dropout's mask is
+// through the softmax op's own row functions (kernels/softmax_rows.h), and dropout's mask is
 // drawn for the whole [B, H, T, T] weights at once, masked positions included, as torch's
 // dropout on the weights tensor draws it.
 // So the output and the gradients equal the composed ops' exactly (up to the sign of a zero),
@@ -24,9 +24,9 @@
 
 #include "graph/random.h"
 #include "graph/threads.h"
-#include "ops/detail/gemm.h"
+#include "kernels/gemm.h"
+#include "kernels/softmax_rows.h"
 #include "ops/detail/op_util.h"
-#include "ops/detail/softmax_rows.h"
 #include "ops/ops.h"
 
 namespace tapegrad {

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "graph/threads.h"
+#include "kernels/softmax_rows.h"
 #include "ops/detail/op_util.h"
-#include "ops/detail/softmax_rows.h"
 #include "ops/ops.h"
 
 namespace tapegrad {

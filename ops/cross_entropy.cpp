@@ -2,8 +2,8 @@
 #include <algorithm>
 
 #include "graph/threads.h"
+#include "kernels/vmath.h"
 #include "ops/detail/op_util.h"
-#include "ops/detail/vmath.h"
 #include "ops/ops.h"
 
 namespace tapegrad {

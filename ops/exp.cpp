@@ -1,6 +1,6 @@
 // exp: elementwise eˣ.
+#include "kernels/vmath.h"
 #include "ops/detail/op_util.h"
-#include "ops/detail/vmath.h"
 #include "ops/ops.h"
 
 namespace tapegrad {

@@ -1,7 +1,7 @@
 // gelu: the tanh approximation of GELU used by the book's GPT (torch's approximate='tanh').
 #include "graph/threads.h"
+#include "kernels/vmath.h"
 #include "ops/detail/op_util.h"
-#include "ops/detail/vmath.h"
 #include "ops/ops.h"
 
 namespace tapegrad {

@@ -2,8 +2,8 @@
 #include <array>
 
 #include "graph/threads.h"
+#include "kernels/vmath.h"
 #include "ops/detail/op_util.h"
-#include "ops/detail/vmath.h"
 #include "ops/ops.h"
 
 namespace tapegrad {

@@ -1,5 +1,5 @@
 // linear: nn.Linear's y = x·Wᵀ + b, one GEMM over all of x's leading dims.
-#include "ops/detail/gemm.h"
+#include "kernels/gemm.h"
 #include "ops/detail/op_util.h"
 #include "ops/ops.h"
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "graph/threads.h"
-#include "ops/detail/gemm.h"
+#include "kernels/gemm.h"
 #include "ops/detail/op_util.h"
 #include "ops/ops.h"
 

@@ -6,9 +6,9 @@
 // (-inf - -inf), as torch does; a NaN or +inf anywhere in a row makes the whole row NaN.
 #include <algorithm>
 
+#include "kernels/softmax_rows.h"
 #include "ops/detail/op_util.h"
 #include "ops/detail/reduce_dim.h"
-#include "ops/detail/softmax_rows.h"
 #include "ops/ops.h"
 
 namespace tapegrad {

@@ -1,5 +1,5 @@
-// The models for tapegrad-dot to draw: the library's own modules (ops/nn/attention.h,
-// ops/nn/gpt.h), so the drawing is the graph of the very modules users train.
+// The models for tapegrad-dot to draw: the library's own modules (nn/attention.h,
+// nn/gpt.h), so the drawing is the graph of the very modules users train.
 //
 // Only the simplified self-attention of §3.3 has no module (it has no parameters): it is
 // composed from ops here, as the book writes it, one node per statement so that the tape order
@@ -15,8 +15,8 @@
 #include "graph/factory.h"
 #include "graph/ids.h"
 #include "graph/random.h"
-#include "ops/nn/attention.h"
-#include "ops/nn/gpt.h"
+#include "nn/attention.h"
+#include "nn/gpt.h"
 #include "ops/ops.h"
 
 namespace tapegrad::tools {

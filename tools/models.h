@@ -1,5 +1,5 @@
 // The models tapegrad-dot draws: the chapter-3 attention models and the chapter-4 GPT, the
-// library's modules (ops/nn/attention.h, ops/nn/gpt.h) built with the book's seeds, each
+// library's modules (nn/attention.h, nn/gpt.h) built with the book's seeds, each
 // recording its forward (and a loss) on a tape, one NameScope per module, layer and head, so the
 // drawing gets its clusters.
 #pragma once
@@ -12,7 +12,7 @@
 
 #include "graph/parameter.h"
 #include "graph/tape.h"
-#include "ops/nn/gpt.h"
+#include "nn/gpt.h"
 
 namespace tapegrad::tools {
 

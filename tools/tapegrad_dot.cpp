@@ -14,10 +14,10 @@
 #include <string>
 #include <string_view>
 
-#include "graph/dot.h"
 #include "graph/error.h"
 #include "tools/cli.h"
 #include "tools/models.h"
+#include "viz/dot.h"
 
 using namespace tapegrad;
 

@@ -13,7 +13,7 @@
 #include "graph/parameter.h"
 #include "graph/random.h"
 #include "graph/tape.h"
-#include "ops/nn/attention.h"
+#include "nn/attention.h"
 #include "ops/ops.h"
 #include "optim/optim.h"
 #include "tests/alloc/alloc_counter.h"

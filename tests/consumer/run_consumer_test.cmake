@@ -15,7 +15,8 @@ if(NOT CMAKE_MATCH_1)
 endif()
 file(WRITE ${WORK_DIR}/src/main.cpp "${CMAKE_MATCH_1}")
 file(COPY ${SOURCE_DIR}/tests/consumer/CMakeLists.txt ${SOURCE_DIR}/examples/custom_op.cpp
-     ${SOURCE_DIR}/tests/consumer/dist_consumer.cpp DESTINATION ${WORK_DIR}/src)
+     ${SOURCE_DIR}/tests/consumer/dist_consumer.cpp
+     ${SOURCE_DIR}/tests/consumer/include_paths_consumer.cpp DESTINATION ${WORK_DIR}/src)
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${WORK_DIR}/src -B ${WORK_DIR}/build
                         -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release
                 RESULT_VARIABLE rc)
@@ -38,6 +39,11 @@ execute_process(COMMAND ${WORK_DIR}/build/custom_op OUTPUT_VARIABLE out RESULT_V
 message("${out}")
 if(rc)
   message(FATAL_ERROR "the custom op example failed (its gradcheck or its drawing)")
+endif()
+execute_process(COMMAND ${WORK_DIR}/build/include_paths_consumer OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+message("${out}")
+if(rc OR NOT out MATCHES "include paths consumer: [0-9]+ parameters")
+  message(FATAL_ERROR "the consumer of the old and new include paths failed")
 endif()
 # Built only when the package has tapegrad::dist (tapegrad found MPI). Open MPI keeps what
 # MPI_Init allocates past MPI_Finalize, which LeakSanitizer would report in the sanitizer build

@@ -1,4 +1,4 @@
-// Tests for the chapter 3 examples and ops/nn/{layers,attention}.cpp against PyTorch's goldens
+// Tests for the chapter 3 examples and nn/{layers,attention}.cpp against PyTorch's goldens
 // (tests/goldens/chapter3/, written by make_chapter3_goldens.py): every value the examples
 // print within 1e-6 absolute + 1e-5 relative, initial weights and dropout masks bit for bit,
 // and each example program's printed output containing torch's prints in the book's order.
@@ -11,9 +11,9 @@
 #include "graph/factory.h"
 #include "graph/gradcheck.h"
 #include "graph/random.h"
-#include "ops/nn/attention.h"
-#include "ops/nn/layers.h"
-#include "ops/nn/module.h"
+#include "nn/attention.h"
+#include "nn/layers.h"
+#include "nn/module.h"
 #include "ops/ops.h"
 #include "tests/examples/chapter3_goldens.h"
 

@@ -10,7 +10,7 @@
 
 #include "graph/factory.h"
 #include "graph/random.h"
-#include "ops/nn/attention.h"
+#include "nn/attention.h"
 #include "ops/ops.h"
 #include "optim/sgd.h"
 #include "tests/examples/chapter3_goldens.h"

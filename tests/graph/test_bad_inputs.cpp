@@ -15,10 +15,10 @@
 #include "graph/error.h"
 #include "graph/factory.h"
 #include "graph/random.h"
-#include "graph/safetensors.h"
 #include "graph/tape.h"
+#include "io/checkpoint.h"
+#include "io/safetensors.h"
 #include "ops/ops.h"
-#include "optim/checkpoint.h"
 #include "optim/optim.h"
 
 using namespace tapegrad;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "graph/error.h"
-#include "graph/safetensors.h"
+#include "io/safetensors.h"
 #include "tools/fuzz/fuzz_model.h"
 
 using namespace tapegrad;

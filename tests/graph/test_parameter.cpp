@@ -13,7 +13,7 @@
 #include "graph/ids.h"
 #include "graph/random.h"
 #include "graph/tape.h"
-#include "ops/nn/gpt.h"
+#include "nn/gpt.h"
 #include "ops/ops.h"
 #include "optim/adam.h"
 #include "optim/clip.h"

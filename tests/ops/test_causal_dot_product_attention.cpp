@@ -6,7 +6,7 @@
 #include "graph/factory.h"
 #include "graph/random.h"
 #include "graph/threads.h"
-#include "ops/detail/gemm.h"
+#include "kernels/gemm.h"
 #include "ops/ops.h"
 #include "tests/ops/attention_goldens.h"
 #include "tests/ops/fused_compare.h"

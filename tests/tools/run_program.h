@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "tests/graph/dot_testing.h"
+#include "tests/viz/dot_testing.h"
 
 namespace tapegrad::testing {
 

@@ -15,13 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "graph/dot.h"
 #include "graph/factory.h"
-#include "graph/graph_view.h"
 #include "graph/random.h"
-#include "ops/nn/attention.h"
-#include "tests/graph/dot_testing.h"
+#include "nn/attention.h"
+#include "tests/viz/dot_testing.h"
 #include "tools/models.h"
+#include "viz/dot.h"
+#include "viz/graph_view.h"
 
 using namespace tapegrad;
 using tapegrad::testing::check_golden;

@@ -33,7 +33,7 @@
 
 #include "graph/threads.h"
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
-#include "ops/detail/gemm.h"
+#include "kernels/gemm.h"
 #endif
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
 #include "tools/bench/gpt_workload.h"

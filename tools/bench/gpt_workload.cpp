@@ -6,7 +6,7 @@
 // time in alternating order (bench.cpp's protocol), so a change of load on the machine hits every
 // engine alike.
 //
-// Same start: manual_seed(123) gives torch's GPTModel weights bit for bit (tests/ops/nn/
+// Same start: manual_seed(123) gives torch's GPTModel weights bit for bit (tests/nn/
 // test_gpt.cpp), the tokens come from torch.randint's rule on a Generator seeded 123
 // (random() % V for a range under 2³²), and dropout draws torch's mask stream from the default
 // generator after the init. The init checksum (Σ of every parameter) and the losses at the first
@@ -35,9 +35,9 @@
 #include "graph/random.h"
 #include "graph/tape.h"
 #include "graph/threads.h"
-#include "ops/detail/gemm.h"
-#include "ops/detail/vmath.h"
-#include "ops/nn/gpt.h"
+#include "kernels/gemm.h"
+#include "kernels/vmath.h"
+#include "nn/gpt.h"
 #include "ops/ops.h"
 #include "optim/adam.h"
 #include "optim/clip.h"

@@ -12,7 +12,7 @@
 #include "graph/threads.h"
 #include "ops/ops.h"
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
-#include "ops/detail/gemm.h"
+#include "kernels/gemm.h"
 #endif
 
 namespace tapegrad_bench {

@@ -1,6 +1,6 @@
 // tapegrad-vmath-bench: speed and accuracy of the vectorised exp/tanh/gelu candidates (SLEEF as
-// ops/detail/vmath runs it, SLEEF at AVX2 width as Debian's torch dispatches it, Eigen's packet
-// functions, scalar libm), to choose ops/detail/vmath's implementation by measurement.
+// kernels/vmath runs it, SLEEF at AVX2 width as Debian's torch dispatches it, Eigen's packet
+// functions, scalar libm), to choose kernels/vmath's implementation by measurement.
 // Prints ns per element (best of several passes over a 64K-element, L2-resident array) and the
 // max ulp distance to a float64 libm reference rounded to float. Not a test: figures only.
 //
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/detail/vmath.h"
+#include "kernels/vmath.h"
 
 namespace {
 

@@ -11,9 +11,9 @@
 
 #include "graph/error.h"
 #include "graph/random.h"
-#include "graph/safetensors.h"
+#include "io/checkpoint.h"
+#include "io/safetensors.h"
 #include "optim/adam.h"
-#include "optim/checkpoint.h"
 #include "optim/schedule.h"
 
 namespace tapegrad::fuzz {

@@ -20,5 +20,5 @@ done
 "$tool" --model gpt --vocab 50 --context 8 --emb 8 --heads 2 --layers 3 --seq 4 \
   -o "$out/gpt_small.dot"
 
-# tests/graph/test_dot.cpp: small hand-built tapes, written by the test itself.
+# tests/viz/test_dot.cpp: small hand-built tapes, written by the test itself.
 TAPEGRAD_UPDATE_GOLDENS=1 "$build/tests/tapegrad_tests" "[dot][golden]" >/dev/null

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Goldens for ops/nn/generate.* (tests/ops/nn/test_generate.cpp), computed by PyTorch.
+"""Goldens for nn/generate.* (tests/nn/test_generate.cpp), computed by PyTorch.
 
 Run with Debian's python3-torch (1.13):
     /usr/bin/python3 tests/goldens/generate/make_generate_goldens.py \

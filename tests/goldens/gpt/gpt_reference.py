@@ -96,7 +96,7 @@ class GPTModel(nn.Module):
         return self.out_head(self.final_norm(x))
 
 
-# The small configuration the tests use (tests/ops/nn/test_gpt.cpp: kSmall).
+# The small configuration the tests use (tests/nn/test_gpt.cpp: kSmall).
 SMALL = {"vocab_size": 50, "context_length": 8, "emb_dim": 8, "n_heads": 2, "n_layers": 2,
          "drop_rate": 0.1, "qkv_bias": False}
 IN_IDX = [[6, 49, 0, 17, 33, 2], [41, 8, 8, 30, 12, 25]]  # [2, 6]

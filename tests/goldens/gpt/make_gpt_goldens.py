@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Goldens for ops/nn/gpt.* (tests/ops/nn/test_gpt.cpp), computed by PyTorch.
+"""Goldens for nn/gpt.* (tests/nn/test_gpt.cpp), computed by PyTorch.
 
 Run with Debian's python3-torch (1.13):   /usr/bin/python3 make_gpt_goldens.py
 It rewrites, beside it:

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Manual check: a GPTModel saved by tapegrad loads into the book's PyTorch GPTModel.
 
-Not run by the test suite (tests never need torch); run it by hand after changing ops/nn/:
+Not run by the test suite (tests never need torch); run it by hand after changing nn/:
 
     mkdir -p /tmp/gpt_rt
     TAPEGRAD_GPT_SAVE=/tmp/gpt_rt ./build/tests/tapegrad_tests "[gpt][safetensors]"

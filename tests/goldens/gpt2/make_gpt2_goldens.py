@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Goldens for ops/nn/gpt2_weights.* (tests/ops/nn/test_gpt2_weights.cpp), computed by PyTorch.
+"""Goldens for nn/gpt2_weights.* (tests/nn/test_gpt2_weights.cpp), computed by PyTorch.
 
 Run with Debian's python3-torch (1.13):   /usr/bin/python3 make_gpt2_goldens.py
 (Debian has no transformers or safetensors package, so everything here is plain torch.)
@@ -37,7 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "gpt"))
 from gpt_reference import GPTModel, save_safetensors  # noqa: E402
 
-# Also tests/ops/nn/test_gpt2_weights.cpp: kTiny.
+# Also tests/nn/test_gpt2_weights.cpp: kTiny.
 TINY = {"vocab_size": 97, "context_length": 16, "emb_dim": 24, "n_heads": 3, "n_layers": 2,
         "drop_rate": 0.0, "qkv_bias": True}
 IN_IDX = [[3, 96, 0, 41, 17, 58, 7], [88, 12, 12, 5, 70, 33, 64]]  # [2, 7]

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A tiny GPT trained for 20 steps in PyTorch, for tests/text/test_train_replay.cpp.
+"""A tiny GPT trained for 20 steps in PyTorch, for tests/train/test_train_replay.cpp.
 
 Run with Debian's python3-torch (1.13):   /usr/bin/python3 make_train_goldens.py
 It rewrites train_goldens.txt beside it.
@@ -19,7 +19,7 @@ each from torch.manual_seed(123) (the weights, then dropout's masks from the sam
            torch.Generator().manual_seed(123) (train: shuffle, drop_last; val: in order, keep
            the last batch), clip_grad_norm_(1.0) before each step, evaluate_model every
            eval_freq = 5 steps over eval_iter = 2 batches (iterating train_loader afresh, as the
-           book does) and after the last step (as text/training.cpp does), a greedy sample after
+           book does) and after the last step (as train/training.cpp does), a greedy sample after
            each epoch, stopped after 20 steps (14 batches per epoch).
 
 Records (values as float.hex, so the file holds torch's float32 losses exactly):

@@ -1,0 +1,228 @@
+// gemm: the product C (+)= alpha·A·B over matrix views, split over the tapegrad thread pool;
+// tiny and matrix-vector products here, small ones on the small-product kernel (gemm_small.cpp,
+// whatever the backend), blocked ones on Eigen's kernel (gemm_eigen.cpp) or OpenBLAS's
+// (gemm_openblas.cpp), as the backend says.
+#include "kernels/gemm.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "graph/error.h"
+#include "graph/threads.h"
+#include "kernels/gemm_kernels.h"
+
+namespace tapegrad {
+
+namespace {
+
+using Eigen::Index;
+
+GemmBackend default_backend() {
+  return detail::openblas_linked() ? GemmBackend::OpenBLAS : GemmBackend::Eigen;
+}
+
+// TAPEGRAD_GEMM, read once.
+GemmBackend backend_from_environment() {
+  const char* env = std::getenv("TAPEGRAD_GEMM");
+  if (env == nullptr || *env == '\0') return default_backend();
+  const std::string value = env;
+  if (value == "eigen") return GemmBackend::Eigen;
+  if (value == "openblas") {
+    if (!detail::openblas_linked()) {
+      throw Error(
+          "TAPEGRAD_GEMM=openblas: this tapegrad was built without OpenBLAS (configure with "
+          "-DTAPEGRAD_OPENBLAS=ON after `apt-get install libopenblas-dev`)");
+    }
+    return GemmBackend::OpenBLAS;
+  }
+  throw Error("TAPEGRAD_GEMM=" + value + ": expected eigen or openblas");
+}
+
+// The backend: one atomic value, kUnresolved until set_gemm_backend or the first product. An
+// explicit choice wins without reading the environment; otherwise TAPEGRAD_GEMM is read once (a
+// function-local static: thread-safe, retried while it throws) and stored if nothing was set
+// meanwhile.
+constexpr int kUnresolved = -1;
+std::atomic<int> chosen_backend{kUnresolved};
+
+GemmBackend current_backend() {
+  const int chosen = chosen_backend.load(std::memory_order_acquire);
+  if (chosen != kUnresolved) return static_cast<GemmBackend>(chosen);
+  static const GemmBackend from_environment = [] {
+    const GemmBackend b = backend_from_environment();
+    if (b == GemmBackend::OpenBLAS) detail::openblas_init();
+    return b;
+  }();
+  int expected = kUnresolved;
+  chosen_backend.compare_exchange_strong(expected, static_cast<int>(from_environment),
+                                         std::memory_order_acq_rel);
+  return static_cast<GemmBackend>(chosen_backend.load(std::memory_order_acquire));
+}
+
+// Below this many multiply-adds a product is not worth a second thread.
+constexpr double kParallelFlops = 4e6;
+
+// Products this small (Eigen's own cut-off for its coefficient-based path) are a few dozen
+// multiply-adds: a plain loop over the strided operands beats any setup.
+template <class T>
+void gemm_tiny(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, T alpha,
+               bool accumulate) {
+  const Index a_row = a.transposed ? 1 : a.ld, a_col = a.transposed ? a.ld : 1;
+  const Index b_row = b.transposed ? 1 : b.ld, b_col = b.transposed ? b.ld : 1;
+  for (Index i = 0; i < c.rows; ++i) {
+    for (Index j = 0; j < c.cols; ++j) {
+      T s(0);
+      for (Index p = 0; p < a.cols; ++p)
+        s += a.data[i * a_row + p * a_col] * b.data[p * b_row + j * b_col];
+      T& out = c.data[i * c.ld + j];
+      out = accumulate ? out + alpha * s : alpha * s;
+    }
+  }
+}
+
+// C (+)= alpha·A·B on this thread.
+// `small`: the whole product (before any split over threads) is one the small-product kernel
+// takes, so every part runs on it.
+template <class T>
+void gemm_serial(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, T alpha,
+                 bool accumulate, GemmBackend backend, bool small) {
+  const Index m = c.rows, n = c.cols, k = a.cols;
+  if (m + n + k < 20) {
+    gemm_tiny(c, a, b, alpha, accumulate);
+    return;
+  }
+  if (small) {
+    detail::small_gemm(c, a, b, alpha, accumulate);
+    return;
+  }
+  if (k == 0 || m == 1 || n == 1 || backend == GemmBackend::Eigen) {
+    // These paths accumulate into C.
+    if (!accumulate) {
+      for (Index i = 0; i < m; ++i)
+        std::memset(c.data + i * c.ld, 0, static_cast<size_t>(n) * sizeof(T));
+    }
+    if (k == 0) return;
+  }
+  if (m == 1 || n == 1) {
+    // Matrix-vector products: Eigen's GEMV, which allocates nothing here (no temporaries for
+    // noalias products of mapped operands).
+    using Stride = Eigen::OuterStride<>;
+    using RowM = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    Eigen::Map<RowM, 0, Stride> C(c.data, m, n, Stride(c.ld));
+    auto run = [&](const auto& A, const auto& B) { C.noalias() += alpha * (A * B); };
+    // The stored matrices; a transposed view is the transpose of its stored [cols, rows].
+    Eigen::Map<const RowM, 0, Stride> As(a.data, a.transposed ? k : m, a.transposed ? m : k,
+                                         Stride(a.ld));
+    Eigen::Map<const RowM, 0, Stride> Bs(b.data, b.transposed ? n : k, b.transposed ? k : n,
+                                         Stride(b.ld));
+    if (a.transposed && b.transposed) {
+      run(As.transpose(), Bs.transpose());
+    } else if (a.transposed) {
+      run(As.transpose(), Bs);
+    } else if (b.transposed) {
+      run(As, Bs.transpose());
+    } else {
+      run(As, Bs);
+    }
+    return;
+  }
+  if (backend == GemmBackend::OpenBLAS) {
+    detail::openblas_gemm(c, a, b, alpha, accumulate);
+  } else {
+    detail::eigen_blocked_gemm(c, a, b, alpha);
+  }
+}
+
+// Rows [begin, end) of a view, or its columns.
+template <class T>
+MatrixView<T> row_block(MatrixView<T> v, int64_t begin, int64_t end) {
+  v.data += v.transposed ? begin : begin * v.ld;
+  v.rows = end - begin;
+  return v;
+}
+template <class T>
+MatrixView<T> col_block(MatrixView<T> v, int64_t begin, int64_t end) {
+  return row_block(v.t(), begin, end).t();
+}
+
+}  // namespace
+
+template <class T>
+void gemm(MatrixView<T> c, std::type_identity_t<MatrixView<const T>> a,
+          std::type_identity_t<MatrixView<const T>> b, const GemmOptions& options) {
+  if (a.rows != c.rows || b.cols != c.cols || a.cols != b.rows) {
+    throw std::logic_error("gemm: [" + std::to_string(c.rows) + ", " + std::to_string(c.cols) +
+                           "] = [" + std::to_string(a.rows) + ", " + std::to_string(a.cols) +
+                           "]·[" + std::to_string(b.rows) + ", " + std::to_string(b.cols) +
+                           "] does not chain");
+  }
+  if (c.transposed) {
+    // Cᵀ = A·B  <=>  C = Bᵀ·Aᵀ
+    gemm<T>(c.t(), b.t(), a.t(), options);
+    return;
+  }
+  if (c.rows <= 0 || c.cols <= 0) return;
+  const GemmBackend backend = current_backend();  // one backend for the whole product
+  const T alpha = static_cast<T>(options.alpha);
+  const int64_t m = c.rows, n = c.cols, k = a.cols;
+  const bool small = detail::small_gemm_takes<T>(m, n, k);
+  const double flops =
+      2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  if (!options.parallel || num_threads() == 1 || flops < kParallelFlops) {
+    gemm_serial<T>(c, a, b, alpha, options.accumulate, backend, small);
+    return;
+  }
+  // Split C into row blocks (or column blocks when it is wide), in multiples of 16 so every
+  // part keeps whole register tiles.
+  const bool by_rows = m >= n;
+  const int64_t extent = by_rows ? m : n;
+  const int64_t tiles = (extent + 15) / 16;
+  parallel_for(tiles, flops / static_cast<double>(tiles), [&](int, int64_t t0, int64_t t1) {
+    const int64_t begin = t0 * 16, end = std::min(extent, t1 * 16);
+    if (by_rows) {
+      gemm_serial<T>(row_block(c, begin, end), row_block(a, begin, end), b, alpha,
+                     options.accumulate, backend, small);
+    } else {
+      gemm_serial<T>(col_block(c, begin, end), a, col_block(b, begin, end), alpha,
+                     options.accumulate, backend, small);
+    }
+  });
+}
+
+bool gemm_backend_available(GemmBackend b) {
+  return b == GemmBackend::Eigen || detail::openblas_linked();
+}
+
+bool set_gemm_backend(GemmBackend b) {
+  if (!gemm_backend_available(b)) return false;
+  if (b == GemmBackend::OpenBLAS) detail::openblas_init();
+  chosen_backend.store(static_cast<int>(b), std::memory_order_release);
+  return true;
+}
+
+GemmBackend gemm_backend() {
+  return current_backend();
+}
+
+const char* gemm_backend_info(GemmBackend b) {
+  static const std::string eigen = "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
+                                   std::to_string(EIGEN_MAJOR_VERSION) + "." +
+                                   std::to_string(EIGEN_MINOR_VERSION);
+  return b == GemmBackend::Eigen ? eigen.c_str() : detail::openblas_init();
+}
+
+const char* gemm_backend_info() {
+  return gemm_backend_info(gemm_backend());
+}
+
+template void gemm<float>(MatrixView<float>, MatrixView<const float>, MatrixView<const float>,
+                          const GemmOptions&);
+template void gemm<double>(MatrixView<double>, MatrixView<const double>, MatrixView<const double>,
+                           const GemmOptions&);
+
+}  // namespace tapegrad

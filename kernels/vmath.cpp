@@ -1,0 +1,432 @@
+// Vectorised float/double kernels over arrays: SLEEF for the transcendental functions, plain
+// loops (which GCC vectorises) for the arithmetic around them. See vmath.h.
+#include "kernels/vmath.h"
+
+#include <sleef.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#if defined(__AVX512F__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+namespace tapegrad::vmath {
+namespace {
+
+enum class Fn { kExp, kExpm1, kLog, kTanh };
+
+// The work goes in chunks through stack buffers, so the SLEEF pass and the arithmetic passes
+// around it stay in L1.
+constexpr int64_t kChunk = 256;
+
+#if defined(__AVX512F__)
+constexpr int kFloatLanes = 16, kDoubleLanes = 8;
+#elif defined(__AVX2__)
+constexpr int kFloatLanes = 8, kDoubleLanes = 4;
+#else
+constexpr int kFloatLanes = 1, kDoubleLanes = 1;
+#endif
+
+#if defined(__AVX512F__)
+template <Fn F>
+__m512 call(__m512 v) {
+  if constexpr (F == Fn::kExp) return Sleef_expf16_u10(v);
+  if constexpr (F == Fn::kExpm1) return Sleef_expm1f16_u10(v);
+  if constexpr (F == Fn::kLog) return Sleef_logf16_u10(v);
+  if constexpr (F == Fn::kTanh) return Sleef_tanhf16_u10(v);
+}
+template <Fn F>
+__m512d call(__m512d v) {
+  if constexpr (F == Fn::kExp) return Sleef_expd8_u10(v);
+  if constexpr (F == Fn::kExpm1) return Sleef_expm1d8_u10(v);
+  if constexpr (F == Fn::kLog) return Sleef_logd8_u10(v);
+  if constexpr (F == Fn::kTanh) return Sleef_tanhd8_u10(v);
+}
+inline __m512 load(const float* p) {
+  return _mm512_loadu_ps(p);
+}
+inline __m512d load(const double* p) {
+  return _mm512_loadu_pd(p);
+}
+inline void store(float* p, __m512 v) {
+  _mm512_storeu_ps(p, v);
+}
+inline void store(double* p, __m512d v) {
+  _mm512_storeu_pd(p, v);
+}
+#elif defined(__AVX2__)
+template <Fn F>
+__m256 call(__m256 v) {
+  if constexpr (F == Fn::kExp) return Sleef_expf8_u10(v);
+  if constexpr (F == Fn::kExpm1) return Sleef_expm1f8_u10(v);
+  if constexpr (F == Fn::kLog) return Sleef_logf8_u10(v);
+  if constexpr (F == Fn::kTanh) return Sleef_tanhf8_u10(v);
+}
+template <Fn F>
+__m256d call(__m256d v) {
+  if constexpr (F == Fn::kExp) return Sleef_expd4_u10(v);
+  if constexpr (F == Fn::kExpm1) return Sleef_expm1d4_u10(v);
+  if constexpr (F == Fn::kLog) return Sleef_logd4_u10(v);
+  if constexpr (F == Fn::kTanh) return Sleef_tanhd4_u10(v);
+}
+inline __m256 load(const float* p) {
+  return _mm256_loadu_ps(p);
+}
+inline __m256d load(const double* p) {
+  return _mm256_loadu_pd(p);
+}
+inline void store(float* p, __m256 v) {
+  _mm256_storeu_ps(p, v);
+}
+inline void store(double* p, __m256d v) {
+  _mm256_storeu_pd(p, v);
+}
+#else
+template <Fn F>
+float call(float v) {
+  if constexpr (F == Fn::kExp) return Sleef_expf_u10(v);
+  if constexpr (F == Fn::kExpm1) return Sleef_expm1f_u10(v);
+  if constexpr (F == Fn::kLog) return Sleef_logf_u10(v);
+  if constexpr (F == Fn::kTanh) return Sleef_tanhf_u10(v);
+}
+template <Fn F>
+double call(double v) {
+  if constexpr (F == Fn::kExp) return Sleef_exp_u10(v);
+  if constexpr (F == Fn::kExpm1) return Sleef_expm1_u10(v);
+  if constexpr (F == Fn::kLog) return Sleef_log_u10(v);
+  if constexpr (F == Fn::kTanh) return Sleef_tanh_u10(v);
+}
+inline float load(const float* p) {
+  return *p;
+}
+inline double load(const double* p) {
+  return *p;
+}
+inline void store(float* p, float v) {
+  *p = v;
+}
+inline void store(double* p, double v) {
+  *p = v;
+}
+#endif
+
+// y = F(x) over n elements (y may alias x); the tail goes through a zero-padded vector.
+template <Fn F, class T>
+void apply(const T* x, T* y, int64_t n) {
+  constexpr int kLanes = std::is_same_v<T, float> ? kFloatLanes : kDoubleLanes;
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) store(y + i, call<F>(load(x + i)));
+  if (i < n) {
+    T pad[kLanes] = {};
+    std::memcpy(pad, x + i, static_cast<size_t>(n - i) * sizeof(T));
+    store(pad, call<F>(load(pad)));
+    std::memcpy(y + i, pad, static_cast<size_t>(n - i) * sizeof(T));
+  }
+}
+
+template <class T>
+void sigmoid_impl(const T* x, T* y, int64_t n) {
+  // torch: (1 + (−x).exp()).reciprocal()
+  alignas(64) T e[kChunk];
+  for (int64_t s = 0; s < n; s += kChunk) {
+    const int64_t len = std::min(kChunk, n - s);
+    for (int64_t i = 0; i < len; ++i) e[i] = -x[s + i];
+    apply<Fn::kExp>(e, e, len);
+    for (int64_t i = 0; i < len; ++i) y[s + i] = T(1) / (T(1) + e[i]);
+  }
+}
+
+constexpr double kBeta = 0.7978845608028654;  // √(2/π), as torch: M_SQRT2 · M_2_SQRTPI · 0.5
+constexpr double kKappa = 0.044715;
+
+template <class T>
+void gelu_impl(const T* x, T* y, int64_t n) {
+  const T beta = static_cast<T>(kBeta), kappa = static_cast<T>(kKappa);
+  alignas(64) T t[kChunk];
+  for (int64_t s = 0; s < n; s += kChunk) {
+    const int64_t len = std::min(kChunk, n - s);
+    const T* xs = x + s;
+    for (int64_t i = 0; i < len; ++i) {
+      const T v = xs[i];
+      t[i] = beta * (v + kappa * (v * v * v));
+    }
+    apply<Fn::kTanh>(t, t, len);
+    T* ys = y + s;
+    for (int64_t i = 0; i < len; ++i) ys[i] = T(0.5) * xs[i] * (T(1) + t[i]);
+  }
+}
+
+template <class T>
+void gelu_backward_impl(const T* __restrict x, const T* __restrict dy, T* __restrict dx,
+                        int64_t n) {
+  const T beta = static_cast<T>(kBeta), kappa = static_cast<T>(kKappa);
+  alignas(64) T t[kChunk];
+  for (int64_t s = 0; s < n; s += kChunk) {
+    const int64_t len = std::min(kChunk, n - s);
+    const T* xs = x + s;
+    for (int64_t i = 0; i < len; ++i) {
+      const T v = xs[i], v2 = v * v;
+      t[i] = beta * (v + kappa * (v2 * v));
+    }
+    apply<Fn::kTanh>(t, t, len);
+    const T* dys = dy + s;
+    T* dxs = dx + s;
+    for (int64_t i = 0; i < len; ++i) {
+      const T v = xs[i], v2 = v * v, th = t[i];
+      const T left = T(0.5) * (T(1) + th);
+      const T right = T(0.5) * v * (T(1) - th * th) * (beta * (T(1) + T(3) * kappa * v2));
+      dxs[i] += dys[i] * (left + right);
+    }
+  }
+}
+
+// Max of a row, NaN-propagating (a NaN anywhere makes the row NaN, as torch's max does).
+template <class T>
+T row_max(const T* x, int64_t cols) {
+  T m = -std::numeric_limits<T>::infinity();
+  bool nan = false;
+  for (int64_t j = 0; j < cols; ++j) {
+    m = std::max(m, x[j]);
+    nan |= x[j] != x[j];
+  }
+  return nan ? std::numeric_limits<T>::quiet_NaN() : m;
+}
+
+template <class T>
+T row_sum(const T* x, int64_t cols) {
+  // Lane-wise partial sums, then a pairwise fold: the order a vectorised reduction uses.
+  constexpr int kLanes = std::is_same_v<T, float> ? kFloatLanes : kDoubleLanes;
+  T acc[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= cols; j += kLanes) {
+    for (int l = 0; l < kLanes; ++l) acc[l] += x[j + l];
+  }
+  for (int l = 0; j < cols; ++j, ++l) acc[l] += x[j];
+  for (int width = kLanes / 2; width > 0; width /= 2) {
+    for (int l = 0; l < width; ++l) acc[l] += acc[l + width];
+  }
+  return acc[0];
+}
+
+template <class T>
+void softmax_impl(const T* x, T* y, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * cols;
+    T* yr = y + r * cols;
+    const T m = row_max(xr, cols);
+    for (int64_t j = 0; j < cols; ++j) yr[j] = xr[j] - m;
+    apply<Fn::kExp>(yr, yr, cols);
+    const T inv = T(1) / row_sum(yr, cols);
+    for (int64_t j = 0; j < cols; ++j) yr[j] *= inv;
+  }
+}
+
+template <class T>
+void logsumexp_impl(const T* x, T* lse, int64_t rows, int64_t cols) {
+  alignas(64) T e[kChunk];
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * cols;
+    const T m = row_max(xr, cols);
+    // An infinite max (a row of −inf, or +inf) would give inf − inf: its log-sum-exp is m.
+    if (std::isinf(m)) {
+      lse[r] = m;
+      continue;
+    }
+    T sum = 0;
+    for (int64_t s = 0; s < cols; s += kChunk) {
+      const int64_t len = std::min(kChunk, cols - s);
+      for (int64_t j = 0; j < len; ++j) e[j] = xr[s + j] - m;
+      apply<Fn::kExp>(e, e, len);
+      sum += row_sum(e, len);
+    }
+    T log_sum;
+    apply<Fn::kLog>(&sum, &log_sum, 1);
+    lse[r] = m + log_sum;
+  }
+}
+
+template <class T>
+void log_softmax_impl(const T* x, const T* lse, T* y, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T l = lse[r];
+    for (int64_t j = 0; j < cols; ++j) y[r * cols + j] = x[r * cols + j] - l;
+  }
+}
+
+template <class T>
+void layer_norm_impl(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, int64_t rows,
+                     int64_t cols, double eps) {
+  const T n = static_cast<T>(cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * cols;
+    T* yr = y + r * cols;
+    const T mu = row_sum(xr, cols) / n;
+    // The centred values go through y, which then holds the output: one read of x per pass.
+    for (int64_t j = 0; j < cols; ++j) yr[j] = xr[j] - mu;
+    T sq = 0;
+    {
+      constexpr int kLanes = std::is_same_v<T, float> ? kFloatLanes : kDoubleLanes;
+      T acc[kLanes] = {};
+      int64_t j = 0;
+      for (; j + kLanes <= cols; j += kLanes) {
+        for (int l = 0; l < kLanes; ++l) acc[l] += yr[j + l] * yr[j + l];
+      }
+      for (int l = 0; j < cols; ++j, ++l) acc[l] += yr[j] * yr[j];
+      for (int width = kLanes / 2; width > 0; width /= 2) {
+        for (int l = 0; l < width; ++l) acc[l] += acc[l + width];
+      }
+      sq = acc[0];
+    }
+    const T var = sq / n;
+    const T rs = T(1) / std::sqrt(var + static_cast<T>(eps));
+    mean[r] = mu;
+    rstd[r] = rs;
+    if (w != nullptr && b != nullptr) {
+      for (int64_t j = 0; j < cols; ++j) yr[j] = yr[j] * rs * w[j] + b[j];
+    } else if (w != nullptr) {
+      for (int64_t j = 0; j < cols; ++j) yr[j] = yr[j] * rs * w[j];
+    } else if (b != nullptr) {
+      for (int64_t j = 0; j < cols; ++j) yr[j] = yr[j] * rs + b[j];
+    } else {
+      for (int64_t j = 0; j < cols; ++j) yr[j] = yr[j] * rs;
+    }
+  }
+}
+
+template <class T>
+void layer_norm_backward_impl(const T* x, const T* w, const T* mean, const T* rstd, const T* dy,
+                              T* dx, T* dw, T* db, int64_t rows, int64_t cols) {
+  const T n = static_cast<T>(cols);
+  alignas(64) T xhat_buf[kChunk];
+  alignas(64) T g_buf[kChunk];
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * cols;
+    const T* dyr = dy + r * cols;
+    const T mu = mean[r], rs = rstd[r];
+    T sum_g = 0, sum_gx = 0;
+    // Pass 1: the two row sums, and dw/db (they need x̂ and dy, which this pass reads anyway).
+    for (int64_t s = 0; s < cols; s += kChunk) {
+      const int64_t len = std::min(kChunk, cols - s);
+      for (int64_t j = 0; j < len; ++j) xhat_buf[j] = (xr[s + j] - mu) * rs;
+      for (int64_t j = 0; j < len; ++j)
+        g_buf[j] = w != nullptr ? dyr[s + j] * w[s + j] : dyr[s + j];
+      if (dx != nullptr) {
+        for (int64_t j = 0; j < len; ++j) {
+          sum_g += g_buf[j];
+          sum_gx += g_buf[j] * xhat_buf[j];
+        }
+      }
+      if (dw != nullptr) {
+        for (int64_t j = 0; j < len; ++j) dw[s + j] += dyr[s + j] * xhat_buf[j];
+      }
+      if (db != nullptr) {
+        for (int64_t j = 0; j < len; ++j) db[s + j] += dyr[s + j];
+      }
+    }
+    if (dx == nullptr) continue;
+    const T mean_g = sum_g / n, mean_gx = sum_gx / n;
+    T* dxr = dx + r * cols;
+    for (int64_t j = 0; j < cols; ++j) {
+      const T xhat = (xr[j] - mu) * rs;
+      const T g = w != nullptr ? dyr[j] * w[j] : dyr[j];
+      dxr[j] += rs * (g - mean_g - xhat * mean_gx);
+    }
+  }
+}
+
+}  // namespace
+
+const char* isa() {
+#if defined(__AVX512F__)
+  return "avx512";
+#elif defined(__AVX2__)
+  return "avx2";
+#else
+  return "scalar";
+#endif
+}
+
+void exp(const float* x, float* y, int64_t n) {
+  apply<Fn::kExp>(x, y, n);
+}
+void exp(const double* x, double* y, int64_t n) {
+  apply<Fn::kExp>(x, y, n);
+}
+void expm1(const float* x, float* y, int64_t n) {
+  apply<Fn::kExpm1>(x, y, n);
+}
+void expm1(const double* x, double* y, int64_t n) {
+  apply<Fn::kExpm1>(x, y, n);
+}
+void log(const float* x, float* y, int64_t n) {
+  apply<Fn::kLog>(x, y, n);
+}
+void log(const double* x, double* y, int64_t n) {
+  apply<Fn::kLog>(x, y, n);
+}
+void tanh(const float* x, float* y, int64_t n) {
+  apply<Fn::kTanh>(x, y, n);
+}
+void tanh(const double* x, double* y, int64_t n) {
+  apply<Fn::kTanh>(x, y, n);
+}
+void sigmoid(const float* x, float* y, int64_t n) {
+  sigmoid_impl(x, y, n);
+}
+void sigmoid(const double* x, double* y, int64_t n) {
+  sigmoid_impl(x, y, n);
+}
+void gelu_tanh(const float* x, float* y, int64_t n) {
+  gelu_impl(x, y, n);
+}
+void gelu_tanh(const double* x, double* y, int64_t n) {
+  gelu_impl(x, y, n);
+}
+void gelu_tanh_backward(const float* x, const float* dy, float* dx, int64_t n) {
+  gelu_backward_impl(x, dy, dx, n);
+}
+void gelu_tanh_backward(const double* x, const double* dy, double* dx, int64_t n) {
+  gelu_backward_impl(x, dy, dx, n);
+}
+void softmax_rows(const float* x, float* y, int64_t rows, int64_t cols) {
+  softmax_impl(x, y, rows, cols);
+}
+void softmax_rows(const double* x, double* y, int64_t rows, int64_t cols) {
+  softmax_impl(x, y, rows, cols);
+}
+void logsumexp_rows(const float* x, float* lse, int64_t rows, int64_t cols) {
+  logsumexp_impl(x, lse, rows, cols);
+}
+void logsumexp_rows(const double* x, double* lse, int64_t rows, int64_t cols) {
+  logsumexp_impl(x, lse, rows, cols);
+}
+void log_softmax_rows(const float* x, const float* lse, float* y, int64_t rows, int64_t cols) {
+  log_softmax_impl(x, lse, y, rows, cols);
+}
+void log_softmax_rows(const double* x, const double* lse, double* y, int64_t rows, int64_t cols) {
+  log_softmax_impl(x, lse, y, rows, cols);
+}
+void layer_norm_rows(const float* x, const float* weight, const float* bias, float* y, float* mean,
+                     float* rstd, int64_t rows, int64_t cols, double eps) {
+  layer_norm_impl(x, weight, bias, y, mean, rstd, rows, cols, eps);
+}
+void layer_norm_rows(const double* x, const double* weight, const double* bias, double* y,
+                     double* mean, double* rstd, int64_t rows, int64_t cols, double eps) {
+  layer_norm_impl(x, weight, bias, y, mean, rstd, rows, cols, eps);
+}
+void layer_norm_rows_backward(const float* x, const float* weight, const float* mean,
+                              const float* rstd, const float* dy, float* dx, float* dweight,
+                              float* dbias, int64_t rows, int64_t cols) {
+  layer_norm_backward_impl(x, weight, mean, rstd, dy, dx, dweight, dbias, rows, cols);
+}
+void layer_norm_rows_backward(const double* x, const double* weight, const double* mean,
+                              const double* rstd, const double* dy, double* dx, double* dweight,
+                              double* dbias, int64_t rows, int64_t cols) {
+  layer_norm_backward_impl(x, weight, mean, rstd, dy, dx, dweight, dbias, rows, cols);
+}
+
+}  // namespace tapegrad::vmath

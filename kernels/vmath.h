@@ -1,0 +1,74 @@
+// Vectorised float/double kernels over arrays (SLEEF's transcendental functions, as torch's CPU
+// kernels use them): the elementwise and per-row math of gelu, exp, tanh, sigmoid, softmax,
+// cross-entropy and layer_norm. Not an op: the ops call these on their buffers.
+//
+// The transcendental functions are SLEEF's 1-ulp ("u10") ones, the same torch 1.13's
+// Vectorized<float>/<double> call (Sleef_expf16_u10 / Sleef_expf8_u10, Sleef_tanhf16_u10,
+// Sleef_expm1f16_u10, Sleef_logf16_u10 and their double versions), at the widest vector width
+// the build targets (AVX-512: 16 floats, AVX2: 8; without AVX2: SLEEF's scalar u10 functions).
+// Tails are computed in a padded vector too, so every element of an array goes through the same
+// function whatever its position (as torch's Vectorized::loadu(ptr, count) does).
+// The arithmetic around them follows torch's kernels operation by operation (noted per function);
+// tests/kernels/test_vmath.cpp measures the ulp distance to libm and to torch.
+#pragma once
+
+#include <cstdint>
+
+namespace tapegrad::vmath {
+
+// The SIMD width the kernels run at ("avx512", "avx2", "scalar"), for benchmark reports.
+const char* isa();
+
+// Elementwise; y may alias x.
+void exp(const float* x, float* y, int64_t n);
+void exp(const double* x, double* y, int64_t n);
+void expm1(const float* x, float* y, int64_t n);
+void expm1(const double* x, double* y, int64_t n);
+void log(const float* x, float* y, int64_t n);
+void log(const double* x, double* y, int64_t n);
+void tanh(const float* x, float* y, int64_t n);
+void tanh(const double* x, double* y, int64_t n);
+// y = 1 / (1 + exp(-x)), torch's sigmoid kernel.
+void sigmoid(const float* x, float* y, int64_t n);
+void sigmoid(const double* x, double* y, int64_t n);
+
+// GELU, tanh approximation (torch's approximate='tanh' kernel and the book's GELU module):
+//   y = 0.5·x·(1 + tanh(β·(x + κ·x³))),  β = √(2/π), κ = 0.044715,  x³ computed as (x·x)·x.
+void gelu_tanh(const float* x, float* y, int64_t n);
+void gelu_tanh(const double* x, double* y, int64_t n);
+// dx += dy·(½(1 + tanh u) + ½x·(1 − tanh² u)·β(1 + 3κx²)), u = β(x + κx³): torch's
+// GeluBackward order (left_derivative + right_derivative). dx may not alias x or dy.
+void gelu_tanh_backward(const float* x, const float* dy, float* dx, int64_t n);
+void gelu_tanh_backward(const double* x, const double* dy, double* dx, int64_t n);
+
+// Row-wise over a contiguous [rows, cols] array (cols > 0). Rows with a NaN give NaN; a row of
+// -inf gives NaN like torch.
+// y = softmax(x) per row: m = max, e = exp(x − m), y = e · (1 / Σe) (torch's
+// _vec_softmax_lastdim). y may alias x.
+void softmax_rows(const float* x, float* y, int64_t rows, int64_t cols);
+void softmax_rows(const double* x, double* y, int64_t rows, int64_t cols);
+// lse[r] = m + log Σ exp(x − m) per row (m the row max), the sum accumulated in T.
+void logsumexp_rows(const float* x, float* lse, int64_t rows, int64_t cols);
+void logsumexp_rows(const double* x, double* lse, int64_t rows, int64_t cols);
+// y = x − lse per row (log_softmax), given the row log-sum-exps. y may alias x.
+void log_softmax_rows(const float* x, const float* lse, float* y, int64_t rows, int64_t cols);
+void log_softmax_rows(const double* x, const double* lse, double* y, int64_t rows, int64_t cols);
+
+// layer_norm over the last dim, the arithmetic of ops/layer_norm.cpp (two-pass: the mean, then
+// the biased variance about it; r = 1/√(var + eps); y = (x − μ)·r·w + b). weight and bias may be
+// null (1 and 0); mean and rstd receive one value per row.
+void layer_norm_rows(const float* x, const float* weight, const float* bias, float* y, float* mean,
+                     float* rstd, int64_t rows, int64_t cols, double eps);
+void layer_norm_rows(const double* x, const double* weight, const double* bias, double* y,
+                     double* mean, double* rstd, int64_t rows, int64_t cols, double eps);
+// Backward from the saved mean and rstd, accumulating (any of dx, dweight, dbias may be null):
+//   G = dy·w, x̂ = (x − μ)·r:  dx += r·(G − mean(G) − x̂·mean(G·x̂)), dw += Σ_rows dy·x̂,
+//   db += Σ_rows dy.
+void layer_norm_rows_backward(const float* x, const float* weight, const float* mean,
+                              const float* rstd, const float* dy, float* dx, float* dweight,
+                              float* dbias, int64_t rows, int64_t cols);
+void layer_norm_rows_backward(const double* x, const double* weight, const double* mean,
+                              const double* rstd, const double* dy, double* dx, double* dweight,
+                              double* dbias, int64_t rows, int64_t cols);
+
+}  // namespace tapegrad::vmath

@@ -1,0 +1,148 @@
+// The attention layers of chapter 3 of *Build a Large Language Model (From Scratch)*, as modules.
+//
+// Each class is the book's PyTorch class of the same name: its parameters are created in the
+// same order from the same generator, so after manual_seed(s) it holds the values torch's class
+// holds after torch.manual_seed(s), and its forward computes what the book's forward computes
+// (from tapegrad ops, so backward trains it).
+//
+// Dimension names: B batch, T tokens (≤ context_length), C_in = d_in, D = d_out, H heads,
+// D_h = D / H the head size.
+//
+// Every module is an nn::Module (nn/module.h): parameters() and named_parameters() in torch's
+// order and with torch's names (e.g. "W_query.weight", "heads.1.W_key.weight", "out_proj.bias"),
+// state_dict() with the causal "mask" buffer where the book registers one, train()/eval() for
+// dropout (modules start in training mode, as torch's do), and records its forward inside
+// NameScope(name) so that the DOT drawing of the tape gets one box per module (and per head
+// where the heads are separate modules). Dropout p must be in [0, 1).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "graph/parameter.h"
+#include "graph/tape.h"
+#include "nn/layers.h"
+#include "nn/module.h"
+#include "ops/ops.h"
+
+namespace tapegrad::nn {
+
+// §3.4.2: raw weight matrices W [d_in, d_out] drawn by torch.rand (query, key, value), used as
+// x·W. Input [T, d_in] (one sequence, no batch: the book's forward uses keys.T).
+class SelfAttentionV1 : public UnaryModule {
+ public:
+  SelfAttentionV1(int64_t d_in, int64_t d_out, DType dtype = DType::Float32,
+                  Generator& generator = default_generator(),
+                  std::string name = "SelfAttention_v1");
+
+  Tensor forward(const Tensor& x) const override;  // [T, d_in] -> [T, d_out]
+
+  Parameter W_query;  // [d_in, d_out]
+  Parameter W_key;    // [d_in, d_out]
+  Parameter W_value;  // [d_in, d_out]
+};
+
+// §3.4.2: the same with nn.Linear projections (torch's init, W stored [d_out, d_in]).
+class SelfAttentionV2 : public UnaryModule {
+ public:
+  SelfAttentionV2(int64_t d_in, int64_t d_out, bool qkv_bias = false, DType dtype = DType::Float32,
+                  Generator& generator = default_generator(),
+                  std::string name = "SelfAttention_v2");
+
+  Tensor forward(const Tensor& x) const override;  // [T, d_in] -> [T, d_out]
+
+  Linear W_query;
+  Linear W_key;
+  Linear W_value;
+};
+
+// §3.5.3: single-head causal attention over a batch, with dropout on the attention weights.
+class CausalAttention : public UnaryModule {
+ public:
+  CausalAttention(int64_t d_in, int64_t d_out, int64_t context_length, double dropout,
+                  bool qkv_bias = false, DType dtype = DType::Float32,
+                  Generator& generator = default_generator(), std::string name = "CausalAttention");
+
+  Tensor forward(const Tensor& x) const override;  // [B, T, d_in] -> [B, T, d_out]
+
+  Linear W_query;
+  Linear W_key;
+  Linear W_value;
+
+ private:
+  int64_t context_length_;
+  double dropout_;
+  Generator* generator_;  // dropout's mask stream (torch's global generator by default)
+};
+
+// §3.6.1: num_heads independent CausalAttention heads, outputs concatenated along the last dim.
+// Head i's parameters are named "heads.i.W_query.weight", ...; it records inside "head i".
+class MultiHeadAttentionWrapper : public UnaryModule {
+ public:
+  MultiHeadAttentionWrapper(int64_t d_in, int64_t d_out, int64_t context_length, double dropout,
+                            int64_t num_heads, bool qkv_bias = false, DType dtype = DType::Float32,
+                            Generator& generator = default_generator(),
+                            std::string name = "MultiHeadAttentionWrapper");
+
+  Tensor forward(const Tensor& x) const override;  // [B, T, d_in] -> [B, T, num_heads * d_out]
+
+  ModuleList<CausalAttention> heads;
+};
+
+// The attention weights a MultiHeadAttention kept from its last forward (keep_attention(true)).
+struct AttentionWeights {
+  Shape shape;                 // [B, H, T, T]: row i of head h is query i's weights over keys
+  std::vector<double> values;  // row-major, shape.numel() values
+  // Batch row b's weights, [H, T, T]. Throws Error unless 0 <= b < B.
+  std::span<const double> sequence(int64_t b) const;
+};
+
+// §3.6.2: multi-head attention with weight splits: one projection for all heads, split into
+// H heads of D_h = d_out / H, causal mask, softmax(QKᵀ/√D_h), dropout, heads merged back, and an
+// output projection (with bias). Parameters: W_query, W_key, W_value ([d_out, d_in], biases when
+// qkv_bias), then out_proj ([d_out, d_out] and its bias), as the book creates them. Everything
+// between the projections and out_proj runs as one op, causal_dot_product_attention (the same
+// numbers and dropout draws as the book's ops one by one, less memory, no head copies).
+class MultiHeadAttention : public UnaryModule {
+ public:
+  MultiHeadAttention(int64_t d_in, int64_t d_out, int64_t context_length, double dropout,
+                     int64_t num_heads, bool qkv_bias = false, DType dtype = DType::Float32,
+                     Generator& generator = default_generator(),
+                     std::string name = "MultiHeadAttention");
+
+  Tensor forward(const Tensor& x) const override;  // [B, T, d_in] -> [B, T, d_out]
+
+  int64_t num_heads() const { return num_heads_; }
+  int64_t head_dim() const { return head_dim_; }
+
+  // Opt-in: while on, each forward copies its attention weights softmax(QKᵀ/√D_h) (causal, taken
+  // before dropout, so in eval mode exactly what multiplies the values) into last_attention().
+  // Off by default, and then forward neither copies nor allocates anything for it. Turning it
+  // off drops what was kept. The copy only reads values: the numbers and the tape are unchanged.
+  void keep_attention(bool keep);
+  bool keeps_attention() const { return keep_attention_; }
+  // The weights of the last forward since keep_attention(true), [B, H, T, T]. Throws Error
+  // naming the module when keep_attention is off or no forward has run since it was turned on.
+  const AttentionWeights& last_attention() const;
+
+  Linear W_query;
+  Linear W_key;
+  Linear W_value;
+  Linear out_proj;
+
+ private:
+  int64_t d_out_;
+  int64_t num_heads_;
+  int64_t head_dim_;
+  int64_t context_length_;
+  double dropout_;
+  Generator* generator_;
+  bool keep_attention_ = false;
+  // Written by the const forward when keep_attention_ is on: a record of the last call, not
+  // state the module computes with (hence mutable).
+  mutable AttentionWeights kept_attention_;
+};
+
+}  // namespace tapegrad::nn

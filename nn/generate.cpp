@@ -1,0 +1,147 @@
+// Generation with a GPTModel: the book's generate_text_simple and chapter 5's generate.
+#include "nn/generate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "graph/error.h"
+#include "graph/factory.h"
+#include "graph/tape.h"
+#include "ops/ops.h"
+
+namespace tapegrad::nn {
+
+namespace {
+
+struct Sampling {
+  double temperature = 0.0;
+  std::optional<int64_t> top_k;
+  std::optional<int64_t> eos_id;
+};
+
+// Everything checked before the model runs, so a bad call changes no generator.
+void check_arguments(const char* fn, const GPTModel& model, const Ids& ids, int64_t max_new_tokens,
+                     int64_t context_size, const Sampling& s) {
+  const GPTConfig& cfg = model.config();
+  const std::string where = std::string(fn) + ": ";
+  if (ids.rank() != 2 || ids.size(0) < 1 || ids.size(1) < 1) {
+    throw Error(where + "ids " + ids.shape().str() +
+                " must be [B, T] (batch, tokens) with B >= 1 and T >= 1");
+  }
+  for (int64_t i = 0; i < ids.numel(); ++i) {
+    if (ids[i] < 0 || ids[i] >= cfg.vocab_size) {
+      throw Error(where + "ids " + ids.shape().str() + ": id " + std::to_string(ids[i]) +
+                  " at element " + std::to_string(i) + " is outside the vocabulary [0, " +
+                  std::to_string(cfg.vocab_size) + ")");
+    }
+  }
+  if (max_new_tokens < 0) {
+    throw Error(where + "max_new_tokens " + std::to_string(max_new_tokens) + " must be >= 0");
+  }
+  if (context_size < 1 || context_size > cfg.context_length) {
+    throw Error(where + "context_size " + std::to_string(context_size) +
+                " must be in [1, context_length " + std::to_string(cfg.context_length) + "]");
+  }
+  if (!(s.temperature >= 0.0) || !std::isfinite(s.temperature)) {
+    throw Error(where + "temperature " + std::to_string(s.temperature) +
+                " must be finite and >= 0 (0 picks the argmax)");
+  }
+  if (s.top_k && (*s.top_k < 1 || *s.top_k > cfg.vocab_size)) {
+    throw Error(where + "top_k " + std::to_string(*s.top_k) + " must be in [1, vocab_size " +
+                std::to_string(cfg.vocab_size) + "]");
+  }
+  if (s.eos_id && (*s.eos_id < 0 || *s.eos_id >= cfg.vocab_size)) {
+    throw Error(where + "eos_id " + std::to_string(*s.eos_id) + " is outside the vocabulary [0, " +
+                std::to_string(cfg.vocab_size) + ")");
+  }
+}
+
+// The book's loop. `simple` is generate_text_simple: argmax of softmax(logits), as §4.7 writes
+// it (softmax is monotonic, but torch takes the argmax of the rounded probabilities).
+Ids run(const GPTModel& model, const Ids& ids, int64_t max_new_tokens, int64_t context_size,
+        const Sampling& s, bool simple, Generator& generator) {
+  const int64_t B = ids.size(0);
+  const int64_t V = model.config().vocab_size;
+  // rows[b]: row b's ids so far; they grow by one per step.
+  std::vector<std::vector<int64_t>> rows(static_cast<size_t>(B));
+  for (int64_t b = 0; b < B; ++b) {
+    const auto row = ids.values().subspan(static_cast<size_t>(b * ids.size(1)),
+                                          static_cast<size_t>(ids.size(1)));
+    rows[static_cast<size_t>(b)].assign(row.begin(), row.end());
+  }
+  Tape tape;  // this call's own: reset every step, so nothing leaks into the caller's tape
+  TapeScope use(tape);
+  NoGradGuard no_grad;
+  Ids cond;
+  std::vector<int64_t> window;
+  std::vector<double> mask;
+  for (int64_t step = 0; step < max_new_tokens; ++step) {
+    tape.reset();
+    // idx_cond = idx[:, -context_size:]                                   [B, Tc]
+    const int64_t T = static_cast<int64_t>(rows[0].size());
+    const int64_t Tc = std::min(T, context_size);
+    window.clear();
+    for (const auto& row : rows) window.insert(window.end(), row.end() - Tc, row.end());
+    cond.assign(Shape{B, Tc}, window);
+    Tensor logits = model(cond);         // [B, Tc, V]
+    logits = select(logits, 1, Tc - 1);  // [B, V]: the last position only
+    if (s.top_k) {
+      // min_val = topk(logits, k).values[:, -1]; logits < min_val -> -inf
+      const int64_t k = *s.top_k;
+      const std::vector<double> top = topk(logits, k, -1).values.values();  // [B, k]
+      const std::vector<double> values = logits.values();                   // [B, V]
+      mask.assign(static_cast<size_t>(B * V), 0.0);
+      for (int64_t b = 0; b < B; ++b) {
+        const double min_val = top[static_cast<size_t>(b * k + k - 1)];
+        for (int64_t j = 0; j < V; ++j) {
+          const size_t i = static_cast<size_t>(b * V + j);
+          mask[i] = values[i] < min_val ? 1.0 : 0.0;
+        }
+      }
+      logits = masked_fill(logits, from_values(Shape{B, V}, mask, logits.dtype()),
+                           -std::numeric_limits<double>::infinity());  // [B, V]
+    }
+    Ids next;  // [B, 1]
+    if (simple) {
+      next = argmax(softmax(logits, -1), -1, /*keepdim=*/true);
+    } else if (s.temperature > 0.0) {
+      Tensor probs = softmax(logits / s.temperature, -1);  // [B, V]
+      next = multinomial(probs, 1, generator);
+    } else {
+      next = argmax(logits, -1, /*keepdim=*/true);
+    }
+    if (s.eos_id) {
+      bool all_eos = true;
+      for (int64_t b = 0; b < B; ++b) all_eos = all_eos && next[b] == *s.eos_id;
+      if (all_eos) break;
+    }
+    for (int64_t b = 0; b < B; ++b) rows[static_cast<size_t>(b)].push_back(next[b]);
+  }
+  std::vector<int64_t> out;
+  for (const auto& row : rows) out.insert(out.end(), row.begin(), row.end());
+  const int64_t T = static_cast<int64_t>(rows[0].size());
+  return Ids(Shape{B, T}, std::move(out));
+}
+
+}  // namespace
+
+Ids generate_text_simple(const GPTModel& model, const Ids& ids, int64_t max_new_tokens,
+                         int64_t context_size) {
+  const Sampling greedy;
+  check_arguments("generate_text_simple", model, ids, max_new_tokens, context_size, greedy);
+  return run(model, ids, max_new_tokens, context_size, greedy, /*simple=*/true,
+             default_generator());
+}
+
+Ids generate(const GPTModel& model, const Ids& ids, int64_t max_new_tokens, int64_t context_size,
+             double temperature, std::optional<int64_t> top_k, std::optional<int64_t> eos_id,
+             Generator& generator) {
+  const Sampling s{temperature, top_k, eos_id};
+  check_arguments("generate", model, ids, max_new_tokens, context_size, s);
+  return run(model, ids, max_new_tokens, context_size, s, /*simple=*/false, generator);
+}
+
+}  // namespace tapegrad::nn

@@ -1,0 +1,43 @@
+// Text generation with a GPTModel: the book's generate_text_simple (chapter 4, greedy) and
+// chapter 5's generate (temperature, top-k, end-of-sequence id, sampling).
+//
+// Both run the model under NoGradGuard on a Tape of their own, reset before every step, so a
+// call leaves the caller's tape untouched and its memory stays that of one forward pass. The
+// model is used in the mode it is in: call model.eval() first, as the book does (in training
+// mode dropout draws from its generator, as in torch). Each step crops the context to the last
+// context_size tokens (the book's idx[:, -context_size:]), so prompts longer than the model's
+// context_length are fine when context_size ≤ context_length.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "graph/ids.h"
+#include "graph/random.h"
+#include "nn/gpt.h"
+
+namespace tapegrad::nn {
+
+// §4.7: ids [B, T] -> [B, T + max_new_tokens], each new token the argmax of the last position's
+// logits (the first maximum, as torch.argmax). Throws Error, before running the model, unless
+// ids is [B, T] with B, T ≥ 1 and every id in [0, vocab_size), max_new_tokens ≥ 0 and
+// 1 ≤ context_size ≤ context_length.
+Ids generate_text_simple(const GPTModel& model, const Ids& ids, int64_t max_new_tokens,
+                         int64_t context_size);
+
+// §5.3: as generate_text_simple, but per step:
+//  - top_k: logits below the k-th largest of their row become -inf (the book's
+//    torch.where(logits < min_val, -inf, logits), with min_val taken per row);
+//  - temperature > 0: logits / temperature, softmax, then torch.multinomial(probs, 1) drawn from
+//    `generator` (torch's exponential-race stream: the same seed gives torch's ids);
+//    temperature == 0: argmax;
+//  - eos_id: generation stops, without appending it, when every row's new id is eos_id (the
+//    book's `if idx_next == eos_id: break`, which torch only accepts for one row).
+// Throws Error, before running the model, on what generate_text_simple rejects and on a negative
+// or non-finite temperature, top_k outside [1, vocab_size], or eos_id outside [0, vocab_size).
+Ids generate(const GPTModel& model, const Ids& ids, int64_t max_new_tokens, int64_t context_size,
+             double temperature = 0.0, std::optional<int64_t> top_k = std::nullopt,
+             std::optional<int64_t> eos_id = std::nullopt,
+             Generator& generator = default_generator());
+
+}  // namespace tapegrad::nn

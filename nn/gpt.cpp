@@ -1,0 +1,152 @@
+// The chapter 4 GPT: FeedForward, TransformerBlock, GPTModel, built in the book's order.
+#include "nn/gpt.h"
+
+#include <vector>
+
+#include "graph/error.h"
+
+namespace tapegrad::nn {
+
+void check_config(const GPTConfig& cfg) {
+  auto positive = [](const char* field, int64_t v) {
+    if (v <= 0) {
+      throw Error(std::string("GPTConfig: ") + field + " " + std::to_string(v) +
+                  " must be positive");
+    }
+  };
+  positive("vocab_size", cfg.vocab_size);
+  positive("context_length", cfg.context_length);
+  positive("emb_dim", cfg.emb_dim);
+  positive("n_heads", cfg.n_heads);
+  positive("n_layers", cfg.n_layers);
+  if (cfg.emb_dim % cfg.n_heads != 0) {
+    throw Error("GPTConfig: emb_dim " + std::to_string(cfg.emb_dim) +
+                " must be divisible by n_heads " + std::to_string(cfg.n_heads));
+  }
+  check_dropout_probability("GPTConfig: drop_rate", cfg.drop_rate);
+}
+
+namespace {
+
+const GPTConfig& checked(const GPTConfig& cfg) {
+  check_config(cfg);
+  return cfg;
+}
+
+std::vector<std::shared_ptr<UnaryModule>> feed_forward_layers(const GPTConfig& cfg, DType dtype,
+                                                              Generator& generator) {
+  const int64_t C = cfg.emb_dim;
+  std::vector<std::shared_ptr<UnaryModule>> layers;
+  layers.push_back(std::make_shared<Linear>(C, 4 * C, true, dtype, "0", generator));  // [4C, C]
+  layers.push_back(std::make_shared<GELU>("1"));
+  layers.push_back(std::make_shared<Linear>(4 * C, C, true, dtype, "2", generator));  // [C, 4C]
+  return layers;
+}
+
+std::vector<std::shared_ptr<UnaryModule>> transformer_blocks(const GPTConfig& cfg, DType dtype,
+                                                             Generator& generator) {
+  std::vector<std::shared_ptr<UnaryModule>> blocks;
+  for (int64_t i = 0; i < cfg.n_layers; ++i) {
+    blocks.push_back(std::make_shared<TransformerBlock>(cfg, dtype, generator,
+                                                        "TransformerBlock " + std::to_string(i)));
+  }
+  return blocks;
+}
+
+}  // namespace
+
+// --- FeedForward ---------------------------------------------------------------------------------
+
+FeedForward::FeedForward(const GPTConfig& cfg, DType dtype, Generator& generator, std::string name)
+    : UnaryModule(std::move(name)),
+      layers(feed_forward_layers(checked(cfg), dtype, generator), "layers") {
+  register_module("layers", layers);
+}
+
+Tensor FeedForward::forward(const Tensor& x) const {
+  NameScope scope(name(), x.tape());
+  return layers(x);  // [B, T, C] -> [B, T, 4C] -> [B, T, C]
+}
+
+// --- TransformerBlock ----------------------------------------------------------------------------
+
+TransformerBlock::TransformerBlock(const GPTConfig& cfg, DType dtype, Generator& generator,
+                                   std::string name)
+    : UnaryModule(std::move(name)),
+      att(checked(cfg).emb_dim, cfg.emb_dim, cfg.context_length, cfg.drop_rate, cfg.n_heads,
+          cfg.qkv_bias, dtype, generator, "att"),
+      ff(cfg, dtype, generator, "ff"),
+      norm1(cfg.emb_dim, dtype, "norm1"),
+      norm2(cfg.emb_dim, dtype, "norm2"),
+      drop_shortcut(cfg.drop_rate, "drop_shortcut", generator) {
+  register_module("att", att);
+  register_module("ff", ff);
+  register_module("norm1", norm1);
+  register_module("norm2", norm2);
+  register_module("drop_shortcut", drop_shortcut);
+}
+
+Tensor TransformerBlock::forward(const Tensor& x) const {
+  NameScope scope(name(), x.tape());
+  Tensor shortcut = x;       // [B, T, C]
+  Tensor h = norm1(x);       // [B, T, C]
+  h = att(h);                // [B, T, C]
+  h = drop_shortcut(h);      // [B, T, C]
+  h = h + shortcut;          // [B, T, C]
+  shortcut = h;              // [B, T, C]
+  Tensor out = norm2(h);     // [B, T, C]
+  out = ff(out);             // [B, T, C]
+  out = drop_shortcut(out);  // [B, T, C]
+  return out + shortcut;     // [B, T, C]
+}
+
+// --- GPTModel ------------------------------------------------------------------------------------
+
+GPTModel::GPTModel(const GPTConfig& cfg, DType dtype, Generator& generator, std::string name)
+    : Module(std::move(name)),
+      cfg_(checked(cfg)),
+      tok_emb(cfg.vocab_size, cfg.emb_dim, dtype, "tok_emb", generator),
+      pos_emb(cfg.context_length, cfg.emb_dim, dtype, "pos_emb", generator),
+      drop_emb(cfg.drop_rate, "drop_emb", generator),
+      trf_blocks(transformer_blocks(cfg, dtype, generator), "trf_blocks"),
+      final_norm(cfg.emb_dim, dtype, "final_norm"),
+      out_head(cfg.emb_dim, cfg.vocab_size, false, dtype, "out_head", generator) {
+  register_module("tok_emb", tok_emb);
+  register_module("pos_emb", pos_emb);
+  register_module("drop_emb", drop_emb);
+  register_module("trf_blocks", trf_blocks);
+  register_module("final_norm", final_norm);
+  register_module("out_head", out_head);
+}
+
+Tensor GPTModel::forward(const Ids& in_idx) const {
+  // batch_size, seq_len = in_idx.shape; every id checked before anything is recorded.
+  if (in_idx.rank() != 2) {
+    throw Error(name() + ": in_idx " + in_idx.shape().str() + " must be [B, T] (batch, tokens)");
+  }
+  const int64_t T = in_idx.size(1);
+  if (T > cfg_.context_length) {
+    throw Error(name() + ": in_idx " + in_idx.shape().str() + " has " + std::to_string(T) +
+                " tokens, more than context_length " + std::to_string(cfg_.context_length));
+  }
+  for (int64_t i = 0; i < in_idx.numel(); ++i) {
+    if (in_idx[i] < 0 || in_idx[i] >= cfg_.vocab_size) {
+      throw Error(name() + ": in_idx " + in_idx.shape().str() + ": id " +
+                  std::to_string(in_idx[i]) + " at element " + std::to_string(i) +
+                  " is outside the vocabulary [0, " + std::to_string(cfg_.vocab_size) + ")");
+    }
+  }
+  Tape& tape = current_tape();
+  NameScope scope(name(), tape);
+  std::vector<int64_t> positions(static_cast<size_t>(T));  // torch.arange(seq_len)
+  for (int64_t t = 0; t < T; ++t) positions[static_cast<size_t>(t)] = t;
+  Tensor tok_embeds = tok_emb(in_idx);                       // [B, T, C]
+  Tensor pos_embeds = pos_emb.forward(positions, Shape{T});  // [T, C]
+  Tensor x = tok_embeds + pos_embeds;                        // [B, T, C]
+  x = drop_emb(x);                                           // [B, T, C]
+  x = trf_blocks(x);                                         // [B, T, C]
+  x = final_norm(x);                                         // [B, T, C]
+  return out_head(x);                                        // [B, T, V]
+}
+
+}  // namespace tapegrad::nn

@@ -1,0 +1,94 @@
+// The GPT of chapter 4 of *Build a Large Language Model (From Scratch)*: FeedForward,
+// TransformerBlock and GPTModel, each the book's class (ch04/01_main-chapter-code/gpt.py).
+//
+// Built in the book's order from one generator, so after manual_seed(123) a GPTModel holds the
+// weights torch's GPTModel holds after torch.manual_seed(123), and named_parameters() /
+// state_dict() give torch's keys ("tok_emb.weight", "trf_blocks.0.att.W_query.weight",
+// "trf_blocks.0.ff.layers.0.weight", "final_norm.scale", "out_head.weight"; state_dict() adds
+// each attention's "mask" buffer). save()/load() exchange safetensors files with PyTorch.
+//
+// Dimension names: B batch, T tokens (≤ context_length), C = emb_dim, H = n_heads,
+// V = vocab_size.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "graph/ids.h"
+#include "nn/attention.h"
+#include "nn/layers.h"
+#include "nn/module.h"
+
+namespace tapegrad::nn {
+
+// The book's cfg dict.
+struct GPTConfig {
+  int64_t vocab_size = 50257;     // V
+  int64_t context_length = 1024;  // the longest T
+  int64_t emb_dim = 768;          // C
+  int64_t n_heads = 12;           // H, must divide C
+  int64_t n_layers = 12;          // TransformerBlocks
+  double drop_rate = 0.1;         // embeddings, attention weights and shortcuts; in [0, 1)
+  bool qkv_bias = false;          // biases on W_query, W_key, W_value
+};
+
+// GPT-2 small, the book's GPT_CONFIG_124M.
+inline constexpr GPTConfig GPT_CONFIG_124M{50257, 1024, 768, 12, 12, 0.1, false};
+
+// Throws Error naming the bad field unless every size is positive, emb_dim % n_heads == 0 and
+// 0 <= drop_rate < 1.
+void check_config(const GPTConfig& cfg);
+
+// §4.3: layers = Sequential(Linear(C, 4C), GELU(), Linear(4C, C)).
+class FeedForward : public UnaryModule {
+ public:
+  explicit FeedForward(const GPTConfig& cfg, DType dtype = DType::Float32,
+                       Generator& generator = default_generator(),
+                       std::string name = "FeedForward");
+  Tensor forward(const Tensor& x) const override;  // [B, T, C] -> [B, T, C]
+
+  Sequential layers;
+};
+
+// §4.5: pre-norm block: x + drop(att(norm1(x))), then x + drop(ff(norm2(x))).
+class TransformerBlock : public UnaryModule {
+ public:
+  explicit TransformerBlock(const GPTConfig& cfg, DType dtype = DType::Float32,
+                            Generator& generator = default_generator(),
+                            std::string name = "TransformerBlock");
+  Tensor forward(const Tensor& x) const override;  // [B, T, C] -> [B, T, C]
+
+  MultiHeadAttention att;
+  FeedForward ff;
+  LayerNorm norm1;
+  LayerNorm norm2;
+  Dropout drop_shortcut;
+};
+
+// §4.6: token + position embeddings, dropout, n_layers blocks, final LayerNorm, output head
+// (no bias) giving logits over the vocabulary.
+class GPTModel : public Module {
+ public:
+  explicit GPTModel(const GPTConfig& cfg, DType dtype = DType::Float32,
+                    Generator& generator = default_generator(), std::string name = "GPTModel");
+
+  // in_idx [B, T] int64 ids in [0, V), T ≤ context_length -> logits [B, T, V]. Throws Error
+  // (before recording anything) on another rank, a longer T, or an id outside the vocabulary.
+  Tensor forward(const Ids& in_idx) const;
+  Tensor operator()(const Ids& in_idx) const { return forward(in_idx); }
+
+  const GPTConfig& config() const { return cfg_; }
+
+ private:
+  GPTConfig cfg_;  // first: checked before any member draws a weight
+
+ public:
+  Embedding tok_emb;  // [V, C]
+  Embedding pos_emb;  // [context_length, C]
+  Dropout drop_emb;
+  Sequential trf_blocks;  // n_layers x TransformerBlock
+  LayerNorm final_norm;
+  Linear out_head;  // [V, C], no bias
+};
+
+}  // namespace tapegrad::nn

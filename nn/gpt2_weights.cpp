@@ -1,0 +1,337 @@
+// Pretrained GPT-2: the four configurations, inferring one from a checkpoint, and loading
+// Hugging Face's GPT-2 tensors into GPTModel through a staging state_dict (all or nothing).
+#include "nn/gpt2_weights.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+#include <type_traits>
+#include <vector>
+
+#include "graph/error.h"
+#include "io/safetensors.h"
+
+namespace tapegrad::nn {
+
+namespace {
+
+struct NamedConfig {
+  const char* names[4];
+  GPTConfig cfg;
+};
+
+constexpr NamedConfig kSizes[] = {
+    {{"gpt2-small (124M)", "gpt2", "124M", "small"}, GPT2_CONFIG_124M},
+    {{"gpt2-medium (355M)", "gpt2-medium", "355M", "medium"}, GPT2_CONFIG_355M},
+    {{"gpt2-large (774M)", "gpt2-large", "774M", "large"}, GPT2_CONFIG_774M},
+    {{"gpt2-xl (1558M)", "gpt2-xl", "1558M", "xl"}, GPT2_CONFIG_1558M},
+};
+
+std::string shape_str(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+// IEEE half -> float (subnormals, infinities and NaN included).
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  const uint32_t mant = h & 0x3ffu;
+  if (exp == 0) {  // zero or subnormal: mant * 2^-24
+    const float v = std::ldexp(static_cast<float>(mant), -24);
+    return sign ? -v : v;
+  }
+  const uint32_t bits = exp == 0x1f ? (sign | 0x7f800000u | (mant << 13))
+                                    : (sign | ((exp + 112) << 23) | (mant << 13));
+  return std::bit_cast<float>(bits);
+}
+
+// Element `i` of a tensor's little-endian bytes (dtype checked by the caller).
+double element(std::span<const uint8_t> bytes, const std::string& dtype, int64_t i) {
+  const size_t k = static_cast<size_t>(i);
+  if (dtype == "F32") {
+    float v;
+    std::memcpy(&v, bytes.data() + 4 * k, 4);
+    return v;
+  }
+  if (dtype == "F64") {
+    double v;
+    std::memcpy(&v, bytes.data() + 8 * k, 8);
+    return v;
+  }
+  uint16_t h;
+  std::memcpy(&h, bytes.data() + 2 * k, 2);
+  if (dtype == "BF16") return std::bit_cast<float>(static_cast<uint32_t>(h) << 16);
+  return half_to_float(h);  // F16
+}
+
+// Reads the checkpoint's tensors by Hugging Face name into staging parameters of the model's
+// dtype, remembering which entries were used.
+class Reader {
+ public:
+  Reader(const SafetensorsView& view, std::string path, DType dtype)
+      : view_(view), path_(std::move(path)), dtype_(dtype) {
+    if (view.find("transformer.wte.weight") != nullptr) prefix_ = "transformer.";
+  }
+
+  // The entry `name` (with the file's prefix), checked to have shape `dims` and a float dtype.
+  const SafetensorsEntry& need(const std::string& name, const std::vector<int64_t>& dims) {
+    const std::string full = prefix_ + name;
+    const SafetensorsEntry* e = view_.find(full);
+    if (e == nullptr) {
+      throw Error(where() + "tensor \"" + full + "\" " + shape_str(dims) +
+                  " is missing from the file");
+    }
+    if (e->shape != dims) {
+      throw Error(where() + "tensor " + describe_entry(*e) + " does not fit the model's config: " +
+                  "its shape is " + shape_str(e->shape) + ", the model needs " + shape_str(dims));
+    }
+    check_dtype(*e);
+    used_.insert(e->name);
+    return *e;
+  }
+  void check_dtype(const SafetensorsEntry& e) const {
+    if (e.dtype != "F32" && e.dtype != "F64" && e.dtype != "F16" && e.dtype != "BF16") {
+      throw Error(where() + "tensor " + describe_entry(e) +
+                  ": only F32, F64, F16 and BF16 tensors can be loaded");
+    }
+  }
+
+  // A copy of columns [begin, begin + count) of the 2-D entry, transposed: [count, rows]
+  // (Conv1D [in, out] -> nn.Linear [out, in]).
+  Parameter columns_transposed(const SafetensorsEntry& e, int64_t begin, int64_t count) const {
+    const int64_t rows = e.shape[0], cols = e.shape[1];
+    const auto bytes = view_.bytes(e);
+    return make(Shape{count, rows}, [&](int64_t o, int64_t r) {
+      return element(bytes, e.dtype, r * cols + begin + o);
+    });
+  }
+  // A copy of elements [begin, begin + count) of the 1-D entry.
+  Parameter slice(const SafetensorsEntry& e, int64_t begin, int64_t count) const {
+    const auto bytes = view_.bytes(e);
+    return make(Shape{count},
+                [&](int64_t, int64_t i) { return element(bytes, e.dtype, begin + i); });
+  }
+  // A copy of the 2-D entry as it is.
+  Parameter whole(const SafetensorsEntry& e) const {
+    const int64_t cols = e.shape[1];
+    const auto bytes = view_.bytes(e);
+    return make(Shape{e.shape[0], cols},
+                [&](int64_t r, int64_t c) { return element(bytes, e.dtype, r * cols + c); });
+  }
+
+  const std::string& prefix() const { return prefix_; }
+  const std::set<std::string>& used() const { return used_; }
+  std::string where() const { return "load_gpt2_weights: " + path_ + ": "; }
+
+ private:
+  // A parameter of `shape` (rank 1 or 2) with element (r, c) = at(r, c) (r = 0 for rank 1).
+  template <class F>
+  Parameter make(const Shape& shape, F at) const {
+    Parameter p(shape, dtype_);
+    const int64_t rows = shape.rank() == 2 ? shape.size(0) : 1;
+    const int64_t cols = shape.size(shape.rank() - 1);
+    auto fill = [&](auto* out) {
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < cols; ++c) {
+          out[r * cols + c] = static_cast<std::remove_pointer_t<decltype(out)>>(at(r, c));
+        }
+      }
+    };
+    if (dtype_ == DType::Float64) {
+      fill(p.data<double>());
+    } else {
+      fill(p.data<float>());
+    }
+    return p;
+  }
+
+  const SafetensorsView& view_;
+  std::string path_;
+  DType dtype_;
+  std::string prefix_;
+  std::set<std::string> used_;
+};
+
+bool starts_with(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
+}
+bool ends_with(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+
+// The block index of "h.<N>.<rest>" (after the prefix), or -1.
+int64_t block_index(std::string_view name) {
+  if (!starts_with(name, "h.")) return -1;
+  name.remove_prefix(2);
+  int64_t n = 0;
+  size_t i = 0;
+  for (; i < name.size() && name[i] >= '0' && name[i] <= '9' && i < 9; ++i)
+    n = n * 10 + (name[i] - '0');
+  if (i == 0 || i >= name.size() || name[i] != '.') return -1;
+  return n;
+}
+
+// HF's attention buffers, not weights.
+bool is_ignored_buffer(std::string_view rest) {
+  return block_index(rest) >= 0 &&
+         (ends_with(rest, ".attn.bias") || ends_with(rest, ".attn.masked_bias"));
+}
+
+}  // namespace
+
+GPTConfig gpt2_config(std::string_view name) {
+  std::string known;
+  for (const NamedConfig& s : kSizes) {
+    for (const char* n : s.names) {
+      if (name == n) return s.cfg;
+      known += std::string(known.empty() ? "" : ", ") + "\"" + n + "\"";
+    }
+  }
+  throw Error("gpt2_config: unknown GPT-2 model name \"" + std::string(name) +
+              "\"; known: " + known);
+}
+
+GPTConfig infer_gpt2_config(const std::string& path, std::string_view model_name, int64_t n_heads) {
+  const std::string where = "infer_gpt2_config: " + path + ": ";
+  const std::vector<uint8_t> file = read_whole_file(path);
+  const SafetensorsView view = parse_safetensors(file, path);
+  const std::string prefix = view.find("transformer.wte.weight") ? "transformer." : "";
+  auto matrix = [&](const std::string& name) {
+    const SafetensorsEntry* e = view.find(prefix + name);
+    if (e == nullptr) throw Error(where + "no tensor \"" + name + "\": not a GPT-2 checkpoint");
+    if (e->shape.size() != 2) {
+      throw Error(where + "tensor " + describe_entry(*e) + " must be a matrix");
+    }
+    return e->shape;
+  };
+  const auto wte = matrix("wte.weight");
+  const auto wpe = matrix("wpe.weight");
+  if (wpe[1] != wte[1]) {
+    throw Error(where + "wpe.weight " + shape_str(wpe) + " and wte.weight " + shape_str(wte) +
+                " differ in emb_dim");
+  }
+  std::set<int64_t> blocks;
+  for (const SafetensorsEntry& e : view.entries) {
+    if (!starts_with(e.name, prefix)) continue;
+    const int64_t n = block_index(std::string_view(e.name).substr(prefix.size()));
+    if (n >= 0) blocks.insert(n);
+  }
+  const int64_t n_layers = static_cast<int64_t>(blocks.size());
+  if (n_layers == 0 || *blocks.rbegin() != n_layers - 1) {
+    throw Error(where + "the blocks h.N present are not h.0 .. h." + std::to_string(n_layers - 1));
+  }
+  GPTConfig cfg{wte[0], wpe[0], wte[1], 0, n_layers, 0.0, true};
+  if (n_heads > 0) {
+    cfg.n_heads = n_heads;
+  } else if (!model_name.empty()) {
+    const GPTConfig named = gpt2_config(model_name);
+    if (named.emb_dim != cfg.emb_dim || named.n_layers != cfg.n_layers) {
+      throw Error(where + "the file has emb_dim " + std::to_string(cfg.emb_dim) + " and " +
+                  std::to_string(n_layers) + " layers, \"" + std::string(model_name) + "\" has " +
+                  std::to_string(named.emb_dim) + " and " + std::to_string(named.n_layers));
+    }
+    cfg.n_heads = named.n_heads;
+  } else {
+    for (const NamedConfig& s : kSizes) {
+      if (s.cfg.emb_dim == cfg.emb_dim) cfg.n_heads = s.cfg.n_heads;
+    }
+    if (cfg.n_heads == 0) {
+      throw Error(where + "emb_dim " + std::to_string(cfg.emb_dim) +
+                  " is not one of GPT-2's sizes (768, 1024, 1280, 1600): give n_heads");
+    }
+  }
+  check_config(cfg);
+  return cfg;
+}
+
+void load_gpt2_weights(GPTModel& model, const std::string& path) {
+  const GPTConfig& cfg = model.config();
+  const int64_t V = cfg.vocab_size, T = cfg.context_length, C = cfg.emb_dim;
+  const std::vector<uint8_t> file = read_whole_file(path);
+  SafetensorsView view;
+  try {
+    view = parse_safetensors(file, path);
+  } catch (const Error& e) {
+    throw Error(std::string("load_gpt2_weights: not a safetensors file: ") + e.what());
+  }
+  const DType dtype = model.tok_emb.weight.dtype();
+  Reader in(view, path, dtype);
+
+  StateDict state;  // the book's names, staged: the model is untouched until all is read
+  const SafetensorsEntry& wte = in.need("wte.weight", {V, C});
+  state.emplace_back("tok_emb.weight", in.whole(wte));
+  state.emplace_back("pos_emb.weight", in.whole(in.need("wpe.weight", {T, C})));
+  auto norm = [&](const std::string& hf, const std::string& book) {
+    state.emplace_back(book + ".scale", in.slice(in.need(hf + ".weight", {C}), 0, C));
+    state.emplace_back(book + ".shift", in.slice(in.need(hf + ".bias", {C}), 0, C));
+  };
+  // A Conv1D [in, out] as an nn.Linear [out, in] (columns [begin, begin + out) of the weight).
+  auto linear = [&](const SafetensorsEntry& w, const SafetensorsEntry& b, int64_t begin,
+                    int64_t out, const std::string& book) {
+    state.emplace_back(book + ".weight", in.columns_transposed(w, begin, out));
+    state.emplace_back(book + ".bias", in.slice(b, begin, out));
+  };
+  for (int64_t i = 0; i < cfg.n_layers; ++i) {
+    const std::string h = "h." + std::to_string(i) + ".";
+    const std::string blk = "trf_blocks." + std::to_string(i) + ".";
+    norm(h + "ln_1", blk + "norm1");
+    const auto& qkv_w = in.need(h + "attn.c_attn.weight", {C, 3 * C});  // q | k | v
+    const auto& qkv_b = in.need(h + "attn.c_attn.bias", {3 * C});
+    linear(qkv_w, qkv_b, 0, C, blk + "att.W_query");
+    linear(qkv_w, qkv_b, C, C, blk + "att.W_key");
+    linear(qkv_w, qkv_b, 2 * C, C, blk + "att.W_value");
+    linear(in.need(h + "attn.c_proj.weight", {C, C}), in.need(h + "attn.c_proj.bias", {C}), 0, C,
+           blk + "att.out_proj");
+    norm(h + "ln_2", blk + "norm2");
+    linear(in.need(h + "mlp.c_fc.weight", {C, 4 * C}), in.need(h + "mlp.c_fc.bias", {4 * C}), 0,
+           4 * C, blk + "ff.layers.0");
+    linear(in.need(h + "mlp.c_proj.weight", {4 * C, C}), in.need(h + "mlp.c_proj.bias", {C}), 0, C,
+           blk + "ff.layers.2");
+  }
+  norm("ln_f", "final_norm");
+  // GPT-2 ties the head to wte; a GPT2LMHeadModel file may hold it as lm_head.weight.
+  const SafetensorsEntry* head = view.find("lm_head.weight");
+  if (head != nullptr) {
+    if (head->shape != std::vector<int64_t>{V, C}) {
+      throw Error(in.where() + "tensor " + describe_entry(*head) +
+                  " does not fit the model's config: its shape is " + shape_str(head->shape) +
+                  ", the model needs " + shape_str({V, C}));
+    }
+    in.check_dtype(*head);
+  }
+  state.emplace_back("out_head.weight", in.whole(head != nullptr ? *head : wte));
+
+  std::vector<std::string> unexpected;
+  for (const SafetensorsEntry& e : view.entries) {
+    if (in.used().count(e.name) || (head != nullptr && &e == head)) continue;
+    if (starts_with(e.name, in.prefix()) &&
+        is_ignored_buffer(std::string_view(e.name).substr(in.prefix().size()))) {
+      continue;
+    }
+    unexpected.push_back(describe_entry(e));
+  }
+  if (!unexpected.empty()) {
+    std::string list;
+    for (const auto& u : unexpected) list += (list.empty() ? "" : ", ") + u;
+    throw Error(in.where() + "unexpected tensor(s) for a model of " + std::to_string(cfg.n_layers) +
+                " layers: " + list);
+  }
+  // Every parameter is staged (the buffers, the masks, are computed): a strict check of the
+  // parameters, then load_state_dict's own all-or-nothing shape check and copy.
+  std::set<std::string> staged;
+  for (const auto& [name, p] : state) staged.insert(name);
+  for (const auto& [name, p] : model.named_parameters()) {
+    if (!staged.count(name)) throw Error(in.where() + "no tensor maps to parameter " + name);
+  }
+  try {
+    model.load_state_dict(state, /*strict=*/false);
+  } catch (const Error& e) {
+    throw Error(in.where() + e.what());
+  }
+}
+
+}  // namespace tapegrad::nn

@@ -1,0 +1,120 @@
+// The basic layers: parameters drawn as torch.nn draws them, forwards through the ops.
+#include "nn/layers.h"
+
+#include "graph/error.h"
+
+namespace tapegrad::nn {
+
+void check_dropout_probability(const std::string& module, double p) {
+  if (!(p >= 0.0 && p < 1.0)) {
+    throw Error(module + ": dropout probability " + std::to_string(p) + " is not in [0, 1)");
+  }
+}
+
+// --- Linear --------------------------------------------------------------------------------------
+
+Linear::Linear(int64_t in_features, int64_t out_features, bool bias, DType dtype, std::string name,
+               Generator& generator)
+    : UnaryModule(std::move(name)), in_features_(in_features), out_features_(out_features) {
+  if (in_features <= 0 || out_features <= 0) {
+    throw Error("Linear \"" + this->name() + "\": in_features " + std::to_string(in_features) +
+                " and out_features " + std::to_string(out_features) + " must be positive");
+  }
+  weight =
+      Parameter(Shape{out_features, in_features}, dtype, this->name() + ".weight");  // [out, in]
+  if (bias) this->bias = Parameter(Shape{out_features}, dtype, this->name() + ".bias");  // [out]
+  // reset_parameters: the whole weight, then the bias.
+  if (dtype == DType::Float32) {
+    linear_init_weight(weight.data<float>(), out_features, in_features, generator);
+    if (bias) linear_init_bias(this->bias.data<float>(), out_features, in_features, generator);
+  } else {
+    linear_init_weight(weight.data<double>(), out_features, in_features, generator);
+    if (bias) linear_init_bias(this->bias.data<double>(), out_features, in_features, generator);
+  }
+  register_parameter("weight", weight);
+  if (bias) register_parameter("bias", this->bias);
+}
+
+Tensor Linear::forward(const Tensor& x) const {
+  NameScope scope(name(), x.tape());
+  if (x.rank() < 1 || x.size(-1) != in_features_) {
+    throw Error("Linear \"" + name() + "\": input " + x.shape().str() + " must end in " +
+                std::to_string(in_features_) + " features (weight " + weight.shape().str() + ")");
+  }
+  Tensor w = x.tape().parameter(weight);     // [out, in]
+  if (!bias.defined()) return linear(x, w);  // [.., out]
+  Tensor b = x.tape().parameter(bias);       // [out]
+  return linear(x, w, b);                    // [.., out]
+}
+
+// --- Embedding -----------------------------------------------------------------------------------
+
+Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim, DType dtype, std::string name,
+                     Generator& generator)
+    : Module(std::move(name)) {
+  if (num_embeddings <= 0 || embedding_dim <= 0) {
+    throw Error("Embedding \"" + this->name() + "\": num_embeddings " +
+                std::to_string(num_embeddings) + " and embedding_dim " +
+                std::to_string(embedding_dim) + " must be positive");
+  }
+  weight = Parameter(Shape{num_embeddings, embedding_dim}, dtype, "weight");  // [V, C]
+  if (dtype == DType::Float32) {
+    generator.normal(weight.data<float>(), weight.numel());
+  } else {
+    generator.normal(weight.data<double>(), weight.numel());
+  }
+  register_parameter("weight", weight);
+}
+
+Tensor Embedding::forward(const Ids& ids) const {
+  return forward(ids.values(), ids.shape());
+}
+
+Tensor Embedding::forward(std::span<const int64_t> ids, const Shape& ids_shape) const {
+  Tape& tape = current_tape();
+  NameScope scope(name(), tape);
+  return embedding(tape.parameter(weight), ids, ids_shape);  // ids_shape + [C]
+}
+
+// --- Dropout -------------------------------------------------------------------------------------
+
+Dropout::Dropout(double p, std::string name, Generator& generator)
+    : UnaryModule(std::move(name)), p_(p), generator_(&generator) {
+  check_dropout_probability(this->name(), p);
+}
+
+Tensor Dropout::forward(const Tensor& x) const {
+  // nn.Dropout draws nothing when p == 0 or in eval mode: the op returns x itself then.
+  Tensor y = dropout(x, p_, training(), *generator_);  // [..]
+  // Named, not scoped: one module applied twice (a block's drop_shortcut) would put both uses
+  // in one NameScope, a box in the drawing spanning everything recorded between them.
+  if (y.id() != x.id()) y.set_name(name());
+  return y;
+}
+
+// --- LayerNorm -----------------------------------------------------------------------------------
+
+LayerNorm::LayerNorm(int64_t emb_dim, DType dtype, std::string name)
+    : UnaryModule(std::move(name)) {
+  if (emb_dim <= 0) {
+    throw Error("LayerNorm \"" + this->name() + "\": emb_dim " + std::to_string(emb_dim) +
+                " must be positive");
+  }
+  scale = Parameter(Shape{emb_dim}, dtype, "scale");  // [C], ones
+  shift = Parameter(Shape{emb_dim}, dtype, "shift");  // [C], zeros
+  scale.assign(std::vector<double>(static_cast<size_t>(emb_dim), 1.0));
+  register_parameter("scale", scale);
+  register_parameter("shift", shift);
+}
+
+Tensor LayerNorm::forward(const Tensor& x) const {
+  Tape& tape = x.tape();
+  NameScope scope(name(), tape);
+  if (x.rank() < 1 || x.size(-1) != scale.shape()[0]) {
+    throw Error("LayerNorm \"" + name() + "\": input " + x.shape().str() + " must end in " +
+                std::to_string(scale.shape()[0]) + " features (scale " + scale.shape().str() + ")");
+  }
+  return layer_norm(x, tape.parameter(scale), tape.parameter(shift), eps);  // [.., C]
+}
+
+}  // namespace tapegrad::nn

@@ -1,0 +1,103 @@
+// The basic layers as torch.nn builds them: Linear, Embedding, Dropout, and the book's LayerNorm
+// and GELU (chapter 4), each an nn::Module (nn/module.h).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "graph/ids.h"
+#include "graph/parameter.h"
+#include "graph/random.h"
+#include "graph/tape.h"
+#include "nn/module.h"
+#include "ops/ops.h"
+
+namespace tapegrad::nn {
+
+// Throws Error naming `module` unless 0 <= p < 1 (p = 1 would drop everything: torch allows it,
+// the dropout op does not, so it is rejected when the module is built, not at its first forward).
+void check_dropout_probability(const std::string& module, double p);
+
+// torch.nn.Linear: y = x·Wᵀ + b, weight [out_features, in_features] and an optional bias
+// [out_features]. The constructor draws the weight, then the bias, as nn.Linear's
+// reset_parameters does (kaiming_uniform_(a=√5) for the weight, U(-1/√in, 1/√in) for the bias:
+// both bounds are 1/√in up to torch's rounding), so after the same manual_seed the same layers
+// built in the same order hold torch's values bit for bit (graph/random.h has the arithmetic).
+//
+// Registered as "weight" and "bias". On its own, a Linear named "proj" names its parameters
+// "proj.weight" and "proj.bias"; inside a module they take their path ("W_query.weight").
+// forward records inside NameScope(name).
+class Linear : public UnaryModule {
+ public:
+  Linear(int64_t in_features, int64_t out_features, bool bias = true, DType dtype = DType::Float32,
+         std::string name = "Linear", Generator& generator = default_generator());
+
+  // x [.., in_features] -> [.., out_features].
+  Tensor forward(const Tensor& x) const override;
+
+  int64_t in_features() const { return in_features_; }
+  int64_t out_features() const { return out_features_; }
+  bool has_bias() const { return bias.defined(); }
+
+  Parameter weight;  // [out_features, in_features]
+  Parameter bias;    // [out_features]; undefined when built with bias = false
+
+ private:
+  int64_t in_features_ = 0;
+  int64_t out_features_ = 0;
+};
+
+// torch.nn.Embedding: weight [num_embeddings, embedding_dim] drawn by normal_(0, 1) (torch's
+// reset_parameters), looked up by int64 ids.
+class Embedding : public Module {
+ public:
+  Embedding(int64_t num_embeddings, int64_t embedding_dim, DType dtype = DType::Float32,
+            std::string name = "Embedding", Generator& generator = default_generator());
+
+  // ids of any shape S (values in [0, num_embeddings)) -> S + [embedding_dim].
+  Tensor forward(const Ids& ids) const;
+  Tensor forward(std::span<const int64_t> ids, const Shape& ids_shape) const;
+  Tensor operator()(const Ids& ids) const { return forward(ids); }
+
+  int64_t num_embeddings() const { return weight.shape()[0]; }
+  int64_t embedding_dim() const { return weight.shape()[1]; }
+
+  Parameter weight;  // [num_embeddings, embedding_dim]
+};
+
+// torch.nn.Dropout(p): the dropout op in training mode, the identity in eval mode (nothing drawn
+// then, nor when p == 0). p must be in [0, 1). Its op is named after the module ("drop_emb").
+class Dropout : public UnaryModule {
+ public:
+  explicit Dropout(double p, std::string name = "Dropout",
+                   Generator& generator = default_generator());
+  Tensor forward(const Tensor& x) const override;  // [..] -> [..]
+  double p() const { return p_; }
+
+ private:
+  double p_;
+  Generator* generator_;  // the mask stream (torch's global generator by default)
+};
+
+// The book's LayerNorm (§4.2): over the last dim, biased variance, eps 1e-5, then scale * norm +
+// shift with scale = ones, shift = zeros [emb_dim] (the layer_norm op).
+class LayerNorm : public UnaryModule {
+ public:
+  explicit LayerNorm(int64_t emb_dim, DType dtype = DType::Float32, std::string name = "LayerNorm");
+  Tensor forward(const Tensor& x) const override;  // [.., emb_dim] -> [.., emb_dim]
+
+  double eps = 1e-5;
+  Parameter scale;  // [emb_dim]
+  Parameter shift;  // [emb_dim]
+};
+
+// The book's GELU (§4.3): the tanh approximation (the gelu op). No parameters.
+class GELU : public UnaryModule {
+ public:
+  explicit GELU(std::string name = "GELU") : UnaryModule(std::move(name)) {}
+  Tensor forward(const Tensor& x) const override { return gelu(x); }  // [..] -> [..]
+};
+
+}  // namespace tapegrad::nn

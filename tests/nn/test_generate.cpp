@@ -1,0 +1,196 @@
+// Tests for nn/generate.* against PyTorch's ids in tests/goldens/generate/generate.txt
+// (written by make_generate_goldens.py with gpt_reference.py's GPTModel, SMALL config): greedy
+// and sampled ids exactly, cropping, eos, no tape leaks, bad input.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "graph/error.h"
+#include "graph/factory.h"
+#include "graph/random.h"
+#include "nn/generate.h"
+#include "nn/gpt.h"
+
+using namespace tapegrad;
+
+namespace {
+
+// gpt_reference.py's SMALL.
+const nn::GPTConfig kSmall{50, 8, 8, 2, 2, 0.1, false};
+
+using Rows = std::vector<std::vector<int64_t>>;
+
+// `name: 1 2 3 | 4 5 6` lines -> name -> rows.
+const std::map<std::string, Rows>& goldens() {
+  static const std::map<std::string, Rows> all = [] {
+    const std::string path = std::string(TAPEGRAD_GOLDEN_DIR) + "/generate/generate.txt";
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    std::map<std::string, Rows> out;
+    std::string line;
+    while (std::getline(in, line)) {
+      const size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      Rows rows(1);
+      std::istringstream words(line.substr(colon + 1));
+      std::string w;
+      while (words >> w) {
+        if (w == "|") {
+          rows.emplace_back();
+        } else {
+          rows.back().push_back(std::stoll(w));
+        }
+      }
+      out[line.substr(0, colon)] = rows;
+    }
+    return out;
+  }();
+  return all;
+}
+
+const Rows& golden(const std::string& name) {
+  const auto it = goldens().find(name);
+  if (it == goldens().end()) throw std::runtime_error("no golden " + name);
+  return it->second;
+}
+
+Ids to_ids(const Rows& rows) {
+  std::vector<int64_t> flat;
+  for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
+  return Ids(Shape{static_cast<int64_t>(rows.size()), static_cast<int64_t>(rows[0].size())}, flat);
+}
+
+Rows to_rows(const Ids& ids) {
+  Rows rows(static_cast<size_t>(ids.size(0)));
+  for (int64_t b = 0; b < ids.size(0); ++b) {
+    for (int64_t t = 0; t < ids.size(1); ++t) rows[b].push_back(ids[b * ids.size(1) + t]);
+  }
+  return rows;
+}
+
+// The golden's model: manual_seed(123), GPTModel(SMALL), eval().
+struct SmallModel {
+  // (the comma seeds the default generator before the model draws its weights)
+  SmallModel() : model((manual_seed(123), kSmall)) { model.eval(); }
+  nn::GPTModel model;
+};
+
+}  // namespace
+
+TEST_CASE("generate_text_simple: greedy ids equal torch's, cropping the context",
+          "[generate][gpt]") {
+  SmallModel m;
+  const Ids prompt = to_ids(golden("prompt"));  // [2, 6]; 10 new tokens outgrow context 8
+  CHECK(to_rows(nn::generate_text_simple(m.model, prompt, 10, 8)) == golden("greedy"));
+  CHECK(to_rows(nn::generate_text_simple(m.model, prompt, 10, 4)) == golden("greedy_context_4"));
+  CHECK(to_rows(nn::generate(m.model, prompt, 10, 8)) == golden("argmax"));  // temperature 0
+  CHECK(to_rows(nn::generate_text_simple(m.model, prompt, 0, 8)) == golden("prompt"));
+}
+
+TEST_CASE("generate: sampled ids equal torch's for the same seed", "[generate][gpt]") {
+  SmallModel m;
+  const Ids prompt = to_ids(golden("prompt"));
+  const Ids one = to_ids({golden("prompt")[0]});
+  Generator g(7);
+  CHECK(to_rows(nn::generate(m.model, one, 12, 8, 1.4, 25, std::nullopt, g)) ==
+        golden("sampled_seed7_t1.4_k25"));
+  g.manual_seed(7);
+  CHECK(to_rows(nn::generate(m.model, prompt, 12, 8, 1.4, 25, std::nullopt, g)) ==
+        golden("sampled_seed7_t1.4_k25_batch"));
+  // the default generator, as torch.manual_seed + torch.multinomial
+  manual_seed(11);
+  CHECK(to_rows(nn::generate(m.model, one, 12, 8, 0.7)) == golden("sampled_seed11_t0.7"));
+  manual_seed(11);
+  CHECK(to_rows(nn::generate(m.model, one, 6, 8, 1.0, 1)) == golden("sampled_seed11_t1.0_k1"));
+}
+
+TEST_CASE("generate: stops without appending when eos_id is produced", "[generate][gpt]") {
+  SmallModel m;
+  const Ids one = to_ids({golden("prompt")[0]});
+  const int64_t eos = golden("eos_id")[0][0];
+  Generator g(7);
+  const Rows got = to_rows(nn::generate(m.model, one, 12, 8, 1.4, 25, eos, g));
+  CHECK(got == golden("sampled_seed7_t1.4_k25_eos"));
+  // the same as the run without eos_id, cut before the first eos
+  g.manual_seed(7);
+  Rows full = to_rows(nn::generate(m.model, one, 12, 8, 1.4, 25, std::nullopt, g));
+  const auto first = std::find(full[0].begin() + one.size(1), full[0].end(), eos);
+  REQUIRE(first != full[0].end());
+  full[0].erase(first, full[0].end());
+  CHECK(got == full);
+  // greedy with eos: a batch stops only when every row produces it
+  const Rows greedy = golden("greedy");
+  const Ids prompt = to_ids(golden("prompt"));
+  const int64_t row0_first = greedy[0][6];  // row 0's first new token; row 1's differs
+  REQUIRE(greedy[1][6] != row0_first);
+  REQUIRE(std::find(greedy[1].begin() + 6, greedy[1].end(), row0_first) == greedy[1].end());
+  CHECK(to_rows(nn::generate(m.model, prompt, 10, 8, 0.0, std::nullopt, row0_first)) ==
+        golden("argmax"));
+}
+
+TEST_CASE("generate: runs on its own tape, leaving the caller's untouched", "[generate][gpt]") {
+  SmallModel m;
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor x = ones(Shape{2});
+  const int32_t before = tape.size();
+  const Ids out = nn::generate(m.model, to_ids(golden("prompt")), 3, 8, 1.0, 5);
+  CHECK(out.size(1) == 9);
+  CHECK(tape.size() == before);
+  CHECK(x.values() == std::vector<double>{1.0, 1.0});  // still valid
+}
+
+TEST_CASE("generate: bad arguments throw Error before anything is drawn",
+          "[generate][gpt][errors]") {
+  SmallModel m;
+  const Ids prompt = to_ids(golden("prompt"));
+  Generator g(3);
+  const std::vector<uint64_t> state = g.state();
+  auto throws = [&](auto&& call, const std::string& what) {
+    INFO(what);
+    CHECK_THROWS_AS(call(), Error);
+    try {
+      call();
+    } catch (const Error& e) {
+      CHECK_THAT(e.what(), Catch::Contains(what));
+    }
+    CHECK(g.state() == state);
+  };
+  throws([&] { return nn::generate(m.model, prompt, -1, 8, 1.0, 5, std::nullopt, g); },
+         "max_new_tokens -1");
+  throws([&] { return nn::generate_text_simple(m.model, prompt, -1, 8); }, "max_new_tokens -1");
+  throws([&] { return nn::generate(m.model, prompt, 3, 8, -0.5, 5, std::nullopt, g); },
+         "temperature");
+  throws([&] { return nn::generate(m.model, prompt, 3, 8, std::nan(""), 5, std::nullopt, g); },
+         "temperature");
+  throws([&] { return nn::generate(m.model, prompt, 3, 8, 1.0, 0, std::nullopt, g); }, "top_k 0");
+  throws([&] { return nn::generate(m.model, prompt, 3, 8, 1.0, 51, std::nullopt, g); }, "top_k 51");
+  throws([&] { return nn::generate(m.model, prompt, 3, 8, 1.0, 5, 50, g); }, "eos_id 50");
+  throws([&] { return nn::generate(m.model, prompt, 3, 9, 1.0, 5, std::nullopt, g); },
+         "context_size 9");
+  throws([&] { return nn::generate(m.model, prompt, 3, 0, 1.0, 5, std::nullopt, g); },
+         "context_size 0");
+  throws(
+      [&] {
+        return nn::generate(m.model, Ids::from_rows({{1, 50}}), 3, 8, 1.0, 5, std::nullopt, g);
+      },
+      "id 50");
+  throws(
+      [&] {
+        return nn::generate(m.model, Ids::from_row({1, 2}), 3, 8, 1.0, 5, std::nullopt, g);
+      },
+      "must be [B, T]");
+  throws(
+      [&] {
+        return nn::generate_text_simple(m.model, Ids(Shape{1, 0}, {}), 3, 8);
+      },
+      "must be [B, T]");
+  // a prompt longer than context_length is cropped, as the book does, not refused
+  const Ids long_prompt = Ids::from_rows({{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}});
+  CHECK(nn::generate_text_simple(m.model, long_prompt, 2, 8).size(1) == 13);
+}

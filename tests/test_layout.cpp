@@ -1,0 +1,137 @@
+// The library's layout: includes run one way between its folders, and every file says its job.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Which folders a folder's files may include. graph/ is the engine and includes nothing above
+// it; kernels/ knows no op; ops/ knows no module; io/checkpoint holds optimiser state.
+const std::map<std::string, std::set<std::string>>& allowed_includes() {
+  static const std::map<std::string, std::set<std::string>> allowed = {
+      {"graph", {"graph"}},
+      {"kernels", {"graph", "kernels"}},
+      {"ops", {"graph", "kernels", "ops"}},
+      {"optim", {"graph", "optim"}},
+      {"io", {"graph", "io", "optim"}},
+      {"nn", {"graph", "kernels", "ops", "io", "nn"}},
+      {"viz", {"graph", "io", "viz"}},
+      {"text", {"graph", "text"}},
+      {"train", {"graph", "kernels", "ops", "nn", "optim", "io", "text", "train"}},
+      {"dist", {"graph", "kernels", "ops", "nn", "optim", "io", "dist"}},
+  };
+  return allowed;
+}
+
+// The wrong-way includes of one file (its path relative to the root, and its text), each as
+// "nn/gpt.cpp includes tools/cli.h".
+std::vector<std::string> wrong_way_includes(const std::string& path, const std::string& text) {
+  std::vector<std::string> found;
+  const std::string folder = path.substr(0, path.find('/'));
+  const auto rule = allowed_includes().find(folder);
+  if (rule == allowed_includes().end()) return found;
+  static const std::regex include_line(R"(^\s*#\s*include\s*"([a-z_]+)/[^"]*")");
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::smatch m;
+    if (!std::regex_search(line, m, include_line)) continue;
+    if (rule->second.count(m[1].str()) == 0) {
+      found.push_back(path + " includes " + line.substr(line.find('"')));
+    }
+  }
+  return found;
+}
+
+std::string read_all(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Every .h/.cpp of the library's folders, relative to the source root.
+std::vector<std::string> library_files() {
+  const fs::path root = TAPEGRAD_SOURCE_DIR;
+  std::vector<std::string> files;
+  for (const auto& [folder, _] : allowed_includes()) {
+    for (const auto& entry : fs::recursive_directory_iterator(root / folder)) {
+      const std::string ext = entry.path().extension().string();
+      if (ext == ".h" || ext == ".cpp") {
+        files.push_back(fs::relative(entry.path(), root).generic_string());
+      }
+    }
+  }
+  return files;
+}
+
+}  // namespace
+
+TEST_CASE("layout: the checker reports an include that runs the wrong way") {
+  CHECK(wrong_way_includes("kernels/gemm.cpp", "#include \"ops/ops.h\"\n") ==
+        std::vector<std::string>{"kernels/gemm.cpp includes \"ops/ops.h\""});
+  CHECK(wrong_way_includes("graph/tape.cpp", "  #  include \"nn/module.h\"\n").size() == 1);
+  CHECK(wrong_way_includes("ops/linear.cpp", "#include \"nn/layers.h\"\n").size() == 1);
+  CHECK(wrong_way_includes("nn/gpt.cpp", "#include \"ops/ops.h\"\n#include <vector>\n").empty());
+}
+
+TEST_CASE("layout: includes run one way between the library's folders") {
+  const std::vector<std::string> files = library_files();
+  REQUIRE(files.size() > 100);
+  std::vector<std::string> wrong;
+  for (const std::string& file : files) {
+    for (std::string& w :
+         wrong_way_includes(file, read_all(fs::path(TAPEGRAD_SOURCE_DIR) / file))) {
+      wrong.push_back(std::move(w));
+    }
+  }
+  INFO("allowed: see allowed_includes() in tests/test_layout.cpp");
+  for (const std::string& w : wrong) UNSCOPED_INFO(w);
+  CHECK(wrong.empty());
+}
+
+TEST_CASE("layout: no file of the tree includes a deprecated (compat/) path") {
+  const fs::path root = TAPEGRAD_SOURCE_DIR;
+  std::set<std::string> deprecated;
+  for (const auto& entry : fs::recursive_directory_iterator(root / "compat")) {
+    if (entry.is_regular_file()) {
+      deprecated.insert(fs::relative(entry.path(), root / "compat").generic_string());
+    }
+  }
+  REQUIRE(deprecated.count("ops/nn/gpt.h") == 1);
+  std::vector<std::string> users;
+  for (const char* folder : {"graph", "kernels", "ops", "nn", "optim", "io", "viz", "text", "train",
+                             "dist", "examples", "tools", "tests"}) {
+    for (const auto& entry : fs::recursive_directory_iterator(root / folder)) {
+      const std::string ext = entry.path().extension().string();
+      if (ext != ".h" && ext != ".cpp") continue;
+      const std::string text = read_all(entry.path());
+      for (const std::string& old : deprecated) {
+        if (text.find("#include \"" + old + "\"") != std::string::npos) {
+          users.push_back(fs::relative(entry.path(), root).generic_string() + ": " + old);
+        }
+      }
+    }
+  }
+  for (const std::string& u : users) UNSCOPED_INFO(u);
+  CHECK(users.empty());
+}
+
+TEST_CASE("layout: every library file opens with a line saying its job") {
+  std::vector<std::string> silent;
+  for (const std::string& file : library_files()) {
+    const std::string text = read_all(fs::path(TAPEGRAD_SOURCE_DIR) / file);
+    if (text.rfind("// ", 0) != 0) silent.push_back(file);
+  }
+  for (const std::string& s : silent) UNSCOPED_INFO(s);
+  CHECK(silent.empty());
+}

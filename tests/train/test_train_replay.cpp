@@ -1,0 +1,215 @@
+// A tiny GPT trained for 20 steps by the library, replayed against PyTorch's losses (goldens from
+// tests/goldens/train/make_train_goldens.py): same init from manual_seed, same batches, same
+// dropout stream, every loss and gradient norm within 1e-4 relative. Once as a plain loop of the
+// library's pieces, once through train_model_simple (train/training.h), train_gpt's loop.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "graph/ids.h"
+#include "graph/random.h"
+#include "graph/tape.h"
+#include "nn/gpt.h"
+#include "ops/ops.h"
+#include "optim/adam.h"
+#include "optim/clip.h"
+#include "tests/compare.h"
+#include "text/dataset.h"
+#include "text/tokenizer.h"
+#include "train/training.h"
+
+using namespace tapegrad;
+
+namespace {
+
+std::string golden_path(const std::string& file) {
+  return std::string(TAPEGRAD_GOLDEN_DIR) + "/train/" + file;
+}
+
+std::string read_text() {
+  std::ifstream in(golden_path("genesis1.txt"), std::ios::binary);
+  REQUIRE(in);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// One run of train_goldens.txt: its configuration and torch's values per step.
+struct GoldenRun {
+  nn::GPTConfig cfg;
+  int64_t batch_size = 0;
+  double lr = 0, weight_decay = 0, max_norm = 0;
+  int64_t steps = 0;
+  double train_ratio = 0;
+  int64_t eval_freq = 0, eval_iter = 0;
+  uint64_t seed = 0;
+  std::vector<double> losses;                          // [steps]
+  std::vector<double> grad_norms;                      // [steps]
+  std::map<int64_t, std::pair<double, double>> evals;  // step -> (train loss, val loss)
+};
+
+double hex(const std::string& s) {
+  return std::strtod(s.c_str(), nullptr);
+}  // float.hex
+
+GoldenRun golden_run(const std::string& name) {
+  std::ifstream in(golden_path("train_goldens.txt"));
+  REQUIRE(in);
+  GoldenRun run;
+  bool mine = false, found = false;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string kind;
+    words >> kind;
+    if (kind == "@") {
+      std::string what, run_name;
+      words >> what >> run_name;
+      mine = run_name == name;
+      found = found || mine;
+    } else if (mine && kind == "config") {
+      words >> run.cfg.vocab_size >> run.cfg.context_length >> run.cfg.emb_dim >> run.cfg.n_heads >>
+          run.cfg.n_layers >> run.cfg.drop_rate >> run.batch_size >> run.lr >> run.weight_decay >>
+          run.max_norm >> run.steps >> run.train_ratio >> run.eval_freq >> run.eval_iter >>
+          run.seed;
+      run.cfg.qkv_bias = false;
+    } else if (mine && kind == "loss") {
+      std::string step, loss, norm;
+      words >> step >> loss >> norm;
+      REQUIRE(std::stoll(step) == static_cast<int64_t>(run.losses.size()) + 1);
+      run.losses.push_back(hex(loss));
+      run.grad_norms.push_back(hex(norm));
+    } else if (mine && kind == "eval") {
+      std::string step, train, val;
+      words >> step >> train >> val;
+      run.evals[std::stoll(step)] = {hex(train), hex(val)};
+    }
+  }
+  REQUIRE(found);
+  REQUIRE(run.steps == static_cast<int64_t>(run.losses.size()));
+  return run;
+}
+
+// cross_entropy(logits.flatten(0, 1), targets.flatten()) for one batch, on the current tape.
+Tensor batch_loss(const nn::GPTModel& model, const Ids& inputs, const Ids& targets) {
+  Tensor logits = model(inputs);  // [B, T, V]
+  const int64_t rows = logits.size(0) * logits.size(1);
+  return cross_entropy(reshape(logits, {rows, logits.size(2)}), targets.values());  // []
+}
+
+void check_within(const std::vector<double>& actual, const std::vector<double>& expected,
+                  const char* what) {
+  REQUIRE(actual.size() == expected.size());
+  testing::MaxError worst;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    INFO(what << " at step " << i + 1 << ": tapegrad " << actual[i] << ", torch " << expected[i]);
+    CHECK(testing::relative_error(actual[i], expected[i]) <= 1e-4);
+    worst.add(testing::relative_error(actual[i], expected[i]));
+  }
+  INFO(what << ": worst relative error " << worst.value);
+  CHECK(worst.within(1e-4));
+}
+
+}  // namespace
+
+TEST_CASE("train replay: 20 steps of a tiny GPT give torch's losses", "[text][train]") {
+  const GoldenRun golden = golden_run("loop");
+  const std::string text = read_text();
+  const int64_t T = golden.cfg.context_length;
+  const GPTDataset dataset(text, ByteTokenizer(), T, T);
+
+  // torch.manual_seed(seed); GPTModel(cfg): the weights, then the loader's and dropout's draws,
+  // all from the default generator, as in torch.
+  manual_seed(golden.seed);
+  nn::GPTModel model(golden.cfg);
+  model.train();
+  AdamW optimizer(model.parameters(),
+                  AdamWOptions{.lr = golden.lr, .weight_decay = golden.weight_decay});
+  DataLoader loader(dataset, golden.batch_size, /*shuffle=*/true, /*drop_last=*/true);
+  REQUIRE(loader.size() < golden.steps);  // the run crosses an epoch boundary
+
+  Tape tape;
+  TapeScope scope(tape);
+  Ids inputs, targets;
+  std::vector<double> losses, norms;
+  while (static_cast<int64_t>(losses.size()) < golden.steps) {
+    if (!loader.next(inputs, targets)) continue;  // the epoch ended: the next call begins one
+    tape.reset();
+    optimizer.zero_grad();
+    Tensor loss = batch_loss(model, inputs, targets);  // []
+    loss.backward();
+    norms.push_back(clip_grad_norm_(optimizer, golden.max_norm));
+    optimizer.step();
+    losses.push_back(loss.item());
+  }
+  check_within(losses, golden.losses, "loss");
+  check_within(norms, golden.grad_norms, "clip_grad_norm_");
+}
+
+TEST_CASE("train replay: train_model_simple gives torch's losses and evaluations",
+          "[text][train]") {
+  // The book's train_model_simple as train_gpt runs it (train/training.h): a 0.9 split, the
+  // loaders sharing one Generator, clipping, evaluate_model every eval_freq steps (its loaders'
+  // draws shift the shuffles that follow), a sample after the first epoch, 20 steps.
+  const GoldenRun golden = golden_run("book");
+  const std::string text = read_text();
+  const int64_t T = golden.cfg.context_length;
+  const ByteTokenizer tokenizer;
+  const TextSplit split = train_val_split(text, golden.train_ratio);
+  const GPTDataset train_ds(split.train, tokenizer, T, T);
+  const GPTDataset val_ds(split.validation, tokenizer, T, T);
+
+  manual_seed(golden.seed);  // the weights, then dropout
+  nn::GPTModel model(golden.cfg);
+  model.train();
+  Generator data_generator(golden.seed);  // torch.Generator().manual_seed(seed)
+  DataLoader train_loader(train_ds, golden.batch_size, true, true, &data_generator);
+  DataLoader train_eval_loader(train_ds, golden.batch_size, true, true, &data_generator);
+  DataLoader val_loader(val_ds, golden.batch_size, false, false, &data_generator);
+  REQUIRE(train_loader.size() < golden.steps);  // the run crosses an epoch boundary
+  AdamW optimizer(model.parameters(),
+                  AdamWOptions{.lr = golden.lr, .weight_decay = golden.weight_decay});
+
+  TrainOptions options;
+  options.num_epochs = (golden.steps + train_loader.size() - 1) / train_loader.size();
+  options.max_steps = golden.steps;
+  options.eval_freq = golden.eval_freq;
+  options.eval_iter = golden.eval_iter;
+  options.max_grad_norm = golden.max_norm;
+  options.start_context = "And God said";
+  options.sample_tokens = 20;
+  std::vector<double> losses, norms;
+  std::map<int64_t, std::pair<double, double>> evals;
+  int samples = 0;
+  TrainCallbacks callbacks;
+  callbacks.on_step = [&](const TrainProgress& p) {
+    CHECK(p.step == static_cast<int64_t>(losses.size()) + 1);
+    losses.push_back(p.loss);
+    norms.push_back(p.grad_norm);
+  };
+  callbacks.on_eval = [&](const TrainProgress& p, const EvalLosses& e) {
+    evals[p.step] = {e.train_loss, e.val_loss};
+  };
+  callbacks.on_sample = [&](const TrainProgress&, const std::string& sample) {
+    CHECK(sample.rfind("And God said", 0) == 0);
+    ++samples;
+  };
+  const TrainState end = train_model_simple(model, train_loader, train_eval_loader, val_loader,
+                                            optimizer, nullptr, tokenizer, options, callbacks);
+  CHECK(end.step == golden.steps);
+  CHECK(samples >= 1);
+  check_within(losses, golden.losses, "loss");
+  check_within(norms, golden.grad_norms, "clip_grad_norm_");
+  REQUIRE(evals.size() == golden.evals.size());
+  std::vector<double> eval_values, golden_values;
+  for (const auto& [step, e] : golden.evals) {
+    INFO("evaluation after step " << step);
+    REQUIRE(evals.count(step) == 1);
+    eval_values.insert(eval_values.end(), {evals[step].first, evals[step].second});
+    golden_values.insert(golden_values.end(), {e.first, e.second});
+  }
+  check_within(eval_values, golden_values, "evaluate_model (train, val) pairs");
+}
