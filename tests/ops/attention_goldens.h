@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "graph/factory.h"
+#include "tests/compare.h"
 
 namespace tapegrad::testing {
 
@@ -96,7 +97,7 @@ inline double max_abs_diff(std::span<const double> a, std::span<const double> b)
     } else if (std::isinf(a[i]) || std::isinf(b[i])) {
       if (a[i] != b[i]) return INFINITY;
     } else {
-      worst = std::max(worst, std::abs(a[i] - b[i]));
+      worst = worse(worst, std::abs(a[i] - b[i]));
     }
   }
   return worst;

@@ -8,6 +8,7 @@
 #include "graph/threads.h"
 #include "kernels/gemm.h"
 #include "ops/ops.h"
+#include "tests/compare.h"
 #include "tests/ops/attention_goldens.h"
 #include "tests/ops/fused_compare.h"
 #include "tests/ops/gradcheck_registry.h"
@@ -128,7 +129,7 @@ TEST_CASE("causal_dot_product_attention: torch's attention with dropout on a sma
     REQUIRE(got.size() == want.size());
     double worst = 0;
     for (size_t i = 0; i < got.size(); ++i) {
-      worst = std::max(worst, std::abs(got[i] - want[i]) / (1e-6 + 1e-5 * std::abs(want[i])));
+      worst = testing::worse(worst, std::abs(got[i] - want[i]) / (1e-6 + 1e-5 * std::abs(want[i])));
     }
     return worst;  // < 1: within 1e-6 absolute + 1e-5 relative
   };
