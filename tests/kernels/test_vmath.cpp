@@ -14,21 +14,15 @@
 
 #include "kernels/vmath.h"
 #include "tests/compare.h"
-#include "tests/ops/attention_goldens.h"
+#include "tests/goldens.h"
 
 namespace {
 
-// The torch values, by name (the shared reader of `name dtype shape v1 ... vn` lines).
-const std::map<std::string, tapegrad::testing::AttentionGolden>& goldens() {
-  static const auto out = tapegrad::testing::read_attention_goldens("vmath/vmath_goldens.txt");
-  return out;
-}
-
+// The torch values of tests/goldens/vmath/vmath_goldens.txt, by name.
 template <class T>
 std::vector<T> golden(const std::string& name) {
-  const auto it = goldens().find(name);
-  if (it == goldens().end()) throw std::runtime_error("no golden named " + name);
-  return std::vector<T>(it->second.values.begin(), it->second.values.end());
+  const auto& values = tapegrad::testing::golden_file("vmath/vmath_goldens.txt")[name].values;
+  return std::vector<T>(values.begin(), values.end());
 }
 
 // Distance in representable values between a and b (0: equal; NaN vs NaN: 0).

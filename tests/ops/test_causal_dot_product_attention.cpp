@@ -19,13 +19,12 @@ using testing::run_forward_backward;
 namespace {
 
 // tests/goldens/sdpa/sdpa_goldens.txt, written by make_sdpa_goldens.py.
-const testing::AttentionGolden& sdpa_golden(const std::string& name) {
-  static const auto goldens = testing::read_attention_goldens("sdpa/sdpa_goldens.txt");
-  return goldens.at(name);
+const testing::GoldenTensor& sdpa_golden(const std::string& name) {
+  return testing::golden_file("sdpa/sdpa_goldens.txt")[name];
 }
 
 Tensor sdpa_tensor(const std::string& name) {
-  const testing::AttentionGolden& g = sdpa_golden(name);
+  const testing::GoldenTensor& g = sdpa_golden(name);
   return from_values(g.shape, g.values, g.dtype, /*requires_grad=*/true);
 }
 
