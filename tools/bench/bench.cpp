@@ -136,30 +136,7 @@ struct StepFns {
 
 int run_step_worker(const StepFns& fns, int steps) {
   std::printf("ready %.17g %s\n", fns.checksum(), fns.info.c_str());
-  std::fflush(stdout);
-  char command[16];
-  while (std::fgets(command, sizeof command, stdin) != nullptr) {
-    if (command[0] == 'q') {
-      std::printf("%ld\n", peak_rss_kib());
-      std::fflush(stdout);
-      return 0;
-    }
-    const uint64_t allocations_before = tapegrad::process::heap_allocations();
-    double first = 0, last = 0;
-    const double cpu0 = cpu_seconds();
-    const double t0 = now_seconds();
-    for (int i = 0; i < steps; ++i) {
-      last = fns.step();
-      if (i == 0) first = last;
-    }
-    const double elapsed = now_seconds() - t0;
-    const double cpu = cpu_seconds() - cpu0;
-    const uint64_t allocations = tapegrad::process::heap_allocations() - allocations_before;
-    std::printf("%.9g %.9g %.9g %llu %.9g\n", elapsed, first, last,
-                static_cast<unsigned long long>(allocations), cpu);
-    std::fflush(stdout);
-  }
-  return 0;
+  return tgb::serve_steps(fns.step, steps);
 }
 
 tgb::TapegradEngine::Path parse_path(const std::string& name) {

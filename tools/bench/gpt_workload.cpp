@@ -155,28 +155,7 @@ const char* torch_gpt_script() {
 int serve(const std::function<double()>& step, double checksum, double gemm_gflops,
           const std::string& info, int steps) {
   std::printf("ready %.17g %.6g %s\n", checksum, gemm_gflops, info.c_str());
-  std::fflush(stdout);
-  char command[16];
-  while (std::fgets(command, sizeof command, stdin) != nullptr) {
-    if (command[0] == 'q') {
-      std::printf("%ld\n", peak_rss_kib());
-      std::fflush(stdout);
-      return 0;
-    }
-    const unsigned long long allocations_before = tapegrad::process::heap_allocations();
-    double first = 0, last = 0;
-    const double cpu0 = cpu_seconds(), thread0 = thread_cpu_seconds(), t0 = now_seconds();
-    for (int i = 0; i < steps; ++i) {
-      last = step();
-      if (i == 0) first = last;
-    }
-    const double elapsed = now_seconds() - t0, cpu = cpu_seconds() - cpu0;
-    const double thread_cpu = thread_cpu_seconds() - thread0;
-    std::printf("%.9g %.9g %.9g %llu %.9g %.9g\n", elapsed, first, last,
-                tapegrad::process::heap_allocations() - allocations_before, cpu, thread_cpu);
-    std::fflush(stdout);
-  }
-  return 0;
+  return serve_steps(step, steps);
 }
 
 // The LibTorch worker: the plugin's GPT step (torch_engine.cpp), loaded only in this process.
