@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "graph/threads.h"
+#include "io/atomic_file.h"
 #include "io/safetensors.h"
 #include "tapegrad.h"
 #ifdef TAPEGRAD_HAVE_MPI
@@ -287,20 +288,14 @@ std::string csv_up_to(const std::string& path, int64_t step) {
 }
 
 void write_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) throw Error("train_gpt: cannot write " + tmp);
-  }
-  fs::rename(tmp, path);
+  write_file_atomically(path, text);
 }
 
 // loss.png from loss.csv with gnuplot: the book's figure (train and validation loss against
 // steps, tokens seen on a second x axis). A missing gnuplot is a note, not an error.
 void plot(const std::string& dir, Reporter& reporter) {
   const std::string script = dir + "/loss.gp";
-  std::ofstream gp(script);
+  std::ostringstream gp;
   gp << "set terminal pngcairo noenhanced size 800,500\n"
         "set output '"
      << dir
@@ -321,7 +316,7 @@ void plot(const std::string& dir, Reporter& reporter) {
      << dir
      << "/loss.csv' using 1:2 with linespoints title 'Training loss', "
         "'' using 1:3 with linespoints dashtype 2 title 'Validation loss'\n";
-  gp.close();
+  write_file(script, gp.str());
   const std::string command = "gnuplot '" + script + "' 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   std::string output;

@@ -1,4 +1,4 @@
-// safetensors: the header parser (strict, bounded, fuzzed), the atomic writer and CRC-32.
+// safetensors: the header parser (strict, bounded, fuzzed), the writer and CRC-32.
 #include "io/safetensors.h"
 
 #include <fcntl.h>
@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -15,6 +14,7 @@
 #include <set>
 
 #include "graph/error.h"
+#include "io/atomic_file.h"
 
 static_assert(std::endian::native == std::endian::little,
               "safetensors stores little-endian elements; tapegrad copies them as they are");
@@ -485,20 +485,6 @@ std::string system_error(const std::string& what, const std::string& path) {
   return what + " " + path + ": " + std::strerror(errno);
 }
 
-void write_all(int fd, const uint8_t* p, size_t n, const std::string& path) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, std::min<size_t>(n, size_t{1} << 30));
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      throw Error(system_error("write_safetensors: writing", path));
-    }
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-}
-
-std::atomic<uint64_t> temp_counter{0};
-
 }  // namespace
 
 int64_t safetensors_dtype_size(std::string_view dtype) {
@@ -718,33 +704,11 @@ void write_safetensors(const std::string& path,
   for (size_t i : order) crc = crc32(tensors[i].bytes, crc);
   header.replace(crc_at, 8, hex32(crc));
 
-  const std::string temp =
-      path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(temp_counter.fetch_add(1));
-  File file(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
-  if (file.fd() < 0) throw Error(system_error("write_safetensors: creating", temp));
-  try {
-    write_all(file.fd(), size_bytes, 8, temp);
-    write_all(file.fd(), reinterpret_cast<const uint8_t*>(header.data()), header.size(), temp);
-    for (size_t i : order)
-      write_all(file.fd(), tensors[i].bytes.data(), tensors[i].bytes.size(), temp);
-    if (::fsync(file.fd()) != 0) throw Error(system_error("write_safetensors: fsync of", temp));
-    if (::close(file.release()) != 0) {
-      throw Error(system_error("write_safetensors: closing", temp));
-    }
-    if (::rename(temp.c_str(), path.c_str()) != 0) {
-      throw Error(system_error("write_safetensors: renaming " + temp + " to", path));
-    }
-  } catch (...) {
-    ::unlink(temp.c_str());
-    throw;
-  }
-  // Make the rename itself durable.
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "."
-                          : slash == 0               ? "/"
-                                                     : path.substr(0, slash);
-  File d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (d.fd() >= 0) ::fsync(d.fd());
+  AtomicFile file(path);
+  file.write(size_bytes);
+  file.write(header);
+  for (size_t i : order) file.write(tensors[i].bytes);
+  file.commit();
 }
 
 std::vector<uint8_t> read_whole_file(const std::string& path) {

@@ -72,7 +72,7 @@ struct SafetensorsTensor {
   std::span<const uint8_t> bytes;
 };
 
-// Writes a safetensors file atomically: into a temporary file next to `path`, flushed and
+// Writes a safetensors file atomically (io/atomic_file.h): into a temporary file next to `path`,
 // fsync'ed, then renamed over `path`, and the directory fsync'ed. A crash or SIGKILL at any
 // moment leaves either the old file or the new one at `path`, never a mix (a killed writer may
 // leave its temporary "<path>.tmp.<pid>.<n>" behind). Adds "tapegrad.crc32" to the metadata.

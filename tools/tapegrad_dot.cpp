@@ -8,13 +8,13 @@
 //
 // The DOT is byte-identical from run to run for the same flags. SVG and PNG are rendered
 // in-process by Graphviz's libgvc (the dot layout engine).
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "graph/error.h"
+#include "io/atomic_file.h"
 #include "tools/cli.h"
 #include "tools/models.h"
 #include "viz/dot.h"
@@ -184,13 +184,6 @@ std::optional<int> parse(int argc, char** argv, Arguments& a) {
   return std::nullopt;
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) throw Error("cannot write \"" + path + "\"");
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -202,7 +195,7 @@ int main(int argc, char** argv) {
     model.loss.backward({.retain_graph = true});
     if (!a.title_given) a.dot.title = model.title + "\n" + model.description;
     const std::string dot = to_dot(tape, a.dot);
-    if (!a.dot_path.empty()) write_file(a.dot_path, dot);
+    if (!a.dot_path.empty()) write_file_atomically(a.dot_path, dot);
     if (!a.svg_path.empty()) render(dot, "svg", a.svg_path);
     if (!a.png_path.empty()) render(dot, "png", a.png_path);
     if (a.dot_path.empty() && a.svg_path.empty() && a.png_path.empty()) std::cout << dot;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "graph/error.h"
+#include "io/atomic_file.h"
 #include "viz/graph_view.h"
 
 namespace tapegrad {
@@ -952,19 +953,7 @@ std::string to_dot(const Tape& tape, const DotOptions& options) {
 }
 
 void render(std::string_view dot, std::string_view format, const std::string& path) {
-  const std::lock_guard<std::mutex> lock(graphviz_mutex());
-  GraphvizErrors errors;
-  Layout layout(dot, errors);
-  const std::string fmt(format);
-  // Graphviz only warns when it cannot open the file; find out first, with the reason.
-  if (std::FILE* f = std::fopen(path.c_str(), "wb")) {
-    std::fclose(f);
-  } else {
-    throw Error("render: cannot write \"" + path + "\": " + std::strerror(errno));
-  }
-  if (gvRenderFilename(layout.gvc(), layout.graph(), fmt.c_str(), path.c_str()) != 0) {
-    throw Error(errors.message(("cannot write " + fmt + " to \"" + path + "\"").c_str()));
-  }
+  write_file_atomically(path, render(dot, format));
 }
 
 std::string render(std::string_view dot, std::string_view format) {

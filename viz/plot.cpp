@@ -18,6 +18,8 @@
 #include <system_error>
 
 #include "graph/error.h"
+#include "io/atomic_file.h"
+#include "io/safetensors.h"
 
 extern char** environ;
 
@@ -124,12 +126,6 @@ class TempDir {
   fs::path path_;
 };
 
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out.flush()) throw Error("plot_attention: cannot write " + path.string());
-}
-
 // Runs `gnuplot script` with stdout and stderr into log; returns its exit status (-1: killed).
 int run(const std::string& gnuplot, const fs::path& script, const fs::path& log) {
   posix_spawn_file_actions_t actions;
@@ -204,7 +200,8 @@ void plot_attention(const std::string& png_path, const Shape& shape,
       }
       data << "\n";
     }
-    write_file(dir.path() / ("head" + std::to_string(h) + ".txt"), data.str());
+    write_file_atomically((dir.path() / ("head" + std::to_string(h) + ".txt")).string(),
+                          data.str());
   }
 
   const int64_t cols = std::min<int64_t>(H, 4), rows = (H + cols - 1) / cols;
@@ -250,7 +247,7 @@ void plot_attention(const std::string& png_path, const Shape& shape,
   }
   gp << "unset multiplot\nset output\n";
   const fs::path script = dir.path() / "attention.gp";
-  write_file(script, gp.str());
+  write_file_atomically(script.string(), gp.str());
 
   // --- run gnuplot, then move the PNG into place
   // --------------------------------------------------
@@ -261,16 +258,8 @@ void plot_attention(const std::string& png_path, const Shape& shape,
     throw Error("plot_attention: " + gnuplot + " failed (exit status " + std::to_string(status) +
                 ") drawing " + png_path + ":\n" + read_head(log, 2000));
   }
-  // A copy next to png_path, then a rename over it: png_path is never half written.
-  const fs::path target(png_path);
-  const fs::path staging = target.string() + ".tmp";
-  fs::copy_file(png, staging, fs::copy_options::overwrite_existing, ec);
-  if (!ec) fs::rename(staging, target, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(staging, ignored);
-    throw Error("plot_attention: cannot write " + png_path + ": " + ec.message());
-  }
+  // Copied into place atomically: png_path is never half written.
+  write_file_atomically(png_path, read_whole_file(png.string()));
 }
 
 }  // namespace tapegrad

@@ -1,14 +1,14 @@
-// A real heap-allocation counter for tests: alloc_counter.cpp replaces malloc and friends for the
-// whole test executable (tapegrad_alloc_tests), so every allocation counts, whoever makes it
-// (operator new, std::vector, Eigen, the arena), on any thread.
+// Heap allocations per training step, counted by the benchmark's counter (tools/process/
+// heap_counter.cpp replaces malloc and friends for the whole tapegrad_alloc_tests executable).
 #pragma once
 
 #include <cstdint>
 
+#include "tools/process/heap_counter.h"
+
 namespace tapegrad::testing {
 
-// Calls of malloc, calloc, realloc, memalign, aligned_alloc and posix_memalign so far.
-uint64_t heap_allocations();
+using process::heap_allocations;
 
 // Runs `step` `warmup` times (first steps may grow the arena and the optimiser's state), then
 // `measured` times, and returns the heap allocations made during the measured runs.

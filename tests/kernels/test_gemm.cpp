@@ -13,23 +13,11 @@
 
 #include "graph/error.h"
 #include "graph/threads.h"
+#include "tests/compare.h"
 
 using namespace tapegrad;
+using testing::max_abs_difference;
 namespace {
-
-// The largest |got - want|, NaN as soon as one difference is NaN (std::max(worst, NaN) would keep
-// the old value, and `if (!(d <= worst)) worst = d`, tests/ops/fused_compare.h's form, lets a later
-// finite difference overwrite the NaN). Local until the shared tests/compare.h is on main.
-double max_abs_difference(const std::vector<double>& got, const std::vector<double>& want) {
-  if (got.size() != want.size()) return std::numeric_limits<double>::infinity();
-  double worst = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double d = std::abs(got[i] - want[i]);
-    if (std::isnan(d)) return d;
-    worst = std::max(worst, d);
-  }
-  return worst;
-}
 
 // Whether this build linked OpenBLAS (CMake's TAPEGRAD_HAVE_OPENBLAS): then every OpenBLAS check
 // must run, and fails if OpenBLAS is not there.

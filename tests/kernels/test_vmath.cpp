@@ -13,21 +13,16 @@
 #include <vector>
 
 #include "kernels/vmath.h"
-#include "tests/ops/attention_goldens.h"
+#include "tests/compare.h"
+#include "tests/goldens.h"
 
 namespace {
 
-// The torch values, by name (the shared reader of `name dtype shape v1 ... vn` lines).
-const std::map<std::string, tapegrad::testing::AttentionGolden>& goldens() {
-  static const auto out = tapegrad::testing::read_attention_goldens("vmath/vmath_goldens.txt");
-  return out;
-}
-
+// The torch values of tests/goldens/vmath/vmath_goldens.txt, by name.
 template <class T>
 std::vector<T> golden(const std::string& name) {
-  const auto it = goldens().find(name);
-  if (it == goldens().end()) throw std::runtime_error("no golden named " + name);
-  return std::vector<T>(it->second.values.begin(), it->second.values.end());
+  const auto& values = tapegrad::testing::golden_file("vmath/vmath_goldens.txt")[name].values;
+  return std::vector<T>(values.begin(), values.end());
 }
 
 // Distance in representable values between a and b (0: equal; NaN vs NaN: 0).
@@ -116,7 +111,7 @@ void elementwise_cases() {
   const auto max_abs = [](const std::vector<T>& a, const std::vector<T>& b) {
     double worst = 0, scale = 0;
     for (size_t i = 0; i < a.size(); ++i) {
-      worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]));
+      worst = tapegrad::testing::worse(worst, std::abs(static_cast<double>(a[i]) - b[i]));
       scale = std::max(scale, std::abs(static_cast<double>(b[i])));
     }
     return worst / (scale * std::numeric_limits<T>::epsilon());  // in ulps of the largest value
@@ -139,7 +134,8 @@ double max_rel(const std::vector<T>& a, const std::vector<T>& b) {
   double worst = 0;
   for (size_t i = 0; i < a.size(); ++i) {
     const double d = std::abs(static_cast<double>(a[i]) - b[i]);
-    worst = std::max(worst, d / std::max(std::abs(static_cast<double>(b[i])), 1e-30));
+    worst =
+        tapegrad::testing::worse(worst, d / std::max(std::abs(static_cast<double>(b[i])), 1e-30));
   }
   return worst;
 }
@@ -183,7 +179,8 @@ void row_cases() {
   // dx is a difference of nearly equal terms: bounded relative to the row's largest gradient.
   double worst_dx = 0, scale_dx = 0;
   for (size_t i = 0; i < dx.size(); ++i) {
-    worst_dx = std::max(worst_dx, std::abs(static_cast<double>(dx[i]) - want_dx[i]));
+    worst_dx =
+        tapegrad::testing::worse(worst_dx, std::abs(static_cast<double>(dx[i]) - want_dx[i]));
     scale_dx = std::max(scale_dx, std::abs(static_cast<double>(want_dx[i])));
   }
   CHECK(max_rel(ly, want_y) <= 10 * tol);

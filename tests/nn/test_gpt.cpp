@@ -17,6 +17,7 @@
 #include "graph/random.h"
 #include "io/safetensors.h"
 #include "nn/gpt.h"
+#include "tests/compare.h"
 
 using namespace tapegrad;
 
@@ -77,7 +78,8 @@ void check_close(const Tensor& actual, const Golden& g, const std::string& name,
   size_t at = 0;
   for (size_t i = 0; i < a.size(); ++i) {
     const double ratio = std::fabs(a[i] - e[i]) / (atol + rtol * std::fabs(e[i]));
-    if (ratio > worst) worst = ratio, at = i;
+    // NaN is the worst ratio and sticks (`ratio > worst` alone would skip it).
+    if (ratio > worst || (std::isnan(ratio) && !std::isnan(worst))) worst = ratio, at = i;
   }
   INFO(name << ": worst element " << at << ": " << a[at] << " vs torch " << e[at] << " (" << worst
             << " of the tolerance)");

@@ -15,6 +15,7 @@
 #include "graph/random.h"
 #include "io/safetensors.h"
 #include "nn/gpt2_weights.h"
+#include "tests/compare.h"
 
 using namespace tapegrad;
 
@@ -94,7 +95,7 @@ void check_logits(const Tensor& logits, const File& g, double atol = 1e-6) {
   const auto e = g.values("logits");
   double worst = 0.0;
   for (size_t i = 0; i < a.size(); ++i) {
-    worst = std::max(worst, std::fabs(a[i] - e[i]) / (atol + 1e-5 * std::fabs(e[i])));
+    worst = testing::worse(worst, std::fabs(a[i] - e[i]) / (atol + 1e-5 * std::fabs(e[i])));
   }
   INFO("worst error / tolerance " << worst);
   CHECK(worst <= 1.0);

@@ -1,72 +1,28 @@
-// Test-side reader of tests/goldens/attention/attention_goldens.txt (torch values, exact).
+// The attention goldens (tests/goldens/attention/attention_goldens.txt) and exact comparisons.
 #pragma once
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <fstream>
-#include <map>
 #include <span>
-#include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "graph/factory.h"
+#include "tests/compare.h"
+#include "tests/goldens.h"
 
 namespace tapegrad::testing {
 
-struct AttentionGolden {
-  DType dtype = DType::Float32;
-  Shape shape;
-  std::vector<double> values;  // exact: float32 values are representable as double
-};
-
-// `name dtype shape v1 ... vn`, values as float.hex(), from a file under tests/goldens/ (`relative`
-// relative to it), e.g. attention/attention_goldens.txt written by make_attention_goldens.py.
-inline std::map<std::string, AttentionGolden> read_attention_goldens(const std::string& relative) {
-  std::map<std::string, AttentionGolden> out;
-  const std::string path = std::string(TAPEGRAD_GOLDEN_DIR) + "/" + relative;
-  std::ifstream file(path);
-  if (!file) throw std::runtime_error("cannot open " + path);
-  std::string line;
-  while (std::getline(file, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream in(line);
-    std::string name, dtype, dims, token;
-    in >> name >> dtype >> dims;
-    AttentionGolden g;
-    g.dtype = dtype == "f32" ? DType::Float32 : DType::Float64;
-    std::vector<int64_t> shape;
-    std::istringstream dim_in(dims);
-    while (std::getline(dim_in, token, ',')) shape.push_back(std::stoll(token));
-    g.shape = Shape(std::span<const int64_t>(shape));
-    while (in >> token) g.values.push_back(std::strtod(token.c_str(), nullptr));
-    if (static_cast<int64_t>(g.values.size()) != g.shape.numel()) {
-      throw std::runtime_error("bad golden line: " + name);
-    }
-    out.emplace(name, std::move(g));
-  }
-  return out;
-}
-
-inline const std::map<std::string, AttentionGolden>& attention_goldens() {
-  static const std::map<std::string, AttentionGolden> goldens =
-      read_attention_goldens("attention/attention_goldens.txt");
-  return goldens;
-}
-
-inline const AttentionGolden& attention_golden(const std::string& name) {
-  const auto it = attention_goldens().find(name);
-  if (it == attention_goldens().end()) throw std::runtime_error("no golden named " + name);
-  return it->second;
+// tests/goldens/attention/attention_goldens.txt, written by make_attention_goldens.py.
+inline const GoldenTensor& attention_golden(const std::string& name) {
+  return golden_file("attention/attention_goldens.txt")[name];
 }
 
 // The golden as a tensor on the current tape, in its own dtype.
 inline Tensor golden_tensor(const std::string& name, bool requires_grad = false) {
-  const AttentionGolden& g = attention_golden(name);
+  const GoldenTensor& g = attention_golden(name);
   return from_values(g.shape, g.values, g.dtype, requires_grad);
 }
 
@@ -96,7 +52,7 @@ inline double max_abs_diff(std::span<const double> a, std::span<const double> b)
     } else if (std::isinf(a[i]) || std::isinf(b[i])) {
       if (a[i] != b[i]) return INFINITY;
     } else {
-      worst = std::max(worst, std::abs(a[i] - b[i]));
+      worst = worse(worst, std::abs(a[i] - b[i]));
     }
   }
   return worst;

@@ -5,16 +5,14 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "graph/factory.h"
 #include "ops/ops.h"
+#include "tests/goldens.h"
 
 namespace tapegrad::testing {
 
@@ -30,48 +28,36 @@ struct GoldenCase {
   std::map<std::string, GoldenField> fields;
 };
 
+// The cases of `op` in tests/goldens/elementwise/elementwise_goldens.txt, whose records are named
+// `<case>/<field>@<match>` and `<case>/param`, <case> being `<op>` or `<op>:<variant>`.
 inline std::vector<GoldenCase> load_elementwise_goldens(const std::string& op) {
-  const std::string path = TAPEGRAD_GOLDEN_DIR "/elementwise/elementwise_goldens.txt";
-  std::ifstream in(path);
-  INFO("golden file " << path);
-  REQUIRE(in.good());
-  std::vector<GoldenCase> cases;
-  std::string line;
-  GoldenCase current;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream words(line);
-    std::string head;
-    words >> head;
-    if (head == "case") {
-      std::string param;
-      current = GoldenCase{};
-      words >> current.name >> current.op >> param;
-      current.param = std::strtod(param.c_str(), nullptr);
-    } else if (head == "end") {
-      if (current.op == op) cases.push_back(current);
-    } else {
-      GoldenField field;
-      int rank = 0;
-      words >> field.match >> rank;
-      std::vector<int64_t> dims(static_cast<size_t>(rank));
-      for (int64_t& d : dims) words >> d;
-      field.shape = Shape(std::span<const int64_t>(dims));
-      int64_t n = 0;
-      words >> n;
-      for (int64_t i = 0; i < n; ++i) {
-        std::string hex;
-        words >> hex;
-        const uint32_t bits = static_cast<uint32_t>(std::stoul(hex, nullptr, 16));
-        float v;
-        std::memcpy(&v, &bits, sizeof v);
-        field.values.push_back(v);
-      }
-      REQUIRE(field.shape.numel() == n);
-      current.fields[head] = field;
+  std::map<std::string, GoldenCase> cases;
+  for (const auto& [name, tensor] : golden_file("elementwise/elementwise_goldens.txt").tensors()) {
+    const size_t slash = name.rfind('/');  // a case name may hold a / (div's)
+    REQUIRE(slash != std::string::npos);
+    const std::string case_name = name.substr(0, slash);
+    if (case_name.substr(0, case_name.find(':')) != op) continue;
+    GoldenCase& c = cases[case_name];
+    c.name = case_name;
+    c.op = op;
+    const std::string rest = name.substr(slash + 1);
+    if (rest == "param") {
+      REQUIRE(tensor.values.size() == 1);
+      c.param = tensor.values[0];
+      continue;
     }
+    const size_t at = rest.find('@');
+    REQUIRE(at != std::string::npos);
+    REQUIRE(tensor.dtype == DType::Float32);
+    GoldenField field;
+    field.match = rest.substr(at + 1);
+    field.shape = tensor.shape;
+    field.values.assign(tensor.values.begin(), tensor.values.end());  // exact: float32 values
+    c.fields[rest.substr(0, at)] = std::move(field);
   }
-  return cases;
+  std::vector<GoldenCase> out;
+  for (auto& [name, c] : cases) out.push_back(std::move(c));
+  return out;
 }
 
 // Counts elements of `actual` (float32 values widened to double) outside the golden's match.

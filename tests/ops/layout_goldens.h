@@ -1,39 +1,28 @@
-// Reads tests/goldens/layout/layout_goldens.txt (torch's values and gradients, written by
-// make_layout_goldens.py) and checks an op against one of its cases in float64 and float32.
+// The cases of tests/goldens/layout/layout_goldens.txt (torch's values and gradients, written by
+// make_layout_goldens.py), and a check of an op against one of them in float64 and float32.
 #pragma once
 
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
 #include <functional>
-#include <sstream>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "graph/factory.h"
+#include "tests/goldens.h"
 
-// An inline namespace of its own: other golden readers define a GoldenTensor too, and two
-// definitions under one name would break the one-definition rule.
 namespace tapegrad::testing {
-inline namespace layout_goldens {
 
-struct GoldenTensor {
-  std::string name;
-  Shape shape;
-  std::vector<double> values;
-};
-
-struct GoldenCase {
+// One case of an op: its tensors, named `<op>:<label>:<tensor>` in the file.
+struct LayoutCase {
   std::string op;
   std::string label;
-  std::vector<GoldenTensor> tensors;
+  std::map<std::string, const GoldenTensor*> tensors;  // by tensor name
 
   const GoldenTensor* find(const std::string& name) const {
-    for (const GoldenTensor& t : tensors) {
-      if (t.name == name) return &t;
-    }
-    return nullptr;
+    const auto it = tensors.find(name);
+    return it == tensors.end() ? nullptr : it->second;
   }
   const GoldenTensor& get(const std::string& name) const {
     const GoldenTensor* t = find(name);
@@ -42,47 +31,19 @@ struct GoldenCase {
   }
 };
 
-// The cases of `op`, in file order; fails the test when the file is missing or has none.
-inline std::vector<GoldenCase> layout_golden_cases(const std::string& op) {
-  const std::string path = TAPEGRAD_GOLDEN_DIR "/layout/layout_goldens.txt";
-  std::ifstream file(path);
-  REQUIRE(file.good());
-  std::vector<GoldenCase> cases;
-  GoldenCase* current = nullptr;
-  std::string line;
-  while (std::getline(file, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream in(line);
-    std::string word;
-    in >> word;
-    if (word == "case") {
-      GoldenCase c;
-      in >> c.op >> c.label;
-      cases.push_back(c);
-      current = &cases.back();
-    } else if (word == "end") {
-      current = nullptr;
-    } else {
-      REQUIRE(current != nullptr);
-      GoldenTensor t;
-      t.name = word;
-      int rank = 0;
-      in >> rank;
-      std::vector<int64_t> dims(static_cast<size_t>(rank));
-      for (int64_t& d : dims) in >> d;
-      t.shape = Shape(std::span<const int64_t>(dims));
-      std::string v;
-      while (in >> v) t.values.push_back(std::strtod(v.c_str(), nullptr));
-      REQUIRE(static_cast<int64_t>(t.values.size()) == t.shape.numel());
-      current->tensors.push_back(std::move(t));
-    }
+// The cases of `op`; fails the test when the file is missing or has none.
+inline std::vector<LayoutCase> layout_golden_cases(const std::string& op) {
+  std::vector<LayoutCase> cases;
+  for (const auto& [name, tensor] : golden_file("layout/layout_goldens.txt").tensors()) {
+    const size_t first = name.find(':'), last = name.rfind(':');
+    REQUIRE(first != last);
+    if (name.compare(0, first, op) != 0 || first != op.size()) continue;
+    const std::string label = name.substr(first + 1, last - first - 1);
+    if (cases.empty() || cases.back().label != label) cases.push_back({op, label, {}});
+    cases.back().tensors[name.substr(last + 1)] = &tensor;
   }
-  std::vector<GoldenCase> selected;
-  for (GoldenCase& c : cases) {
-    if (c.op == op) selected.push_back(std::move(c));
-  }
-  REQUIRE(!selected.empty());
-  return selected;
+  REQUIRE(!cases.empty());
+  return cases;
 }
 
 inline void check_close(const std::vector<double>& actual, const GoldenTensor& expected,
@@ -97,7 +58,7 @@ inline void check_close(const std::vector<double>& actual, const GoldenTensor& e
 
 // Builds the case's named inputs as leaves of `dtype` that require grad, runs f, and checks
 // the output and, after backward with the case's dy, each input's gradient.
-inline void check_golden_case(const GoldenCase& c, const std::vector<std::string>& inputs,
+inline void check_golden_case(const LayoutCase& c, const std::vector<std::string>& inputs,
                               const std::function<Tensor(std::span<const Tensor>)>& f,
                               DType dtype) {
   INFO("golden case " << c.op << " " << c.label << " in " << dtype_name(dtype));
@@ -120,5 +81,4 @@ inline void check_golden_case(const GoldenCase& c, const std::vector<std::string
   }
 }
 
-}  // namespace layout_goldens
 }  // namespace tapegrad::testing

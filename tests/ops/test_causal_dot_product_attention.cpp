@@ -8,6 +8,7 @@
 #include "graph/threads.h"
 #include "kernels/gemm.h"
 #include "ops/ops.h"
+#include "tests/compare.h"
 #include "tests/ops/attention_goldens.h"
 #include "tests/ops/fused_compare.h"
 #include "tests/ops/gradcheck_registry.h"
@@ -18,13 +19,12 @@ using testing::run_forward_backward;
 namespace {
 
 // tests/goldens/sdpa/sdpa_goldens.txt, written by make_sdpa_goldens.py.
-const testing::AttentionGolden& sdpa_golden(const std::string& name) {
-  static const auto goldens = testing::read_attention_goldens("sdpa/sdpa_goldens.txt");
-  return goldens.at(name);
+const testing::GoldenTensor& sdpa_golden(const std::string& name) {
+  return testing::golden_file("sdpa/sdpa_goldens.txt")[name];
 }
 
 Tensor sdpa_tensor(const std::string& name) {
-  const testing::AttentionGolden& g = sdpa_golden(name);
+  const testing::GoldenTensor& g = sdpa_golden(name);
   return from_values(g.shape, g.values, g.dtype, /*requires_grad=*/true);
 }
 
@@ -128,7 +128,7 @@ TEST_CASE("causal_dot_product_attention: torch's attention with dropout on a sma
     REQUIRE(got.size() == want.size());
     double worst = 0;
     for (size_t i = 0; i < got.size(); ++i) {
-      worst = std::max(worst, std::abs(got[i] - want[i]) / (1e-6 + 1e-5 * std::abs(want[i])));
+      worst = testing::worse(worst, std::abs(got[i] - want[i]) / (1e-6 + 1e-5 * std::abs(want[i])));
     }
     return worst;  // < 1: within 1e-6 absolute + 1e-5 relative
   };

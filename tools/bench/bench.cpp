@@ -42,53 +42,8 @@
 #include "tools/bench/tapegrad_engine.h"
 #include "tools/bench/workload.h"
 #include "tools/cli.h"
-
-// --- heap allocation counting ----------------------------------------------------------------
-// Interposes glibc's allocation entry points to count calls: "allocations per step" is measured,
-// not assumed, for both engines (LibTorch's plugin resolves malloc to these too).
-extern "C" {
-void* __libc_malloc(size_t);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void* __libc_memalign(size_t, size_t);
-}
-namespace {
-std::atomic<uint64_t> g_allocations{0};
-}
-extern "C" {
-void* malloc(size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return __libc_malloc(n);
-}
-void* calloc(size_t n, size_t m) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return __libc_calloc(n, m);
-}
-void* realloc(void* p, size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return __libc_realloc(p, n);
-}
-void* memalign(size_t a, size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return __libc_memalign(a, n);
-}
-void* aligned_alloc(size_t a, size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return __libc_memalign(a, n);
-}
-int posix_memalign(void** out, size_t a, size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  void* p = __libc_memalign(a, n);
-  if (p == nullptr) return 12;  // ENOMEM
-  *out = p;
-  return 0;
-}
-}
-
-// For the GPT workloads' workers (tools/bench/gpt_workload.cpp).
-extern "C" unsigned long long tgb_allocations() {
-  return g_allocations.load(std::memory_order_relaxed);
-}
+#include "tools/process/heap_counter.h"
+#include "tools/process/worker_process.h"
 
 namespace tgb = tapegrad_bench;
 using tgb::cpu_seconds;
@@ -181,30 +136,7 @@ struct StepFns {
 
 int run_step_worker(const StepFns& fns, int steps) {
   std::printf("ready %.17g %s\n", fns.checksum(), fns.info.c_str());
-  std::fflush(stdout);
-  char command[16];
-  while (std::fgets(command, sizeof command, stdin) != nullptr) {
-    if (command[0] == 'q') {
-      std::printf("%ld\n", peak_rss_kib());
-      std::fflush(stdout);
-      return 0;
-    }
-    const uint64_t allocations_before = g_allocations.load(std::memory_order_relaxed);
-    double first = 0, last = 0;
-    const double cpu0 = cpu_seconds();
-    const double t0 = now_seconds();
-    for (int i = 0; i < steps; ++i) {
-      last = fns.step();
-      if (i == 0) first = last;
-    }
-    const double elapsed = now_seconds() - t0;
-    const double cpu = cpu_seconds() - cpu0;
-    const uint64_t allocations = g_allocations.load(std::memory_order_relaxed) - allocations_before;
-    std::printf("%.9g %.9g %.9g %llu %.9g\n", elapsed, first, last,
-                static_cast<unsigned long long>(allocations), cpu);
-    std::fflush(stdout);
-  }
-  return 0;
+  return tgb::serve_steps(fns.step, steps);
 }
 
 tgb::TapegradEngine::Path parse_path(const std::string& name) {
@@ -298,75 +230,22 @@ int worker_main(const std::vector<std::string>& args) {
 
 // --- the parent ----------------------------------------------------------------------------------
 
-class Worker {
- public:
-  // Runs this program (or `exe`, another build of it, when args[0] is "--exe=PATH").
-  explicit Worker(std::vector<std::string> args) {
-    if (!args.empty() && args[0].rfind("--exe=", 0) == 0) {
-      exe_ = args[0].substr(6);
-      args.erase(args.begin());
-    }
-    std::vector<std::string> env;  // "--env=NAME=VALUE"...: set in the worker's environment only
-    while (!args.empty() && args[0].rfind("--env=", 0) == 0) {
-      env.push_back(args[0].substr(6));
-      args.erase(args.begin());
-    }
-    int to_child[2], from_child[2];
-    if (pipe(to_child) != 0 || pipe(from_child) != 0) die("pipe failed");
-    pid_ = fork();
-    if (pid_ < 0) die("fork failed");
-    if (pid_ == 0) {
-      dup2(to_child[0], 0);
-      dup2(from_child[1], 1);
-      close(to_child[0]);
-      close(to_child[1]);
-      close(from_child[0]);
-      close(from_child[1]);
-      for (const std::string& e : env) {
-        if (const size_t eq = e.find('='); eq != std::string::npos) {
-          setenv(e.substr(0, eq).c_str(), e.substr(eq + 1).c_str(), 1);
-        }
-      }
-      std::vector<char*> argv;
-      static char self[] = "tapegrad-bench";
-      argv.push_back(self);
-      for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      execv(exe_.c_str(), argv.data());
-      _exit(127);
-    }
-    close(to_child[0]);
-    close(from_child[1]);
-    in_ = fdopen(to_child[1], "w");
-    out_ = fdopen(from_child[0], "r");
+// This program (or `exe`, another build of it, when args[0] is "--exe=PATH") as a worker;
+// "--env=NAME=VALUE" arguments next are set in the worker's environment only.
+std::unique_ptr<tapegrad::process::WorkerProcess> start_worker(std::vector<std::string> args) {
+  std::string exe = "/proc/self/exe";
+  if (!args.empty() && args[0].rfind("--exe=", 0) == 0) {
+    exe = args[0].substr(6);
+    args.erase(args.begin());
   }
-  ~Worker() {
-    if (in_ != nullptr) std::fclose(in_);
-    if (out_ != nullptr) std::fclose(out_);
-    int status = 0;
-    waitpid(pid_, &status, 0);
+  std::vector<std::string> env;
+  while (!args.empty() && args[0].rfind("--env=", 0) == 0) {
+    env.push_back(args[0].substr(6));
+    args.erase(args.begin());
   }
-  Worker(const Worker&) = delete;
-  Worker& operator=(const Worker&) = delete;
-
-  void send(const char* line) {
-    std::fputs(line, in_);
-    std::fflush(in_);
-  }
-  std::string receive() {
-    char buffer[4096];
-    if (std::fgets(buffer, sizeof buffer, out_) == nullptr) die("a worker died (see above)");
-    std::string s(buffer);
-    if (!s.empty() && s.back() == '\n') s.pop_back();
-    return s;
-  }
-
- private:
-  std::string exe_ = "/proc/self/exe";
-  pid_t pid_ = -1;
-  FILE* in_ = nullptr;
-  FILE* out_ = nullptr;
-};
+  args.insert(args.begin(), "tapegrad-bench");
+  return std::make_unique<tapegrad::process::WorkerProcess>(exe, args, env);
+}
 
 struct Plan {
   int steps_per_sample;
@@ -429,10 +308,10 @@ void parse_ready(const std::string& line, EngineResult& r) {
 // Runs the workload on the engines given, interleaved, and fills one result per engine.
 std::vector<EngineResult> run_workload(const Plan& plan,
                                        const std::vector<std::vector<std::string>>& engines) {
-  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::unique_ptr<tapegrad::process::WorkerProcess>> workers;
   std::vector<EngineResult> results(engines.size());
   for (size_t e = 0; e < engines.size(); ++e) {
-    workers.push_back(std::make_unique<Worker>(engines[e]));
+    workers.push_back(start_worker(engines[e]));
     parse_ready(workers[e]->receive(), results[e]);
     results[e].ran = true;
   }
@@ -473,8 +352,8 @@ double run_gemm_worker(const char* engine, int threads, int64_t n, std::string* 
   std::vector<std::string> args{"--worker", engine,           "--threads", std::to_string(threads),
                                 "--n",      std::to_string(n)};
   if (!env.empty()) args.insert(args.begin(), "--env=" + env);
-  Worker worker(args);
-  std::istringstream ss(worker.receive());
+  const auto worker = start_worker(args);
+  std::istringstream ss(worker->receive());
   double gflops = 0;
   ss >> gflops;
   if (info != nullptr) {

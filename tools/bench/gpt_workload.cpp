@@ -43,9 +43,8 @@
 #include "optim/clip.h"
 #include "tools/bench/process_stats.h"
 #include "tools/bench/workload.h"
-
-// bench.cpp's count of heap allocations (its malloc interposition).
-extern "C" unsigned long long tgb_allocations();
+#include "tools/process/heap_counter.h"
+#include "tools/process/worker_process.h"
 
 namespace tapegrad_bench {
 
@@ -112,72 +111,6 @@ double tapegrad_gemm_gflops() {
   return 2.0 * static_cast<double>(n * n * n) / best / 1e9;
 }
 
-// --- processes -------------------------------------------------------------------------------
-
-// A child process (argv[0] is the program) talking one line each way over pipes; `env` holds
-// NAME=VALUE settings for its environment ("NAME=" alone removes NAME).
-class Process {
- public:
-  Process(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
-    int to_child[2], from_child[2];
-    if (pipe(to_child) != 0 || pipe(from_child) != 0) std::exit(2);
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(to_child[0], 0);
-      dup2(from_child[1], 1);
-      close(to_child[0]);
-      close(to_child[1]);
-      close(from_child[0]);
-      close(from_child[1]);
-      for (const std::string& e : env) {
-        const size_t eq = e.find('=');
-        if (eq + 1 == e.size()) {
-          unsetenv(e.substr(0, eq).c_str());
-        } else {
-          setenv(e.substr(0, eq).c_str(), e.substr(eq + 1).c_str(), 1);
-        }
-      }
-      std::vector<char*> args;
-      for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
-      execv(args[0], args.data());
-      _exit(127);
-    }
-    close(to_child[0]);
-    close(from_child[1]);
-    in_ = fdopen(to_child[1], "w");
-    out_ = fdopen(from_child[0], "r");
-  }
-  ~Process() {
-    std::fclose(in_);
-    std::fclose(out_);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-  }
-  Process(const Process&) = delete;
-  Process& operator=(const Process&) = delete;
-
-  void send(const char* line) {
-    std::fputs(line, in_);
-    std::fflush(in_);
-  }
-  std::string receive() {
-    char buffer[8192];
-    if (std::fgets(buffer, sizeof buffer, out_) == nullptr) {
-      std::fprintf(stderr, "tapegrad-bench: a GPT worker died (see above)\n");
-      std::exit(2);
-    }
-    std::string s(buffer);
-    if (!s.empty() && s.back() == '\n') s.pop_back();
-    return s;
-  }
-
- private:
-  pid_t pid_ = -1;
-  FILE* in_ = nullptr;
-  FILE* out_ = nullptr;
-};
-
 struct Result {
   std::string label, info;
   double checksum = 0, gemm_gflops = 0;
@@ -222,28 +155,7 @@ const char* torch_gpt_script() {
 int serve(const std::function<double()>& step, double checksum, double gemm_gflops,
           const std::string& info, int steps) {
   std::printf("ready %.17g %.6g %s\n", checksum, gemm_gflops, info.c_str());
-  std::fflush(stdout);
-  char command[16];
-  while (std::fgets(command, sizeof command, stdin) != nullptr) {
-    if (command[0] == 'q') {
-      std::printf("%ld\n", peak_rss_kib());
-      std::fflush(stdout);
-      return 0;
-    }
-    const unsigned long long allocations_before = tgb_allocations();
-    double first = 0, last = 0;
-    const double cpu0 = cpu_seconds(), thread0 = thread_cpu_seconds(), t0 = now_seconds();
-    for (int i = 0; i < steps; ++i) {
-      last = step();
-      if (i == 0) first = last;
-    }
-    const double elapsed = now_seconds() - t0, cpu = cpu_seconds() - cpu0;
-    const double thread_cpu = thread_cpu_seconds() - thread0;
-    std::printf("%.9g %.9g %.9g %llu %.9g %.9g\n", elapsed, first, last,
-                tgb_allocations() - allocations_before, cpu, thread_cpu);
-    std::fflush(stdout);
-  }
-  return 0;
+  return serve_steps(step, steps);
 }
 
 // The LibTorch worker: the plugin's GPT step (torch_engine.cpp), loaded only in this process.
@@ -363,10 +275,11 @@ struct Engine {
 // Runs the engines of one group interleaved (alternating who goes first), returns their results.
 std::vector<Result> run_group(const GptWorkload& w, const std::vector<Engine>& engines,
                               int samples) {
-  std::vector<std::unique_ptr<Process>> procs;
+  std::vector<std::unique_ptr<tapegrad::process::WorkerProcess>> procs;
   std::vector<Result> r(engines.size());
   for (size_t e = 0; e < engines.size(); ++e) {
-    procs.push_back(std::make_unique<Process>(engines[e].argv, engines[e].env));
+    procs.push_back(std::make_unique<tapegrad::process::WorkerProcess>(
+        engines[e].argv[0], engines[e].argv, engines[e].env));
     parse_ready(procs[e]->receive(), r[e]);
     r[e].label = engines[e].label;
   }

@@ -1,11 +1,16 @@
-// What the benchmark's processes report about themselves: wall and CPU clocks, peak RSS, load.
+// What the benchmark's processes report about themselves: wall and CPU clocks, peak RSS, load;
+// and the workers' side of the protocol that reports them.
 #pragma once
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <string>
+
+#include "tools/process/heap_counter.h"
 
 namespace tapegrad_bench {
 
@@ -43,6 +48,37 @@ inline std::string load_average() {
   std::string a, b, c;
   f >> a >> b >> c;
   return a + " " + b + " " + c;
+}
+
+// A worker's side of tapegrad-bench's protocol, once the worker has printed its "ready ..." line:
+// for each "s" on stdin, `steps` steps of `step` (which returns the loss), answered "<seconds>
+// <first loss> <last loss> <heap allocations> <CPU seconds> <CPU seconds of the calling thread>";
+// for "q", the peak RSS (KiB), and returns 0. (A parent reading five fields, as an older build's
+// does, ignores the sixth.)
+inline int serve_steps(const std::function<double()>& step, int steps) {
+  std::fflush(stdout);
+  char command[16];
+  while (std::fgets(command, sizeof command, stdin) != nullptr) {
+    if (command[0] == 'q') {
+      std::printf("%ld\n", peak_rss_kib());
+      std::fflush(stdout);
+      return 0;
+    }
+    const uint64_t allocations_before = tapegrad::process::heap_allocations();
+    double first = 0, last = 0;
+    const double cpu0 = cpu_seconds(), thread0 = thread_cpu_seconds(), t0 = now_seconds();
+    for (int i = 0; i < steps; ++i) {
+      last = step();
+      if (i == 0) first = last;
+    }
+    const double elapsed = now_seconds() - t0, cpu = cpu_seconds() - cpu0;
+    const double thread_cpu = thread_cpu_seconds() - thread0;
+    const uint64_t allocations = tapegrad::process::heap_allocations() - allocations_before;
+    std::printf("%.9g %.9g %.9g %llu %.9g %.9g\n", elapsed, first, last,
+                static_cast<unsigned long long>(allocations), cpu, thread_cpu);
+    std::fflush(stdout);
+  }
+  return 0;
 }
 
 }  // namespace tapegrad_bench

@@ -3,8 +3,8 @@
 #
 # The model is the GPTModel of Sebastian Raschka's "Build a Large Language Model (From Scratch)",
 # chapter 4 (https://github.com/rasbt/LLMs-from-scratch, ch04/01_main-chapter-code/gpt.py,
-# Apache License 2.0), written out here with the same modules, parameters and operations in the
-# same order (so the same kernels run); only the comments and names of locals are ours.
+# Apache License 2.0), as tests/goldens/gpt/gpt_reference.py restates it for the goldens: the
+# same modules, parameters and operations in the same order (so the same kernels run).
 #
 # One step: forward, cross-entropy over the flattened logits, backward, clip_grad_norm_(1.0),
 # AdamW. Prints the median step time, peak RSS, the loss at step 1 and at the last step, the
@@ -142,98 +142,12 @@ def sgemm_gflops(torch, n=512):
     return 2 * n**3 / best / 1e9
 
 
-def build_model(torch):
-    nn = torch.nn
-
-    class MultiHeadAttention(nn.Module):
-        def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
-            super().__init__()
-            assert d_out % num_heads == 0
-            self.d_out = d_out
-            self.num_heads = num_heads
-            self.head_dim = d_out // num_heads
-            self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
-            self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
-            self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
-            self.out_proj = nn.Linear(d_out, d_out)
-            self.dropout = nn.Dropout(dropout)
-            self.register_buffer(
-                "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
-
-        def forward(self, x):
-            b, t, _ = x.shape
-            k = self.W_key(x)  # [B, T, C]
-            q = self.W_query(x)
-            v = self.W_value(x)
-            k = k.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)  # [B, H, T, D]
-            v = v.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)
-            q = q.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)
-            scores = q @ k.transpose(2, 3)  # [B, H, T, T]
-            scores.masked_fill_(self.mask.bool()[:t, :t], -torch.inf)
-            weights = torch.softmax(scores / k.shape[-1] ** 0.5, dim=-1)
-            weights = self.dropout(weights)
-            ctx = (weights @ v).transpose(1, 2)  # [B, T, H, D]
-            ctx = ctx.contiguous().view(b, t, self.d_out)  # [B, T, C]
-            return self.out_proj(ctx)
-
-    class LayerNorm(nn.Module):
-        def __init__(self, emb_dim):
-            super().__init__()
-            self.eps = 1e-5
-            self.scale = nn.Parameter(torch.ones(emb_dim))
-            self.shift = nn.Parameter(torch.zeros(emb_dim))
-
-        def forward(self, x):
-            mean = x.mean(dim=-1, keepdim=True)
-            var = x.var(dim=-1, keepdim=True, unbiased=False)
-            return self.scale * ((x - mean) / torch.sqrt(var + self.eps)) + self.shift
-
-    class GELU(nn.Module):
-        def forward(self, x):
-            return 0.5 * x * (1 + torch.tanh(
-                torch.sqrt(torch.tensor(2.0 / torch.pi)) * (x + 0.044715 * torch.pow(x, 3))))
-
-    class FeedForward(nn.Module):
-        def __init__(self, cfg):
-            super().__init__()
-            self.layers = nn.Sequential(nn.Linear(cfg["emb_dim"], 4 * cfg["emb_dim"]), GELU(),
-                                        nn.Linear(4 * cfg["emb_dim"], cfg["emb_dim"]))
-
-        def forward(self, x):
-            return self.layers(x)
-
-    class TransformerBlock(nn.Module):
-        def __init__(self, cfg):
-            super().__init__()
-            self.att = MultiHeadAttention(cfg["emb_dim"], cfg["emb_dim"], cfg["context_length"],
-                                          cfg["drop_rate"], cfg["n_heads"], cfg["qkv_bias"])
-            self.ff = FeedForward(cfg)
-            self.norm1 = LayerNorm(cfg["emb_dim"])
-            self.norm2 = LayerNorm(cfg["emb_dim"])
-            self.drop_resid = nn.Dropout(cfg["drop_rate"])
-
-        def forward(self, x):
-            shortcut = x
-            x = self.drop_resid(self.att(self.norm1(x))) + shortcut
-            shortcut = x
-            return self.drop_resid(self.ff(self.norm2(x))) + shortcut
-
-    class GPTModel(nn.Module):
-        def __init__(self, cfg):
-            super().__init__()
-            self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
-            self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
-            self.drop_emb = nn.Dropout(cfg["drop_rate"])
-            self.trf_blocks = nn.Sequential(*[TransformerBlock(cfg) for _ in range(cfg["n_layers"])])
-            self.final_norm = LayerNorm(cfg["emb_dim"])
-            self.out_head = nn.Linear(cfg["emb_dim"], cfg["vocab_size"], bias=False)
-
-        def forward(self, in_idx):
-            _, t = in_idx.shape
-            x = self.tok_emb(in_idx) + self.pos_emb(torch.arange(t, device=in_idx.device))
-            x = self.trf_blocks(self.drop_emb(x))  # [B, T, C]
-            return self.out_head(self.final_norm(x))  # [B, T, V]
-
+def build_model():
+    """The book's GPTModel: tests/goldens/gpt/gpt_reference.py, the one Python copy, which the
+    goldens are made with (imported here, after the re-exec, since it imports torch)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", "..", "tests", "goldens", "gpt"))
+    from gpt_reference import GPTModel
     return GPTModel
 
 
@@ -248,7 +162,7 @@ def main():
     steps = args.steps or (20 if args.workload == "gpt-tiny" else 6)
 
     torch.manual_seed(args.seed)
-    model = build_model(torch)(cfg)
+    model = build_model()(cfg)
     model.train()
     n_params = sum(p.numel() for p in model.parameters())
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "io/atomic_file.h"
 #include "tools/fuzz/fuzz_model.h"
 
 using namespace tapegrad;
@@ -27,13 +28,12 @@ int main(int argc, char** argv) {
       R"({"__metadata__":{"format":"pt"},"b":{"dtype":"F64","shape":[4],"data_offsets":[0,32]},)"
       R"("w":{"dtype":"F32","shape":[4,3],"data_offsets":[32,80]},)"
       R"("empty":{"dtype":"F32","shape":[0,2],"data_offsets":[80,80]}})";
-  std::FILE* f = std::fopen((dir + "/plain.safetensors").c_str(), "wb");
-  if (f == nullptr) return 1;
   const uint64_t n = header.size();
-  std::fwrite(&n, 8, 1, f);
-  std::fwrite(header.data(), 1, header.size(), f);
-  std::fwrite(model.b.raw_data(), 8, 4, f);
-  std::fwrite(model.w.raw_data(), 4, 12, f);
-  std::fclose(f);
+  AtomicFile file(dir + "/plain.safetensors");
+  file.write({reinterpret_cast<const uint8_t*>(&n), 8});
+  file.write(header);
+  file.write({static_cast<const uint8_t*>(model.b.raw_data()), 8 * 4});
+  file.write({static_cast<const uint8_t*>(model.w.raw_data()), 4 * 12});
+  file.commit();
   return 0;
 }

@@ -9,20 +9,19 @@ element (exact for both dtypes; -inf, inf and nan as Python spells them).
 """
 import math
 import os
+import sys
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from golden_format import golden_line  # noqa: E402  the one golden format (tests/goldens.h)
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "attention_goldens.txt")
 lines = []
 
 
 def emit(name, t):
-    t = t.detach()
-    dtype = {torch.float32: "f32", torch.float64: "f64"}[t.dtype]
-    shape = ",".join(str(d) for d in t.shape)
-    values = [float(v).hex() for v in t.reshape(-1).tolist()]
-    assert " " not in name
-    lines.append(" ".join([name, dtype, shape] + values))
+    lines.append(golden_line(name, t))
 
 
 # --- the book's input and its 6x6 attention scores (section 3.3) ---------------------------------

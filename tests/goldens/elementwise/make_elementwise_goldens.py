@@ -3,13 +3,10 @@
 
 Run with Debian's torch 1.13 (x86-64, AVX2 kernels):
     /usr/bin/python3 tests/goldens/elementwise/make_elementwise_goldens.py
-Read by tests/ops/elementwise_goldens.h. Format (lines starting with '#' are comments):
-    case <name> <op> <param>        op as in ops/registry.cpp, or div_scalar; param as float.hex
-    <field> <match> <rank> <d0> ... <n> <v1> ... <vn>
-    ...
-    end
-field: a, b (inputs), y (output), dy (the seed gradient), da, db (gradients of a and b).
-Values are the float32 IEEE bit patterns in hex (8 digits).
+Read by tests/ops/elementwise_goldens.h. Format: ../golden_format.py's, one tensor a line named
+    <case>/<field>@<match>          and each case's scalar parameter as <case>/param
+where <case> is <op>[:<variant>] (op as in ops/registry.cpp, or div_scalar); field: a, b
+(inputs), y (output), dy (the seed gradient), da, db (gradients of a and b).
 match says how tapegrad must agree:
   exact  bit for bit: IEEE-rounded +, -, *, /, sqrt of the same operands in the same order, so
          any difference is a bug;
@@ -20,9 +17,12 @@ match says how tapegrad must agree:
 """
 import math
 import os
-import struct
+import sys
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from golden_format import golden_line  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "elementwise_goldens.txt")
 lines = [
@@ -35,11 +35,8 @@ def rand(shape, lo, hi):
     return (torch.rand(shape, generator=generator) * (hi - lo) + lo).to(torch.float32)
 
 
-def emit(field, match, t):
-    t = t.detach()
-    bits = ["%08x" % struct.unpack("<I", struct.pack("<f", v))[0] for v in t.reshape(-1).tolist()]
-    lines.append(" ".join([field, match, str(t.dim())] + [str(d) for d in t.shape] +
-                          [str(t.numel())] + bits))
+def emit(case, field, match, t):
+    lines.append(golden_line("%s/%s@%s" % (case, field, match), t.detach()))
 
 
 def reduced(inp, out):
@@ -58,14 +55,14 @@ def binary(op, sa, sb):
     y.backward(dy)
     joiner = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[op]
     name = "%s:%s%s%s" % (op, list(sa), joiner, list(sb))
-    lines.append("case %s %s %s" % (name.replace(" ", ""), op, (0.0).hex()))
-    emit("a", "exact", a)
-    emit("b", "exact", b)
-    emit("y", "exact", y)
-    emit("dy", "exact", dy)
-    emit("da", "sum" if reduced(a, y) else "exact", a.grad)
-    emit("db", "sum" if reduced(b, y) else "exact", b.grad)
-    lines.append("end")
+    name = name.replace(" ", "")
+    lines.append(golden_line(name + "/param", 0.0))
+    emit(name, "a", "exact", a)
+    emit(name, "b", "exact", b)
+    emit(name, "y", "exact", y)
+    emit(name, "dy", "exact", dy)
+    emit(name, "da", "sum" if reduced(a, y) else "exact", a.grad)
+    emit(name, "db", "sum" if reduced(b, y) else "exact", b.grad)
 
 
 def unary(name, op, param, f, lo, hi, exact, exact_grad=None):
@@ -73,12 +70,12 @@ def unary(name, op, param, f, lo, hi, exact, exact_grad=None):
     y = f(x)
     dy = rand(y.shape, -1.0, 1.0)
     y.backward(dy)
-    lines.append("case %s %s %s" % (name, op, float(param).hex()))
-    emit("a", "exact", x)
-    emit("y", "exact" if exact else "ulp", y)
-    emit("dy", "exact", dy)
-    emit("da", "exact" if (exact if exact_grad is None else exact_grad) else "ulp", x.grad)
-    lines.append("end")
+    assert name.split(":")[0] == op, name
+    lines.append(golden_line(name + "/param", float(param)))
+    emit(name, "a", "exact", x)
+    emit(name, "y", "exact" if exact else "ulp", y)
+    emit(name, "dy", "exact", dy)
+    emit(name, "da", "exact" if (exact if exact_grad is None else exact_grad) else "ulp", x.grad)
 
 
 PAIRS = [

@@ -1,23 +1,23 @@
 # Writes layout_goldens.txt: torch's forward values and gradients for matmul, linear,
 # split_heads and merge_heads, in float64. Run with /usr/bin/python3 (Debian's python3-torch).
 #
-# Format, one tensor a line: `<name> <rank> <dims...> <values as float.hex()...>`, grouped in
-# blocks `case <op> <label>` ... `end`. In each case the inputs come first, then `y` (the
-# output), `dy` (an upstream gradient) and `d<input>` (the gradient of sum(y * dy) w.r.t. each
-# input, from torch.autograd).
+# Format: ../golden_format.py's, one tensor a line named `<op>:<label>:<tensor>`. In each case
+# the inputs come first, then `y` (the output), `dy` (an upstream gradient) and `d<input>` (the
+# gradient of sum(y * dy) w.r.t. each input, from torch.autograd).
 import os
+import sys
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from golden_format import golden_line  # noqa: E402
 
 torch.manual_seed(0)
 out = []
 
 
 def emit(name, t):
-    t = t.detach().to(torch.float64)
-    dims = list(t.shape)
-    vals = [float(v).hex() for v in t.flatten().tolist()]
-    out.append(" ".join([name, str(len(dims))] + [str(d) for d in dims] + vals))
+    out.append(golden_line(name, t.detach().to(torch.float64)))
 
 
 def case(op, label, inputs, f):
@@ -26,14 +26,12 @@ def case(op, label, inputs, f):
     y = f(*[t for _, t in leaves])
     dy = torch.rand(y.shape, dtype=torch.float64) * 2 - 1
     grads = torch.autograd.grad(y, [t for _, t in leaves], dy)
-    out.append(f"case {op} {label}")
     for n, t in leaves:
-        emit(n, t)
-    emit("y", y)
-    emit("dy", dy)
+        emit(f"{op}:{label}:{n}", t)
+    emit(f"{op}:{label}:y", y)
+    emit(f"{op}:{label}:dy", dy)
     for (n, _), g in zip(leaves, grads):
-        emit("d" + n, g)
-    out.append("end")
+        emit(f"{op}:{label}:d{n}", g)
 
 
 def rnd(*shape):

@@ -1,13 +1,17 @@
 """Writes the PyTorch goldens for tests/ops/test_{layer_norm,gelu,cross_entropy,embedding}.cpp.
 
 Run with /usr/bin/python3 (Debian's python3-torch). Each output file holds one tensor a line:
-    <name> <rank> <dims...> <values...>
+    name dtype shape values (the format of ../golden_format.py)
 with every value written exactly as float.hex(). Inputs are small and fixed (seeded); the
 gradients are torch.autograd.grad of the output against a given upstream gradient `dy`.
 """
 import os
+import sys
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from golden_format import golden_line  # noqa: E402  the one golden format (tests/goldens.h)
 import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -15,18 +19,11 @@ torch.manual_seed(20240613)
 DT = torch.float64
 
 
-def line(name, t):
-    t = torch.as_tensor(t).detach().to(DT)
-    dims = list(t.shape)
-    values = [float(v).hex() for v in t.reshape(-1).tolist()]
-    return " ".join([name, str(len(dims))] + [str(d) for d in dims] + values)
-
-
 def write(filename, records):
     with open(os.path.join(HERE, filename), "w") as f:
         f.write(f"# Written by make_reductions_goldens.py with torch {torch.__version__}.\n")
         for name, t in records:
-            f.write(line(name, t) + "\n")
+            f.write(golden_line(name, t) + "\n")
 
 
 def leaf(t):

@@ -10,18 +10,19 @@ Format as tests/goldens/attention/attention_goldens.txt: `name dtype shape v1 ..
 as float.hex().
 """
 import os
+import sys
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from golden_format import golden_line  # noqa: E402  the one golden format (tests/goldens.h)
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sdpa_goldens.txt")
 lines = []
 
 
 def emit(name, t):
-    t = t.detach()
-    dtype = {torch.float32: "f32", torch.float64: "f64"}[t.dtype]
-    shape = ",".join(str(d) for d in t.shape)
-    lines.append(" ".join([name, dtype, shape] + [float(v).hex() for v in t.reshape(-1).tolist()]))
+    lines.append(golden_line(name, t))
 
 
 b, num_tokens, d_out, num_heads = 2, 4, 6, 2

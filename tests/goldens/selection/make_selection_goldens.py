@@ -1,23 +1,20 @@
 """Writes the PyTorch goldens for tests/ops/test_{argmax,topk,multinomial}.cpp.
 
 Run with /usr/bin/python3 (Debian's python3-torch 1.13). selection.txt holds one tensor a line:
-    <name> <rank> <dims...> <values...>
+    name dtype shape values (the format of ../golden_format.py)
 every value written exactly as float.hex() (ids too: small integers are exact in a double).
 """
 import os
+import sys
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from golden_format import golden_line  # noqa: E402  the one golden format (tests/goldens.h)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 torch.manual_seed(20261122)
 MULTINOMIAL_SEEDS = 200
-
-
-def line(name, t):
-    t = torch.as_tensor(t).detach().to(torch.float64)
-    dims = list(t.shape)
-    values = [float(v).hex() for v in t.reshape(-1).tolist()]
-    return " ".join([name, str(len(dims))] + [str(d) for d in dims] + values)
 
 
 def main():
@@ -69,7 +66,7 @@ def main():
     with open(os.path.join(HERE, "selection.txt"), "w") as f:
         f.write(f"# Written by make_selection_goldens.py with torch {torch.__version__}.\n")
         for name, t in records:
-            f.write(line(name, t) + "\n")
+            f.write(golden_line(name, t) + "\n")
 
 
 main()

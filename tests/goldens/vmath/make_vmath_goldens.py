@@ -10,20 +10,19 @@ the test feeds exactly what torch saw. The arrays' lengths are not multiples of 
 vectorised kernels' tails are covered.
 """
 import os
+import sys
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from golden_format import golden_line  # noqa: E402  the one golden format (tests/goldens.h)
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vmath_goldens.txt")
 lines = []
 
 
 def emit(name, t):
-    t = t.detach()
-    dtype = {torch.float32: "f32", torch.float64: "f64"}[t.dtype]
-    shape = ",".join(str(d) for d in t.shape)
-    values = [float(v).hex() for v in t.reshape(-1).tolist()]
-    assert " " not in name
-    lines.append(" ".join([name, dtype, shape] + values))
+    lines.append(golden_line(name, t))
 
 
 N = 401  # elementwise inputs per function

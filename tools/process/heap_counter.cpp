@@ -1,7 +1,7 @@
-// Replaces glibc's allocation entry points for the test executable, counting each call: the
-// heap-allocation tests measure allocations instead of trusting the arena's own bookkeeping.
-// (libstdc++'s operator new calls malloc, so it is counted too; test_alloc.cpp checks that.)
-#include "tests/alloc/alloc_counter.h"
+// Replaces glibc's allocation entry points, counting each call: allocations are measured, not
+// taken from the arena's own bookkeeping. (libstdc++'s operator new calls malloc, so it is counted
+// too; tests/alloc/test_alloc.cpp checks that.) Link it into a program only, never the library.
+#include "tools/process/heap_counter.h"
 
 #include <atomic>
 #include <cstddef>
@@ -20,7 +20,7 @@ void count() {
 }
 }  // namespace
 
-uint64_t tapegrad::testing::heap_allocations() {
+uint64_t tapegrad::process::heap_allocations() {
   return g_allocations.load(std::memory_order_relaxed);
 }
 

@@ -1,0 +1,103 @@
+// The one reader of the suite's golden format (tests/goldens/golden_format.py writes it): one
+// tensor a line, `name dtype shape v1 ... vn`, values as float.hex(), read exactly.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <span>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "graph/shape.h"
+
+namespace tapegrad::testing {
+
+struct GoldenTensor {
+  std::string name;
+  DType dtype = DType::Float64;  // f32 -> Float32; f64 and i64 -> Float64 (tapegrad has no ints)
+  bool integer = false;          // written as i64: ids, indices, masks
+  Shape shape;
+  std::vector<double> values;  // exact: f32 values and small integers are doubles too
+
+  std::vector<int64_t> ints() const {
+    std::vector<int64_t> out;
+    for (double v : values) out.push_back(static_cast<int64_t>(v));
+    return out;
+  }
+};
+
+// Every record of a golden file, by name; `relative` is the path under tests/goldens/. Throws
+// std::runtime_error naming the file and the record when the file is missing or a line is bad.
+inline std::map<std::string, GoldenTensor> read_goldens(const std::string& relative) {
+  const std::string path = std::string(TAPEGRAD_GOLDEN_DIR) + "/" + relative;
+  std::ifstream file(path);
+  if (!file) throw std::runtime_error("cannot open golden file " + path);
+  std::map<std::string, GoldenTensor> out;
+  std::string line;
+  while (std::getline(file, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream in(line);
+    GoldenTensor g;
+    std::string dtype, dims, token;
+    in >> g.name >> dtype >> dims;
+    if (dtype != "f32" && dtype != "f64" && dtype != "i64") {
+      throw std::runtime_error(path + ": \"" + g.name + "\" has an unknown dtype " + dtype);
+    }
+    g.dtype = dtype == "f32" ? DType::Float32 : DType::Float64;
+    g.integer = dtype == "i64";
+    std::vector<int64_t> shape;
+    if (dims != "scalar") {
+      std::istringstream dim_in(dims);
+      while (std::getline(dim_in, token, ',')) shape.push_back(std::stoll(token));
+    }
+    g.shape = Shape(std::span<const int64_t>(shape));
+    // strtod reads float.hex()'s "0x1.8p+1", inf and nan exactly (iostream's >> does not).
+    while (in >> token) g.values.push_back(std::strtod(token.c_str(), nullptr));
+    if (static_cast<int64_t>(g.values.size()) != g.shape.numel()) {
+      throw std::runtime_error(path + ": \"" + g.name + "\" has " +
+                               std::to_string(g.values.size()) + " values for its shape");
+    }
+    const std::string name = g.name;
+    if (!out.emplace(name, std::move(g)).second) {
+      throw std::runtime_error(path + ": \"" + name + "\" is written twice");
+    }
+  }
+  return out;
+}
+
+// A golden file read once for the whole test run.
+class GoldenFile {
+ public:
+  explicit GoldenFile(const std::string& relative)
+      : relative_(relative), tensors_(read_goldens(relative)) {}
+  GoldenFile(const std::string& area, const std::string& file) : GoldenFile(area + "/" + file) {}
+
+  const GoldenTensor& operator[](const std::string& name) const {
+    const auto it = tensors_.find(name);
+    if (it == tensors_.end()) {
+      throw std::runtime_error("golden file " + relative_ + " has no \"" + name + "\"");
+    }
+    return it->second;
+  }
+  bool contains(const std::string& name) const { return tensors_.count(name) != 0; }
+  const std::map<std::string, GoldenTensor>& tensors() const { return tensors_; }
+
+ private:
+  std::string relative_;
+  std::map<std::string, GoldenTensor> tensors_;
+};
+
+// The file under tests/goldens/, read at its first use.
+inline const GoldenFile& golden_file(const std::string& relative) {
+  static std::map<std::string, std::unique_ptr<GoldenFile>> cache;
+  auto& slot = cache[relative];
+  if (!slot) slot = std::make_unique<GoldenFile>(relative);
+  return *slot;
+}
+
+}  // namespace tapegrad::testing

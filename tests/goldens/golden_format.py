@@ -1,0 +1,26 @@
+"""The one golden format of the test suite, read by tests/goldens.h.
+
+One record per line (lines starting with '#' are comments):
+    name dtype shape v1 v2 ... vn
+dtype is f32, f64 or i64 (the tensor's own; bool and other integers as i64); shape is comma-separated dims ("6,6"), "scalar" for a
+rank-0 tensor; values are float.hex() of each element (exact for all three dtypes; -inf, inf and
+nan as Python spells them). A make_<topic>_goldens.py script imports it by its own location:
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from golden_format import golden_line
+"""
+import torch
+
+_DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64"}
+
+
+def golden_line(name, t):
+    """The record of tensor `t` (anything torch.as_tensor takes) under `name`."""
+    assert " " not in name, name
+    # Python numbers and lists as float64 (as_tensor alone would round floats to float32).
+    t = t.detach() if isinstance(t, torch.Tensor) else torch.as_tensor(t, dtype=torch.float64)
+    if not t.is_floating_point():
+        t = t.to(torch.int64)  # bool and the narrower integers: their values, exactly
+    dtype = _DTYPES[t.dtype]
+    shape = ",".join(str(d) for d in t.shape) if t.dim() > 0 else "scalar"
+    values = [float(v).hex() for v in t.reshape(-1).tolist()]
+    return " ".join([name, dtype, shape] + values)
