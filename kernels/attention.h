@@ -7,8 +7,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "graph/shape.h"
+#include "kernels/matmul_precision.h"
 
 namespace tapegrad::detail::attention {
 
@@ -79,23 +81,32 @@ void direct_backward_head(const Heads& g, const T* q, const T* k, const T* v, co
 
 // The kernel for this shape: scratch elements per thread, and one head's forward (o and its
 // rows' log-sum-exps lse) and backward (dq, dk, dv accumulated; any of them may be null).
+// At MatmulPrecision::BFloat16 float32 heads run the blocked kernel, whose products are gemm's
+// (the direct kernel forms them itself, in float32).
+template <class T>
+bool direct_runs(const Heads& g) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (bf16_products()) return false;
+  }
+  return direct_takes<T>(g);
+}
 template <class T>
 int64_t forward_scratch(const Heads& g) {
-  return direct_takes<T>(g) ? direct_forward_scratch<T>(g) : blocked_forward_scratch<T>(g);
+  return direct_runs<T>(g) ? direct_forward_scratch<T>(g) : blocked_forward_scratch<T>(g);
 }
 template <class T>
 int64_t backward_scratch(const Heads& g) {
-  return direct_takes<T>(g) ? direct_backward_scratch<T>(g) : blocked_backward_scratch<T>(g);
+  return direct_runs<T>(g) ? direct_backward_scratch<T>(g) : blocked_backward_scratch<T>(g);
 }
 template <class T>
 void forward_head(const Heads& g, const T* q, const T* k, const T* v, T* o, T* lse, T* scratch) {
-  if (direct_takes<T>(g)) return direct_forward_head<T>(g, q, k, v, o, lse, scratch);
+  if (direct_runs<T>(g)) return direct_forward_head<T>(g, q, k, v, o, lse, scratch);
   blocked_forward_head<T>(g, q, k, v, o, lse, scratch);
 }
 template <class T>
 void backward_head(const Heads& g, const T* q, const T* k, const T* v, const T* o, const T* dout,
                    const T* lse, T* dq, T* dk, T* dv, T* scratch) {
-  if (direct_takes<T>(g)) {
+  if (direct_runs<T>(g)) {
     return direct_backward_head<T>(g, q, k, v, o, dout, lse, dq, dk, dv, scratch);
   }
   blocked_backward_head<T>(g, q, k, v, o, dout, lse, dq, dk, dv, scratch);
