@@ -11,6 +11,7 @@
 #include "graph/tape.h"
 #include "graph/threads.h"
 #include "io/checkpoint.h"
+#include "kernels/matmul_precision.h"
 #include "io/print.h"
 #include "io/safetensors.h"
 #include "nn/attention.h"

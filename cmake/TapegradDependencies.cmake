@@ -68,6 +68,35 @@ else()
   endif()
 endif()
 
+# oneDNN, the engine of the bf16 products (kernels/matmul_precision.h) where it is found:
+# Debian's libdnnl-dev (OpenMP runtime; tapegrad sets each calling thread's OpenMP team to one
+# thread, so it links libgomp too). Found by its library and header rather than its CMake
+# package, which asks for OpenCL. AUTO links it when found; ON stops here when it is not; OFF
+# runs bf16 products on rounded operands through the float32 kernel only.
+set(TAPEGRAD_DNNL AUTO CACHE STRING "Link oneDNN for the bf16 products: AUTO, ON or OFF")
+set_property(CACHE TAPEGRAD_DNNL PROPERTY STRINGS AUTO ON OFF)
+string(TOUPPER "${TAPEGRAD_DNNL}" _tapegrad_dnnl)
+if(NOT _tapegrad_dnnl MATCHES "^(AUTO|ON|OFF)$")
+  message(FATAL_ERROR "TAPEGRAD_DNNL=${TAPEGRAD_DNNL}: expected AUTO, ON or OFF")
+endif()
+set(TAPEGRAD_HAVE_DNNL OFF)
+if(NOT _tapegrad_dnnl STREQUAL "OFF")
+  find_library(TAPEGRAD_DNNL_LIBRARY dnnl)
+  find_path(TAPEGRAD_DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.hpp)
+  find_package(OpenMP QUIET COMPONENTS CXX)
+  if(TAPEGRAD_DNNL_LIBRARY AND TAPEGRAD_DNNL_INCLUDE_DIR AND OpenMP_CXX_FOUND)
+    set(TAPEGRAD_HAVE_DNNL ON)
+    message(STATUS "tapegrad: bf16 products on oneDNN (${TAPEGRAD_DNNL_LIBRARY})")
+  elseif(_tapegrad_dnnl STREQUAL "ON")
+    message(FATAL_ERROR "TAPEGRAD_DNNL=ON but oneDNN (libdnnl.so, oneapi/dnnl/dnnl.hpp) or "
+                        "OpenMP is not found: install it with `apt-get install libdnnl-dev`, or "
+                        "configure with -DTAPEGRAD_DNNL=AUTO or OFF.")
+  else()
+    message(STATUS "tapegrad: oneDNN not found (apt-get install libdnnl-dev): bf16 products on "
+                   "the float32 kernel with rounded operands")
+  endif()
+endif()
+
 if(TAPEGRAD_BUILD_EXAMPLES)
   # The examples' and tools' command lines (tools/cli.h); header-only.
   find_package(CLI11 2 QUIET CONFIG)

@@ -43,6 +43,7 @@
 #include "graph/threads.h"
 #include "io/atomic_file.h"
 #include "io/safetensors.h"
+#include "kernels/matmul_precision.h"
 #include "tapegrad.h"
 #ifdef TAPEGRAD_HAVE_MPI
 #include "dist/data_parallel.h"
@@ -86,6 +87,7 @@ struct Options {
   bool resume = false;
   std::string tokenizer;  // empty: the preset's
   int threads = 1;
+  std::string matmul_precision = "highest";  // or bf16 (kernels/matmul_precision.h)
   uint64_t seed = 123;
   int64_t eval_freq = 10;
   int64_t eval_iter = 5;
@@ -387,6 +389,8 @@ int run(const Options& o, const Processes& procs) {
   if (o.lr) p.lr = *o.lr;
   if (o.drop_rate) p.cfg.drop_rate = *o.drop_rate;
   set_num_threads(o.threads);
+  set_matmul_precision(o.matmul_precision == "bf16" ? MatmulPrecision::BFloat16
+                                                    : MatmulPrecision::Highest);
 
   std::unique_ptr<Tokenizer> tokenizer = make_tokenizer(p.tokenizer);
   p.cfg.vocab_size = tokenizer->n_vocab();
@@ -538,7 +542,8 @@ int run(const Options& o, const Processes& procs) {
          << " parameters, tokenizer " << p.tokenizer << ", data " << o.data << " (" << text.size()
          << " bytes: " << train_ds.size() << " training and " << val_ds.size()
          << " validation windows of " << T << " tokens), batch " << p.batch_size << ", lr " << p.lr
-         << ", " << o.steps << " steps, " << o.threads << " thread(s)";
+         << ", " << o.steps << " steps, " << o.threads << " thread(s), matmul precision "
+         << o.matmul_precision << (bf16_products() ? " (bf16 products)" : "");
     if (procs.world_size > 1)
       head << ", " << procs.world_size << " processes (global batch " << global_batch << ")";
     reporter.line(head.str());
@@ -693,6 +698,10 @@ int main(int argc, char** argv) {
                  "default: the preset's")
       ->check(CLI::IsMember({"gpt2", "bytes"}));
   app.add_option("--threads", o.threads, "threads per step")->check(CLI::Range(1, 256));
+  app.add_option("--matmul-precision", o.matmul_precision,
+                 "bf16: every float32 product takes bfloat16-rounded operands and sums in float32 "
+                 "(torch's set_float32_matmul_precision(\"medium\")); highest: float32")
+      ->check(CLI::IsMember({"highest", "bf16"}));
   app.add_option("--seed", o.seed,
                  "torch.manual_seed for the weights and dropout; the data "
                  "loader's generator gets the same seed");

@@ -11,10 +11,12 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "graph/error.h"
 #include "graph/threads.h"
 #include "kernels/gemm_kernels.h"
+#include "kernels/matmul_precision.h"
 
 namespace tapegrad {
 
@@ -155,15 +157,39 @@ MatrixView<T> col_block(MatrixView<T> v, int64_t begin, int64_t end) {
 template <class T>
 void gemm(MatrixView<T> c, std::type_identity_t<MatrixView<const T>> a,
           std::type_identity_t<MatrixView<const T>> b, const GemmOptions& options) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (bf16_products()) {
+      detail::check_chain(c, a, b);
+      if (c.transposed) {
+        gemm<T>(c.t(), b.t(), a.t(), options);
+        return;
+      }
+      if (c.rows > 0 && c.cols > 0) detail::bf16_gemm(c, a, b, options);
+      return;
+    }
+  }
+  detail::gemm_highest<T>(c, a, b, options);
+}
+
+namespace detail {
+
+template <class T>
+void check_chain(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b) {
   if (a.rows != c.rows || b.cols != c.cols || a.cols != b.rows) {
     throw std::logic_error("gemm: [" + std::to_string(c.rows) + ", " + std::to_string(c.cols) +
                            "] = [" + std::to_string(a.rows) + ", " + std::to_string(a.cols) +
                            "]·[" + std::to_string(b.rows) + ", " + std::to_string(b.cols) +
                            "] does not chain");
   }
+}
+
+template <class T>
+void gemm_highest(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b,
+                  const GemmOptions& options) {
+  check_chain(c, a, b);
   if (c.transposed) {
     // Cᵀ = A·B  <=>  C = Bᵀ·Aᵀ
-    gemm<T>(c.t(), b.t(), a.t(), options);
+    gemm_highest<T>(c.t(), b.t(), a.t(), options);
     return;
   }
   if (c.rows <= 0 || c.cols <= 0) return;
@@ -193,6 +219,17 @@ void gemm(MatrixView<T> c, std::type_identity_t<MatrixView<const T>> a,
     }
   });
 }
+
+template void check_chain<float>(MatrixView<float>, MatrixView<const float>,
+                                 MatrixView<const float>);
+template void check_chain<double>(MatrixView<double>, MatrixView<const double>,
+                                  MatrixView<const double>);
+template void gemm_highest<float>(MatrixView<float>, MatrixView<const float>,
+                                  MatrixView<const float>, const GemmOptions&);
+template void gemm_highest<double>(MatrixView<double>, MatrixView<const double>,
+                                   MatrixView<const double>, const GemmOptions&);
+
+}  // namespace detail
 
 bool gemm_backend_available(GemmBackend b) {
   return b == GemmBackend::Eigen || detail::openblas_linked();

@@ -1,10 +1,33 @@
 // The per-thread GEMM kernels behind kernels/gemm.cpp (not part of the API): Eigen's blocked
-// kernel (gemm_eigen.cpp) and OpenBLAS's (gemm_openblas.cpp). C is never a transposed view here.
+// kernel (gemm_eigen.cpp), OpenBLAS's (gemm_openblas.cpp), oneDNN's bf16 matmul (gemm_dnnl.cpp)
+// and the bf16 products (gemm_bf16.cpp). C is never a transposed view in the kernels.
 #pragma once
 
 #include "kernels/gemm.h"
 
 namespace tapegrad::detail {
+
+// Throws std::logic_error when C = A·B does not chain.
+template <class T>
+void check_chain(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b);
+// gemm as it runs at MatmulPrecision::Highest (kernels/gemm.cpp).
+template <class T>
+void gemm_highest(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b,
+                  const GemmOptions& options);
+// gemm's float32 products at MatmulPrecision::BFloat16 (kernels/gemm_bf16.cpp): C (+)=
+// alpha·bf16(A)·bf16(B), sums in float32. C non-empty, not transposed, the shapes checked.
+void bf16_gemm(MatrixView<float> c, MatrixView<const float> a, MatrixView<const float> b,
+               const GemmOptions& options);
+
+// Whether this build links oneDNN (TAPEGRAD_DNNL found it), and its version ("oneDNN 2.6.3").
+bool dnnl_linked();
+const char* dnnl_version();
+// C (+)= alpha·A·B on this thread with oneDNN's bf16 matmul (f32 output): A [m, k] and B [k, n]
+// bfloat16 bits (a transposed view reads the stored [k, m] or [n, k] in place), C float32 with
+// row stride ldc. Only when dnnl_linked().
+void dnnl_bf16_gemm(float* c, int64_t ldc, const uint16_t* a, int64_t lda, bool a_transposed,
+                    const uint16_t* b, int64_t ldb, bool b_transposed, int64_t m, int64_t n,
+                    int64_t k, float alpha, bool accumulate);
 
 // C += alpha·A·B on this thread, C non-empty, k > 0.
 template <class T>

@@ -8,14 +8,15 @@ cd "$(dirname "$0")/.."
 export CCACHE_BASEDIR="$PWD"
 export CCACHE_NOHASHDIR=1
 
-# Build and test dependencies, all Debian packages: OpenBLAS (the default GEMM backend), SLEEF
+# Build and test dependencies, all Debian packages: OpenBLAS (the default GEMM backend), oneDNN
+# (the bf16 products), SLEEF
 # (vectorised math), CLI11 (command lines), PCRE2 and nlohmann-json (the GPT-2 tokenizer), gnuplot (loss
 # plots), the King James Bible and its reader (train_gpt's default text, tools/kjv_text.sh), Open
 # MPI (data-parallel training).
 PACKAGES=(cmake make g++ pkg-config ccache libeigen3-dev libboost-graph-dev catch2 graphviz
           libgraphviz-dev python3 python3-numpy libopenblas-dev libopenblas0-pthread libsleef-dev
           libcli11-dev libpcre2-dev nlohmann-json3-dev gnuplot-nox bible-kjv-text bible-kjv
-          libopenmpi-dev openmpi-bin)
+          libopenmpi-dev openmpi-bin libdnnl-dev)
 
 install_missing() {
   local missing=()

@@ -1,0 +1,115 @@
+// The fused causal attention kernels behind ops/causal_attention.cpp, per (batch, head):
+// softmax(causal_mask(q·kᵀ) / √D)·v and its backward. Two kernels, chosen by shape: the direct
+// one (kernels/attention_direct.cpp) for short sequences with D a multiple of the 64-byte vector
+// (16 floats, 8 doubles; D <= 4 vectors), the blocked one (kernels/attention_blocked.cpp,
+// FlashAttention's online softmax) for every other shape. Internal to ops/.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "graph/shape.h"
+#include "kernels/matmul_precision.h"
+
+namespace tapegrad::detail::attention {
+
+// Where head (b, h) of q, k, v and the output lives: [B, H, T, D] or [B, T, H·D] read in place.
+struct Heads {
+  int64_t batch = 0, heads = 0, t = 0, d = 0;
+  int64_t row_stride = 0, batch_stride = 0, head_stride = 0;
+  int64_t offset(int64_t pair) const {
+    return (pair / heads) * batch_stride + (pair % heads) * head_stride;
+  }
+};
+
+inline Heads heads_of(const Shape& s, int64_t num_heads) {
+  Heads g;
+  if (num_heads == 0) {
+    g.batch = s[0];
+    g.heads = s[1];
+    g.t = s[2];
+    g.d = s[3];
+    g.row_stride = g.d;
+    g.head_stride = g.t * g.d;
+    g.batch_stride = g.heads * g.t * g.d;
+  } else {
+    g.batch = s[0];
+    g.heads = num_heads;
+    g.t = s[1];
+    g.d = s[2] / num_heads;
+    g.row_stride = s[2];
+    g.head_stride = g.d;
+    g.batch_stride = g.t * s[2];
+  }
+  return g;
+}
+
+// Whether x · (1/c) == x / c for every x: c is a power of two (and 1/c is normal).
+template <class T>
+inline bool exact_reciprocal(T c) {
+  int exponent = 0;
+  return std::frexp(c, &exponent) == T(0.5) && std::isnormal(T(1) / c);
+}
+
+// The blocked kernel (kernels/attention_blocked.cpp): scratch elements per thread, and one head.
+template <class T>
+int64_t blocked_forward_scratch(const Heads& g);
+template <class T>
+int64_t blocked_backward_scratch(const Heads& g);
+template <class T>
+void blocked_forward_head(const Heads& g, const T* q, const T* k, const T* v, T* o, T* lse,
+                          T* scratch);
+template <class T>
+void blocked_backward_head(const Heads& g, const T* q, const T* k, const T* v, const T* o,
+                           const T* dout, const T* lse, T* dq, T* dk, T* dv, T* scratch);
+
+// The direct kernel (kernels/attention_direct.cpp): whether it takes a shape, scratch elements
+// per thread, and one head.
+template <class T>
+bool direct_takes(const Heads& g);
+template <class T>
+int64_t direct_forward_scratch(const Heads& g);
+template <class T>
+int64_t direct_backward_scratch(const Heads& g);
+template <class T>
+void direct_forward_head(const Heads& g, const T* q, const T* k, const T* v, T* o, T* lse,
+                         T* scratch);
+template <class T>
+void direct_backward_head(const Heads& g, const T* q, const T* k, const T* v, const T* o,
+                          const T* dout, const T* lse, T* dq, T* dk, T* dv, T* scratch);
+
+// The kernel for this shape: scratch elements per thread, and one head's forward (o and its
+// rows' log-sum-exps lse) and backward (dq, dk, dv accumulated; any of them may be null).
+// At MatmulPrecision::BFloat16 float32 heads run the blocked kernel, whose products are gemm's
+// (the direct kernel forms them itself, in float32).
+template <class T>
+bool direct_runs(const Heads& g) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (bf16_products()) return false;
+  }
+  return direct_takes<T>(g);
+}
+template <class T>
+int64_t forward_scratch(const Heads& g) {
+  return direct_runs<T>(g) ? direct_forward_scratch<T>(g) : blocked_forward_scratch<T>(g);
+}
+template <class T>
+int64_t backward_scratch(const Heads& g) {
+  return direct_runs<T>(g) ? direct_backward_scratch<T>(g) : blocked_backward_scratch<T>(g);
+}
+template <class T>
+void forward_head(const Heads& g, const T* q, const T* k, const T* v, T* o, T* lse, T* scratch) {
+  if (direct_runs<T>(g)) return direct_forward_head<T>(g, q, k, v, o, lse, scratch);
+  blocked_forward_head<T>(g, q, k, v, o, lse, scratch);
+}
+template <class T>
+void backward_head(const Heads& g, const T* q, const T* k, const T* v, const T* o, const T* dout,
+                   const T* lse, T* dq, T* dk, T* dv, T* scratch) {
+  if (direct_runs<T>(g)) {
+    return direct_backward_head<T>(g, q, k, v, o, dout, lse, dq, dk, dv, scratch);
+  }
+  blocked_backward_head<T>(g, q, k, v, o, dout, lse, dq, dk, dv, scratch);
+}
+
+}  // namespace tapegrad::detail::attention

@@ -1,0 +1,169 @@
+// gemm's float32 products at MatmulPrecision::BFloat16 (kernels/matmul_precision.h): the
+// precision setting, the CPU check, and the products. Each operand is rounded to bfloat16 once
+// per product, while it is copied into a per-thread buffer that only grows (no allocation per
+// product once the shapes have been seen), then the product runs on one of two engines:
+// - oneDNN's bf16 matmul (f32 output; on this CPU's AMX or AVX512_BF16 kernels), for products
+//   of at least kDnnlMinMultiplyAdds multiply-adds, split over tapegrad's threads by rows of C;
+// - below that, and without oneDNN: the rounded operands, stored as float32 (a bfloat16 value is
+//   exactly a float32 with its low 16 bits zero), through the float32 kernel. A product of two
+//   bfloat16 values is exact in float32, so this is the same arithmetic (bf16 operands, float32
+//   sums), in the float32 kernel's order.
+#include <cpuid.h>
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "graph/threads.h"
+#include "kernels/gemm_kernels.h"
+#include "kernels/matmul_precision.h"
+
+namespace tapegrad {
+
+namespace {
+
+std::atomic<int> precision{static_cast<int>(MatmulPrecision::Highest)};
+std::atomic<bool> pretend_no_bf16{false};
+std::atomic<bool> noticed{false};
+std::atomic<int> engine{static_cast<int>(detail::Bf16Engine::Auto)};
+
+// Products with fewer multiply-adds (m·n·k) run on rounded float32 operands: there oneDNN's
+// per-call cost outweighs its faster arithmetic (tools/bench/bf16_bench.cpp).
+constexpr double kDnnlMinMultiplyAdds = 1 << 20;
+
+bool cpu_has_avx512_bf16() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) return false;
+  return (eax >> 5) & 1;  // CPUID.(EAX=7, ECX=1):EAX[5] AVX512_BF16
+}
+
+// The bits of x rounded to bfloat16, to nearest, ties to even, as torch's
+// c10::detail::round_to_nearest_even: NaN becomes the quiet NaN 0x7fc0.
+inline uint16_t bf16_bits(float x) {
+  const uint32_t u = std::bit_cast<uint32_t>(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+inline float bf16_float(float x) {
+  return std::bit_cast<float>(static_cast<uint32_t>(bf16_bits(x)) << 16);
+}
+
+// A per-thread buffer that only grows; slot 0 for A, 1 for B.
+template <class T>
+T* buffer(int slot, size_t elements) {
+  thread_local std::unique_ptr<T[]> data[2];
+  thread_local size_t size[2] = {0, 0};
+  if (size[slot] < elements) {
+    data[slot] = std::make_unique<T[]>(elements);
+    size[slot] = elements;
+  }
+  return data[slot].get();
+}
+
+// The stored matrix behind a view ([rows, cols] or, transposed, [cols, rows]), rounded into
+// `out` packed (row stride = its stored column count), as the view of the same orientation.
+template <class Out, class Round>
+MatrixView<const Out> rounded(MatrixView<const float> v, Out* out, Round round) {
+  const int64_t rows = v.transposed ? v.cols : v.rows;
+  const int64_t cols = v.transposed ? v.rows : v.cols;
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* src = v.data + i * v.ld;
+    Out* dst = out + i * cols;
+    for (int64_t j = 0; j < cols; ++j) dst[j] = round(src[j]);
+  }
+  return {out, v.rows, v.cols, cols, v.transposed};
+}
+
+size_t stored(MatrixView<const float> v) {
+  return static_cast<size_t>(v.rows) * static_cast<size_t>(v.cols);
+}
+
+}  // namespace
+
+void set_matmul_precision(MatmulPrecision p) {
+  precision.store(static_cast<int>(p), std::memory_order_release);
+  if (p == MatmulPrecision::BFloat16 && !bf16_supported() && !noticed.exchange(true)) {
+    std::fprintf(stderr,
+                 "tapegrad: set_matmul_precision(BFloat16): this CPU has no AVX512_BF16, so "
+                 "matrix products stay float32\n");
+  }
+}
+
+MatmulPrecision matmul_precision() {
+  return static_cast<MatmulPrecision>(precision.load(std::memory_order_acquire));
+}
+
+bool bf16_supported() {
+  static const bool cpu = cpu_has_avx512_bf16();
+  return cpu && !pretend_no_bf16.load(std::memory_order_acquire);
+}
+
+bool bf16_products() {
+  return matmul_precision() == MatmulPrecision::BFloat16 && bf16_supported();
+}
+
+const char* bf16_engine_info() {
+  static const std::string info = [] {
+    if (!cpu_has_avx512_bf16()) return std::string("none (no AVX512_BF16: float32 products)");
+    std::string s = "bf16 operands rounded into the float32 kernel";
+    if (detail::dnnl_linked()) {
+      s = std::string(detail::dnnl_version()) +
+          " bf16 matmul (f32 output) for products of at least 2^20 multiply-adds; " + s +
+          " below that";
+    }
+    return s;
+  }();
+  return info.c_str();
+}
+
+namespace detail {
+
+float round_to_bf16(float x) {
+  return bf16_float(x);
+}
+
+void pretend_no_bf16_for_testing(bool pretend) {
+  pretend_no_bf16.store(pretend, std::memory_order_release);
+  noticed.store(false);
+}
+
+void set_bf16_engine_for_testing(Bf16Engine e) {
+  engine.store(static_cast<int>(e), std::memory_order_release);
+}
+
+void bf16_gemm(MatrixView<float> c, MatrixView<const float> a, MatrixView<const float> b,
+               const GemmOptions& options) {
+  const int64_t m = c.rows, n = c.cols, k = a.cols;
+  if (k == 0) return gemm_highest<float>(c, a, b, options);
+  const auto chosen = static_cast<Bf16Engine>(engine.load(std::memory_order_acquire));
+  const double multiply_adds =
+      static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const bool dnnl = dnnl_linked() && m > 1 && n > 1 &&
+                    (chosen == Bf16Engine::OneDNN ||
+                     (chosen == Bf16Engine::Auto && multiply_adds >= kDnnlMinMultiplyAdds));
+  if (!dnnl) {
+    const auto ar = rounded(a, buffer<float>(0, stored(a)), bf16_float);
+    const auto br = rounded(b, buffer<float>(1, stored(b)), bf16_float);
+    return gemm_highest<float>(c, ar, br, options);
+  }
+  const auto ar = rounded(a, buffer<uint16_t>(0, stored(a)), bf16_bits);
+  const auto br = rounded(b, buffer<uint16_t>(1, stored(b)), bf16_bits);
+  const auto alpha = static_cast<float>(options.alpha);
+  // Blocks of C's rows (multiples of 16), one oneDNN call each, on tapegrad's threads.
+  const int64_t tiles = (m + 15) / 16;
+  const auto run = [&](int64_t begin, int64_t end) {
+    const uint16_t* a0 = ar.data + (ar.transposed ? begin : begin * ar.ld);
+    dnnl_bf16_gemm(c.data + begin * c.ld, c.ld, a0, ar.ld, ar.transposed, br.data, br.ld,
+                   br.transposed, end - begin, n, k, alpha, options.accumulate);
+  };
+  if (!options.parallel || num_threads() == 1) return run(0, m);
+  parallel_for(tiles, 2.0 * multiply_adds / static_cast<double>(tiles),
+               [&](int, int64_t t0, int64_t t1) { run(t0 * 16, std::min(m, t1 * 16)); });
+}
+
+}  // namespace detail
+
+}  // namespace tapegrad
