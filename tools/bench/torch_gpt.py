@@ -49,10 +49,25 @@ WORKLOADS = {
                                n_layers=12, drop_rate=0.1, qkv_bias=False), batch=4, T=64),
 }
 
+# The generation workloads (--generate): the book's KV-cache GPT (ch04/03_kv-cache, optimized
+# variant) in eval mode, greedy, a prompt of `prompt` tokens then `new` tokens one at a time.
+GENERATE_WORKLOADS = {
+    "generate-124m": dict(cfg=WORKLOADS["gpt2-124m"]["cfg"]),
+    # GPT-2 medium's shapes (untied output head)
+    "generate-355m": dict(cfg=dict(vocab_size=50257, context_length=1024, emb_dim=1024,
+                                   n_heads=16, n_layers=24, drop_rate=0.1, qkv_bias=False)),
+}
+
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--workload", choices=sorted(WORKLOADS), default="gpt-tiny")
+    p.add_argument("--workload", choices=sorted(WORKLOADS) + sorted(GENERATE_WORKLOADS),
+                   default="gpt-tiny")
+    p.add_argument("--generate", action="store_true",
+                   help="time greedy generation with the KV cache (generate-* workloads)")
+    p.add_argument("--prompt-ids", default="", help="--generate: the prompt, as 1,2,3")
+    p.add_argument("--new-tokens", type=int, default=32, help="--generate: tokens per run")
+    p.add_argument("--reps", type=int, default=3, help="--generate: timed runs (one warm-up first)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--steps", type=int, default=None, help="timed steps (default 20 tiny, 6 124m)")
     p.add_argument("--warmup", type=int, default=1, help="untimed steps first")
@@ -234,13 +249,160 @@ def build_model(torch):
             x = self.trf_blocks(self.drop_emb(x))  # [B, T, C]
             return self.out_head(self.final_norm(x))  # [B, T, V]
 
+    GPTModel.LayerNorm, GPTModel.FeedForward = LayerNorm, FeedForward  # for build_kv_model
     return GPTModel
+
+
+def build_kv_model(torch):
+    """The book's GPTModel with the optimized KV cache of ch04/03_kv-cache
+    (gpt_with_kv_cache_optimized.py): modules and parameters created in the same order as
+    build_model's, so torch.manual_seed gives the same weights."""
+    nn = torch.nn
+
+    class MultiHeadAttention(nn.Module):
+        def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False,
+                     window_size=None):
+            super().__init__()
+            self.d_out = d_out
+            self.num_heads = num_heads
+            self.head_dim = d_out // num_heads
+            self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+            self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+            self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+            self.out_proj = nn.Linear(d_out, d_out)
+            self.dropout = nn.Dropout(dropout)
+            self.window_size = window_size or context_length
+            self.register_buffer("cache_k", None, persistent=False)
+            self.register_buffer("cache_v", None, persistent=False)
+
+        def forward(self, x, use_cache=False):
+            b, t, _ = x.shape
+            k_new = self.W_key(x).view(b, t, self.num_heads, self.head_dim).transpose(1, 2)
+            v_new = self.W_value(x).view(b, t, self.num_heads, self.head_dim).transpose(1, 2)
+            q = self.W_query(x).view(b, t, self.num_heads, self.head_dim).transpose(1, 2)
+            if use_cache:
+                if self.cache_k is None or self.cache_k.size(0) != b:
+                    self.cache_k = torch.zeros(b, self.num_heads, self.window_size, self.head_dim)
+                    self.cache_v = torch.zeros_like(self.cache_k)
+                    self.ptr_cur = 0
+                if self.ptr_cur + t > self.window_size:
+                    overflow = self.ptr_cur + t - self.window_size
+                    self.cache_k[:, :, :-overflow, :] = self.cache_k[:, :, overflow:, :].clone()
+                    self.cache_v[:, :, :-overflow, :] = self.cache_v[:, :, overflow:, :].clone()
+                    self.ptr_cur -= overflow
+                self.cache_k[:, :, self.ptr_cur:self.ptr_cur + t, :] = k_new
+                self.cache_v[:, :, self.ptr_cur:self.ptr_cur + t, :] = v_new
+                self.ptr_cur += t
+                k = self.cache_k[:, :, :self.ptr_cur, :]
+                v = self.cache_v[:, :, :self.ptr_cur, :]
+            else:
+                k, v = k_new, v_new
+                self.ptr_cur = 0
+            scores = q @ k.transpose(2, 3)  # [B, H, T, K]
+            K = scores.size(-1)
+            if t == K:
+                mask = torch.triu(torch.ones(t, K, dtype=torch.bool), diagonal=1)
+            else:
+                mask = torch.arange(t).unsqueeze(1) + (K - t) < torch.arange(K).unsqueeze(0)
+            scores.masked_fill_(mask.unsqueeze(0).unsqueeze(0), -torch.inf)
+            weights = self.dropout(torch.softmax(scores / k.shape[-1] ** 0.5, dim=-1))
+            ctx = (weights @ v).transpose(1, 2).contiguous().view(b, t, self.d_out)
+            return self.out_proj(ctx)
+
+        def reset_cache(self):
+            self.cache_k, self.cache_v = None, None
+
+    base = build_model(torch)
+    LayerNorm = base.LayerNorm
+    FeedForward = base.FeedForward
+
+    class TransformerBlock(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            self.att = MultiHeadAttention(cfg["emb_dim"], cfg["emb_dim"], cfg["context_length"],
+                                          cfg["drop_rate"], cfg["n_heads"], cfg["qkv_bias"])
+            self.ff = FeedForward(cfg)
+            self.norm1 = LayerNorm(cfg["emb_dim"])
+            self.norm2 = LayerNorm(cfg["emb_dim"])
+            self.drop_shortcut = nn.Dropout(cfg["drop_rate"])
+
+        def forward(self, x, use_cache=False):
+            shortcut = x
+            x = self.drop_shortcut(self.att(self.norm1(x), use_cache=use_cache)) + shortcut
+            shortcut = x
+            return self.drop_shortcut(self.ff(self.norm2(x))) + shortcut
+
+    class GPTModel(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
+            self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
+            self.drop_emb = nn.Dropout(cfg["drop_rate"])
+            self.trf_blocks = nn.ModuleList([TransformerBlock(cfg) for _ in range(cfg["n_layers"])])
+            self.ptr_current_pos = 0
+            self.final_norm = LayerNorm(cfg["emb_dim"])
+            self.out_head = nn.Linear(cfg["emb_dim"], cfg["vocab_size"], bias=False)
+
+        def forward(self, in_idx, use_cache=False):
+            _, t = in_idx.shape
+            if use_cache:
+                pos = torch.arange(self.ptr_current_pos, self.ptr_current_pos + t)
+                self.ptr_current_pos += t
+            else:
+                pos = torch.arange(0, t)
+            x = self.drop_emb(self.tok_emb(in_idx) + self.pos_emb(pos).unsqueeze(0))
+            for blk in self.trf_blocks:
+                x = blk(x, use_cache=use_cache)
+            return self.out_head(self.final_norm(x))  # [B, T, V]
+
+        def reset_kv_cache(self):
+            for blk in self.trf_blocks:
+                blk.att.reset_cache()
+            self.ptr_current_pos = 0
+
+    return GPTModel
+
+
+def run_generate(args, torch):
+    """--generate: the book's generate_text_simple_cached, prefill and decode timed apart."""
+    cfg = GENERATE_WORKLOADS[args.workload]["cfg"]
+    torch.manual_seed(args.seed)
+    model = build_kv_model(torch)(cfg)
+    model.eval()
+    prompt = torch.tensor([[int(i) for i in args.prompt_ids.split(",")]])
+    prefill, decode, ids = [], [], None
+    with torch.no_grad():
+        for rep in range(1 + args.reps):
+            t0 = time.perf_counter()
+            model.reset_kv_cache()
+            logits = model(prompt, use_cache=True)
+            idx = torch.cat([prompt, logits[:, -1].argmax(dim=-1, keepdim=True)], dim=1)
+            t1 = time.perf_counter()
+            for _ in range(args.new_tokens - 1):
+                logits = model(idx[:, -1:], use_cache=True)
+                idx = torch.cat([idx, logits[:, -1].argmax(dim=-1, keepdim=True)], dim=1)
+            t2 = time.perf_counter()
+            if rep > 0:
+                prefill.append(t1 - t0)
+                decode.append(t2 - t1)
+            ids = idx[0, prompt.shape[1]:].tolist()
+    print("ids " + ",".join(str(i) for i in ids))
+    print("prefill_seconds " + " ".join(f"{t:.9g}" for t in prefill))
+    print("decode_seconds " + " ".join(f"{t:.9g}" for t in decode))
+    print(f"peak_rss_kib {peak_rss_kib()}")
+    print(f"info PyTorch eager {torch.__version__} ({blas_report()}; {args.malloc} malloc)",
+          flush=True)
 
 
 def main():
     args = parse_args()
     reexec_if_needed(args)
     import torch
+
+    if args.generate:
+        torch.set_num_threads(args.threads)
+        run_generate(args, torch)
+        return
 
     torch.set_num_threads(args.threads)
     w = WORKLOADS[args.workload]
