@@ -31,7 +31,7 @@ T sigmoid(T v) {
 // Y = X ⊙ s, s = σ(βX)  =>  dX += dY ⊙ (s + β·Y ⊙ (1 − s))   (reads X, Y and β)
 template <class T>
 void swish_backward_typed(Tape& tape, const Node& node) {
-  T* dx = tape.grad_for<T>(node, 0);  // null when x needs no gradient
+  T* dx = tape.input_grad<T>(node, 0).to_add();  // null when x needs no gradient
   if (dx == nullptr) return;
   const T* x = tape.input(node, 0).value_as<const T>();
   const T* y = node.value_as<const T>();

@@ -12,8 +12,8 @@ namespace tapegrad {
 class Tape;
 struct Node;
 
-// A backward reads node.grad (dL/dY) and accumulates (+=) into its inputs' gradients
-// (Tape::grad_for; or Tape::grad_target, which may say "still zero: write, do not read").
+// A backward reads node.grad (dL/dY) and adds its terms to each input's gradient, which it gets
+// from Tape::input_grad(node, k) (graph/tape.h says the two ways to write it).
 using BackwardFn = void (*)(Tape& tape, const Node& node);
 // The op's arguments as the book writes them ("dim -1", "p = 0.1", "H = 12"); "" for none.
 using ArgumentsFn = std::string (*)(const Tape& tape, const Node& node);

@@ -31,27 +31,27 @@ void scale_in_place(void* data, double scale, int64_t n) {
 
 void* ParameterImpl::grad_data(bool keep_scale) {
   if (grad.data() == nullptr) grad = AlignedBuffer(value.bytes());
-  if (grad_zero) std::memset(grad.data(), 0, grad.bytes());
-  grad_zero = false;
-  if (grad_scale != 1.0 && !keep_scale) {  // (NaN too)
-    if (dtype == DType::Float32) scale_in_place<float>(grad.data(), grad_scale, shape.numel());
-    if (dtype == DType::Float64) scale_in_place<double>(grad.data(), grad_scale, shape.numel());
-    grad_scale = 1.0;
+  if (grad_zero_) std::memset(grad.data(), 0, grad.bytes());
+  grad_zero_ = false;
+  if (grad_scale_ != 1.0 && !keep_scale) {  // (NaN too)
+    if (dtype == DType::Float32) scale_in_place<float>(grad.data(), grad_scale_, shape.numel());
+    if (dtype == DType::Float64) scale_in_place<double>(grad.data(), grad_scale_, shape.numel());
+    grad_scale_ = 1.0;
   }
   return grad.data();
 }
 
 bool ParameterImpl::take_zero_grad() {
-  const bool zero = grad.data() == nullptr || grad_zero;  // (zero_grad resets the scale)
+  const bool zero = grad.data() == nullptr || grad_zero_;  // (zero_grad resets the scale)
   if (grad.data() == nullptr) grad = AlignedBuffer(value.bytes(), /*zeroed=*/false);
-  grad_zero = false;
+  grad_zero_ = false;
   return zero;
 }
 
 void ParameterImpl::scale_grad(double scale) {
-  if (grad_zero && scale >= 0 && std::isfinite(scale)) return;  // fl(0·scale) = +0: still zero
+  if (grad_zero_ && scale >= 0 && std::isfinite(scale)) return;  // fl(0·scale) = +0: still zero
   grad_data();  // a zero, or an earlier scale, first: each multiply rounds as torch's does
-  grad_scale = scale;
+  grad_scale_ = scale;
 }
 
 Parameter Parameter::from_values(const Shape& shape, std::span<const double> values, DType dtype,
@@ -109,8 +109,7 @@ void Parameter::assign(std::span<const double> values) {
 
 void Parameter::zero_grad() const {
   if (!has_grad()) return;
-  impl().grad_zero = true;
-  impl().grad_scale = 1.0;
+  impl().zero_grad_pending();
 }
 
 }  // namespace tapegrad

@@ -22,11 +22,6 @@ struct ParameterImpl {
   bool requires_grad = true;
   AlignedBuffer value;
   AlignedBuffer grad;  // empty until the first backward that reaches the parameter (as torch's)
-  // Pending work on the gradient, so zero_grad() and clip_grad_norm_ cost no pass over it: the
-  // true gradient is zero when grad_zero (the buffer's contents are stale), else
-  // fl(buffer[i] · grad_scale) in the dtype (grad_scale holds a value of the dtype; 1: none).
-  bool grad_zero = false;
-  double grad_scale = 1.0;
   // The node that stands for this parameter on a tape, so every use in one step shares one
   // leaf (one gradient sink, one box in the DOT drawing). Valid while the tape's generation
   // matches.
@@ -43,6 +38,21 @@ struct ParameterImpl {
   bool take_zero_grad();
   // gradient = fl(gradient · scale), pending (scale: a value of the dtype; clip_grad_norm_).
   void scale_grad(double scale);
+  // gradient = 0, pending (zero_grad).
+  void zero_grad_pending() {
+    grad_zero_ = true;
+    grad_scale_ = 1.0;
+  }
+  double grad_scale() const { return grad_scale_; }
+
+ private:
+  // Pending work on the gradient, so zero_grad() and clip_grad_norm_ cost no pass over it: the
+  // true gradient is zero when grad_zero_ (the buffer's contents are stale), else
+  // fl(buffer[i] · grad_scale_) in the dtype (grad_scale_ holds a value of the dtype; 1: none).
+  // Only the methods above read or write it: ops never see it (Tape::input_grad asks
+  // take_zero_grad), readers get the true gradient from grad_data().
+  bool grad_zero_ = false;
+  double grad_scale_ = 1.0;
 };
 
 // A handle with shared ownership, like torch's nn.Parameter: copies refer to the same weights.
@@ -51,12 +61,13 @@ struct ParameterImpl {
 // none): until then has_grad() is false, optimisers and clipping skip the parameter, and
 // grad_values() reads zeros. grad()/raw_grad() allocate a zeroed gradient when there is none.
 //
-// zero_grad() and clip_grad_norm_ only record what they would do (ParameterImpl::grad_zero,
-// grad_scale), like torch's "accumulate into None steals the gradient": the first backward then
-// writes the gradient instead of adding to zeros (Tape::grad_target), and the optimisers fold
-// the scale into their one pass (grad_keeping_scale()). Every other reader sees the true values:
-// grad(), raw_grad() and grad_values() apply the pending work first (a memset, or the multiply
-// torch's clipping does), so calling raw_grad() is also the explicit way to materialise it.
+// zero_grad() and clip_grad_norm_ only record what they would do (ParameterImpl's private
+// grad_zero_, grad_scale_), like torch's "accumulate into None steals the gradient": the first
+// backward then writes the gradient instead of adding to zeros (InputGrad::overwrite), and the
+// optimisers fold the scale into their one pass (grad_keeping_scale()). Every other reader sees the
+// true values: grad(), raw_grad() and grad_values() apply the pending work first (a memset, or the
+// multiply torch's clipping does), so calling raw_grad() is also the explicit way to materialise
+// it.
 class Parameter {
  public:
   Parameter() = default;
@@ -96,7 +107,7 @@ class Parameter {
   // optimisers, clip_grad_norm_'s norm): the true gradient is fl(stored[i] · grad_scale()) in the
   // dtype. A pending zero_grad is materialised first (a parameter no backward reached since).
   const void* grad_keeping_scale() const { return impl().grad_data(/*keep_scale=*/true); }
-  double grad_scale() const { return impl().grad_scale; }
+  double grad_scale() const { return impl().grad_scale(); }
 
   std::vector<double> values() const;
   std::vector<double> grad_values() const;

@@ -112,24 +112,21 @@ Tensor Tape::parameter(const Parameter& p) {
   return Tensor(this, impl->leaf_node, generation_);
 }
 
-void* Tape::grad_buffer(const Node& consumer, int k) {
-  const auto [grad, overwrite] = grad_target_buffer(consumer, k);
-  if (overwrite) std::memset(grad, 0, input(consumer, k).bytes());  // accumulating: zeroed first
-  return grad;
-}
-
-GradTarget<void> Tape::grad_target_buffer(const Node& consumer, int k) {
+InputGrad<void> Tape::input_grad_buffer(const Node& consumer, int k) {
   Node& in = nodes_[static_cast<size_t>(consumer.inputs[k])];
   if (!in.requires_grad) return {};
+  const int64_t numel = in.shape.numel();
   const int32_t* ids = consumer.inputs;  // an input taken twice (add(x, x)): both terms land
   const bool twice = std::count(ids, ids + consumer.num_inputs, ids[k]) > 1;
   if (in.kind == NodeKind::Parameter) {
+    // A pending zero_grad makes the gradient "nothing written yet"; a pending clip scale is
+    // applied by grad_data() before anything is added. Both stay the parameter's business.
     const bool zero = !twice && in.param->take_zero_grad();
-    return {in.grad = in.param->grad_data(), zero};  // (any pending work applied)
+    return {in.grad = in.param->grad_data(), zero, numel};
   }
   const bool zero = in.grad == nullptr;
   if (zero) in.grad = twice ? arena_.allocate_zeroed(in.bytes()) : arena_.allocate(in.bytes());
-  return {in.grad, zero && !twice};
+  return {in.grad, zero && !twice, numel};
 }
 
 void Tape::backward(const Tensor& root, const BackwardOptions& options) {

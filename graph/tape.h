@@ -7,6 +7,7 @@
 // storage (no copy) and backward accumulates straight into the parameter's gradient.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -73,13 +74,24 @@ struct Node {
   }
 };
 
-// Where a backward puts the gradient of one input (Tape::grad_target).
+// Where a backward writes the gradient of one of its inputs: Tape::input_grad(node, k), the one
+// call an op makes for each input. Two ways to write it:
+//   T* dx = tape.input_grad<T>(node, 0).to_add();  // terms added one by one: dx[i] += term
+//   InputGrad<T> dx = tape.input_grad<T>(node, 0);  // one term per element (a GEMM with beta 0):
+//   if (dx.overwrite) write d = term, else add d += term
+// Either way the gradient ends as 0 + the terms (only a zero's sign can differ: 0 + (-0) is +0).
 template <class T>
-struct GradTarget {
+struct InputGrad {
   T* data = nullptr;       // null: that input needs no gradient
-  bool overwrite = false;  // the gradient is logically zero (nothing written yet, or a pending
-                           // zero_grad): write every element (d = term), never read it; else
-                           // accumulate (d += term). Either way the gradient is 0 + the terms.
+  bool overwrite = false;  // no term written yet: the buffer holds garbage, write every element
+  int64_t numel = 0;       // the input's element count
+
+  // The buffer, zero-filled first when nothing was written yet: for backwards that add (+=).
+  T* to_add() {
+    if (overwrite) std::fill_n(data, numel, T(0));
+    overwrite = false;
+    return data;
+  }
 };
 
 struct BackwardOptions {
@@ -139,25 +151,14 @@ class Tape {
   void backward(const Tensor& root, std::span<const double> root_grad,
                 const BackwardOptions& options = {});
 
-  // The gradient buffer of input `k` of `consumer` (the input's shape and dtype), zeroed on
-  // first use, for the consumer's backward to accumulate into; null when that input needs none.
+  // Where the backward of `consumer` writes the gradient of its input `k` (InputGrad above): the
+  // input's shape and dtype; null data when that input needs no gradient. It counts as written
+  // once asked for. An input the consumer takes twice (add(x, x)) is always added to.
   template <class T>
-  T* grad_for(const Node& consumer, int k) {
-    return static_cast<T*>(grad_buffer(consumer, k));
+  InputGrad<T> input_grad(const Node& consumer, int k) {
+    const InputGrad<void> g = input_grad_buffer(consumer, k);
+    return {static_cast<T*>(g.data), g.overwrite, g.numel};
   }
-  void* grad_buffer(const Node& consumer, int k);
-  // The same for a backward that writes every element of the gradient (a GEMM, an elementwise
-  // term of the input's full shape): when the gradient is still logically zero (no consumer has
-  // written it this pass, or its parameter's zero_grad is pending) the buffer is not zeroed and
-  // `overwrite` says to write it; it then counts as written. Accumulation into zero either way:
-  // `d = term` instead of `d = 0 + term` (equal values; only a zero's sign can differ, since
-  // 0 + (-0) is +0). An input the consumer takes twice (add(x, x)) always accumulates.
-  template <class T>
-  GradTarget<T> grad_target(const Node& consumer, int k) {
-    const GradTarget<void> t = grad_target_buffer(consumer, k);
-    return {static_cast<T*>(t.data), t.overwrite};
-  }
-  GradTarget<void> grad_target_buffer(const Node& consumer, int k);
 
   // Starts a fresh step: forgets all nodes (stale Tensors then throw) and keeps the memory.
   void reset();
@@ -179,6 +180,7 @@ class Tape {
 
  private:
   friend class Tensor;
+  InputGrad<void> input_grad_buffer(const Node& consumer, int k);
   Node& append(NodeKind kind, Shape shape, DType dtype);
 
   struct Scope {

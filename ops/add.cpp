@@ -16,12 +16,12 @@ void add_backward(Tape& tape, const Node& node) {
     for (int k = 0; k < 2; ++k) {
       const Shape& shape = tape.input(node, k).shape;
       if (shape != node.shape) {  // broadcast: dY summed over the broadcast dims
-        if (T* d = tape.grad_for<T>(node, k)) reduce_broadcast(dy, node.shape, d, shape);
+        if (T* d = tape.input_grad<T>(node, k).to_add()) reduce_broadcast(dy, node.shape, d, shape);
         continue;
       }
-      const auto [d, overwrite] = tape.grad_target<T>(node, k);  // written when still zero
+      const auto [d, overwrite, numel] = tape.input_grad<T>(node, k);  // written when still zero
       if (d != nullptr && overwrite) {
-        std::copy_n(dy, shape.numel(), d);
+        std::copy_n(dy, numel, d);
       } else if (d != nullptr) {
         reduce_broadcast(dy, node.shape, d, shape);
       }
@@ -39,8 +39,8 @@ Tensor add(const Tensor& a, const Tensor& b) {
   const Shape out = broadcast_shape("add", a, "+", b);
   Tensor y = a.tape().record(kAdd, out, a.dtype(), {a, b});
   dispatch(y.dtype(), [&]<class T>() {
-    broadcast_apply<false>(value_of<T>(y), out, value_of<T>(a), a.shape(), value_of<T>(b),
-                           b.shape(), [](const auto& x, const auto& z) { return x + z; });
+    broadcast_apply<false>(output_data<T>(y), out, a.data<T>(), a.shape(), b.data<T>(), b.shape(),
+                           [](const auto& x, const auto& z) { return x + z; });
   });
   return y;
 }

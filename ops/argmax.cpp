@@ -20,7 +20,7 @@ Ids argmax(const Tensor& x, int dim, bool keepdim) {
   }
   std::vector<int64_t> ids(static_cast<size_t>(v.outer * v.inner), 0);
   dispatch(x.dtype(), [&]<class T>() {
-    const T* xv = value_of<T>(x);
+    const T* xv = x.data<T>();
     for (int64_t o = 0; o < v.outer; ++o) {
       for (int64_t i = 0; i < v.inner; ++i) {
         const T* row = xv + o * v.size * v.inner + i;

@@ -22,7 +22,7 @@ void cat_backward(Tape& tape, const Node& node) {
     for (int k = 0; k < node.num_inputs; ++k) {
       const Node& x = tape.input(node, k);
       const int64_t run = x.shape[dim] * inner;
-      if (T* d = tape.grad_for<T>(node, k)) {
+      if (T* d = tape.input_grad<T>(node, k).to_add()) {
         layout::copy_blocks<true>(dy + offset, y_step, d, run, outer, run);
       }
       offset += run;
@@ -76,11 +76,11 @@ Tensor cat(std::span<const Tensor> xs, int dim) {
     const int64_t inner = layout::inner_size(shape, d);
     const int64_t outer = layout::outer_size(shape, d);
     const int64_t y_step = shape[d] * inner;
-    T* out = value_of<T>(y);
+    T* out = output_data<T>(y);
     int64_t offset = 0;
     for (const Tensor& x : xs) {
       const int64_t run = x.shape()[d] * inner;
-      layout::copy_blocks<false>(value_of<T>(x), run, out + offset, y_step, outer, run);
+      layout::copy_blocks<false>(x.data<T>(), run, out + offset, y_step, outer, run);
       offset += run;
     }
   });

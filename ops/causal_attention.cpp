@@ -606,9 +606,9 @@ void causal_attention_backward(Tape& tape, const Node& node) {
     const Node& qn = tape.input(node, 0);
     const Node& kn = tape.input(node, 1);
     const Node& vn = tape.input(node, 2);
-    T* dq = tape.grad_for<T>(node, 0);
-    T* dk = tape.grad_for<T>(node, 1);
-    T* dv = tape.grad_for<T>(node, 2);
+    T* dq = tape.input_grad<T>(node, 0).to_add();
+    T* dk = tape.input_grad<T>(node, 1).to_add();
+    T* dv = tape.input_grad<T>(node, 2).to_add();
     if (!dq && !dk && !dv) return;
     const auto& [num_heads, saved_lse] = node.state_as<CausalAttentionState>();
     const Heads g = heads_of(node.shape, num_heads);
@@ -688,10 +688,10 @@ Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64
     T* lse = static_cast<T*>(saved_lse);
     const int64_t per_part = forward_scratch<T>(g);
     T* scratch = arena.allocate_array<T>(per_part * num_threads());
-    const T* qv = value_of<T>(q);
-    const T* kv = value_of<T>(k);
-    const T* vv = value_of<T>(v);
-    T* out = value_of<T>(y);
+    const T* qv = q.data<T>();
+    const T* kv = k.data<T>();
+    const T* vv = v.data<T>();
+    T* out = output_data<T>(y);
     const double cost = 2.5 * static_cast<double>(g.t * g.t * g.d);
     parallel_for(pairs, cost, [&](int part, int64_t begin, int64_t end) {
       for (int64_t pair = begin; pair < end; ++pair) {

@@ -157,9 +157,9 @@ void attention_backward(Tape& tape, const Node& node) {
   // dV += Wᵀ·dO; dP = (dO·Vᵀ) ⊙ keep / (1 − p); dS = [j ≤ i] · P ⊙ (dP − rowsum(dP ⊙ P)) / √D;
   // dQ += dS·K; dK += dSᵀ·Q
   dispatch(node.dtype, [&]<class T>() {
-    T* dq = tape.grad_for<T>(node, 0);
-    T* dk = tape.grad_for<T>(node, 1);
-    T* dv = tape.grad_for<T>(node, 2);
+    T* dq = tape.input_grad<T>(node, 0).to_add();
+    T* dk = tape.input_grad<T>(node, 1).to_add();
+    T* dv = tape.input_grad<T>(node, 2).to_add();
     if (!dq && !dk && !dv) return;
     const auto& [num_heads, prob, probs, keep] = node.state_as<AttentionState>();
     const Heads g = heads_of(node.shape, num_heads);
@@ -242,10 +242,10 @@ Tensor causal_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
     const int64_t tt = g.t * g.t;
     const int64_t per_part = g.d * g.t + tt;
     T* scratch = arena.allocate_array<T>(per_part * num_threads());
-    const T* qv = value_of<T>(q);
-    const T* kv = value_of<T>(k);
-    const T* vv = value_of<T>(v);
-    T* out = value_of<T>(y);
+    const T* qv = q.data<T>();
+    const T* kv = k.data<T>();
+    const T* vv = v.data<T>();
+    T* out = output_data<T>(y);
     T* p = static_cast<T*>(probs);
     for_each_pair(g, [&](int part, int64_t pair, bool par) {
       const int64_t off = g.offset(pair);

@@ -22,7 +22,7 @@ struct CausalMaskState {
 void causal_mask_backward(Tape& tape, const Node& node) {
   // Y = where(j > i, value, X)  =>  dX += dY ⊙ [j ≤ i]
   dispatch(node.dtype, [&]<class T>() {
-    T* dx = tape.grad_for<T>(node, 0);
+    T* dx = tape.input_grad<T>(node, 0).to_add();
     if (dx == nullptr) return;
     const T* dy = node.grad_as<const T>();
     for_each_triangle_row(node.shape, 1, [&](int64_t row, int64_t split, int64_t) {
@@ -54,8 +54,8 @@ Tensor causal_mask(const Tensor& x, double value) {
   }
   Tensor y = x.tape().record(kCausalMask, x.shape(), x.dtype(), {x}, CausalMaskState{value});
   dispatch(y.dtype(), [&]<class T>() {
-    const T* xv = value_of<T>(x);
-    T* yv = value_of<T>(y);
+    const T* xv = x.data<T>();
+    T* yv = output_data<T>(y);
     const T fill = static_cast<T>(value);
     for_each_triangle_row(x.shape(), 1, [&](int64_t row, int64_t split, int64_t cols) {
       std::copy(xv + row, xv + row + split, yv + row);

@@ -31,7 +31,7 @@ struct CausalSoftmaxState {
 void causal_softmax_backward(Tape& tape, const Node& node) {
   // Y = softmax(mask(X) / c)  =>  dX += [j ≤ i] · Y ⊙ (dY − Σ_j dY ⊙ Y) / c   (reads only Y)
   dispatch(node.dtype, [&]<class T>() {
-    T* dx = tape.grad_for<T>(node, 0);
+    T* dx = tape.input_grad<T>(node, 0).to_add();
     if (dx == nullptr) return;
     const int64_t tk = node.shape[node.shape.rank() - 1];
     const int64_t tq = node.shape[node.shape.rank() - 2];
@@ -78,8 +78,8 @@ Tensor causal_softmax(const Tensor& scores, double divisor) {
   if (tk == 0 || tq == 0) return y;
   const int64_t rows = scores.numel() / tk;
   dispatch(y.dtype(), [&]<class T>() {
-    const T* x = value_of<T>(scores);
-    T* out = value_of<T>(y);
+    const T* x = scores.data<T>();
+    T* out = output_data<T>(y);
     const T c = static_cast<T>(divisor);
     parallel_for(rows, 20.0 * static_cast<double>(tk), [&](int, int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {

@@ -20,9 +20,11 @@ void cross_entropy_backward(Tape& tape, const Node& node) {
   // y = Σ_i (lse_i − X[i, t_i]) / N  =>  dX[i, c] += (softmax(X)[i, c] − [c = t_i]) / N · dy
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    // Every element gets a term: a gradient still zero is written, not read (Tape::grad_target).
-    const auto [d, overwrite] = tape.grad_target<T>(node, 0);
-    if (d == nullptr) return;
+    // Every element gets a term: a gradient still zero is written, not read (InputGrad::overwrite).
+    const InputGrad<T> dx = tape.input_grad<T>(node, 0);
+    if (dx.data == nullptr) return;
+    T* d = dx.data;
+    const bool overwrite = dx.overwrite;
     const auto& [rows, cols, targets, saved_lse] = node.state_as<CrossEntropyState>();
     const T* lse = static_cast<const T*>(saved_lse);
     const T g = node.grad_as<T>()[0] / static_cast<T>(rows);
@@ -85,7 +87,7 @@ Tensor cross_entropy(const Tensor& logits, std::span<const int64_t> targets) {
   Tensor y = logits.tape().record(kCrossEntropy, Shape{}, logits.dtype(), {logits},
                                   CrossEntropyState{rows, cols, saved_targets, saved_lse});
   dispatch(y.dtype(), [&]<class T>() {
-    const T* X = value_of<T>(logits);
+    const T* X = logits.data<T>();
     T* lse = static_cast<T*>(saved_lse);
     // log Σ exp(x) = m + log Σ exp(x − m), m the row max (no overflow for large logits), with
     // SLEEF's exp and log in the logits' dtype, as torch's log_softmax kernel (vmath.h).
@@ -99,7 +101,7 @@ Tensor cross_entropy(const Tensor& logits, std::span<const int64_t> targets) {
       total += static_cast<double>(lse[i]) - static_cast<double>(X[i * cols + saved_targets[i]]);
     }
     // An empty batch gives 0/0 = NaN, as in torch.
-    value_of<T>(y)[0] = static_cast<T>(total / static_cast<double>(rows));
+    output_data<T>(y)[0] = static_cast<T>(total / static_cast<double>(rows));
   });
   return y;
 }

@@ -16,11 +16,11 @@ void div_backward(Tape& tape, const Node& node) {
     const int64_t n = out.numel();
     const T* dy = node.grad_as<const T>();
     const T* bv = b.value_as<const T>();
-    if (T* d = tape.grad_for<T>(node, 0)) {
+    if (T* d = tape.input_grad<T>(node, 0).to_add()) {
       accumulate_reduced(tape.arena(), d, a.shape, out, dy, bv, b.shape,
                          [](const auto& g, const auto& z) { return g / z; });
     }
-    if (T* d = tape.grad_for<T>(node, 1)) {
+    if (T* d = tape.input_grad<T>(node, 1).to_add()) {
       // Y (the output, = A/B elementwise) covers out, so the term needs B alone broadcast.
       const T* y = node.value_as<const T>();
       if (b.shape.numel() == n) {
@@ -47,8 +47,8 @@ Tensor div(const Tensor& a, const Tensor& b) {
   const Shape out = broadcast_shape("div", a, "/", b);
   Tensor y = a.tape().record(kDiv, out, a.dtype(), {a, b});
   dispatch(y.dtype(), [&]<class T>() {
-    broadcast_apply<false>(value_of<T>(y), out, value_of<T>(a), a.shape(), value_of<T>(b),
-                           b.shape(), [](const auto& x, const auto& z) { return x / z; });
+    broadcast_apply<false>(output_data<T>(y), out, a.data<T>(), a.shape(), b.data<T>(), b.shape(),
+                           [](const auto& x, const auto& z) { return x / z; });
   });
   return y;
 }

@@ -25,16 +25,15 @@ struct DropoutState {
 void dropout_backward(Tape& tape, const Node& node) {
   // Y = X ⊙ keep / (1 − p)  =>  dX += dY ⊙ keep / (1 − p)   (the forward's saved keep mask)
   dispatch(node.dtype, [&]<class T>() {
-    const auto [dx, overwrite] = tape.grad_target<T>(node, 0);  // written when still zero
+    const auto [dx, overwrite, numel] = tape.input_grad<T>(node, 0);  // written when still zero
     if (dx == nullptr) return;
     const T* dy = node.grad_as<const T>();
     const auto& [p, keep] = node.state_as<DropoutState>();
     const T scale = dropout_scale<T>(p);
-    const int64_t n = node.shape.numel();
     if (overwrite) {
-      for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (keep[i] != 0 ? scale : T(0));
+      for (int64_t i = 0; i < numel; ++i) dx[i] = dy[i] * (keep[i] != 0 ? scale : T(0));
     } else {
-      for (int64_t i = 0; i < n; ++i) dx[i] += dy[i] * (keep[i] != 0 ? scale : T(0));
+      for (int64_t i = 0; i < numel; ++i) dx[i] += dy[i] * (keep[i] != 0 ? scale : T(0));
     }
   });
 }
@@ -57,8 +56,8 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator& generator) {
   Tensor y = x.tape().record(kDropout, x.shape(), x.dtype(), {x}, DropoutState{p, keep});
   generator.dropout_keep_mask(keep, n, p);
   dispatch(y.dtype(), [&]<class T>() {
-    const T* xv = value_of<T>(x);
-    T* yv = value_of<T>(y);
+    const T* xv = x.data<T>();
+    T* yv = output_data<T>(y);
     const T scale = dropout_scale<T>(p);
     for (int64_t i = 0; i < n; ++i) yv[i] = xv[i] * (keep[i] != 0 ? scale : T(0));
   });

@@ -18,7 +18,7 @@ void embedding_backward(Tape& tape, const Node& node) {
   // Y[p] = W[ids[p]]  =>  dW[ids[p]] += dY[p] for every position p (repeated ids accumulate)
   dispatch(node.dtype, [&]<class T>() {
     const Node& w = tape.input(node, 0);
-    T* d = tape.grad_for<T>(node, 0);
+    T* d = tape.input_grad<T>(node, 0).to_add();
     if (d == nullptr) return;
     const auto& [n, cols, ids] = node.state_as<EmbeddingState>();
     MatrixMap<T> dW(d, w.shape[0], cols);
@@ -83,8 +83,8 @@ Tensor embedding(const Tensor& weight, std::span<const int64_t> ids, const Shape
   Tensor y = weight.tape().record(kEmbedding, out_shape, weight.dtype(), {weight},
                                   EmbeddingState{n, cols, saved_ids});
   dispatch(y.dtype(), [&]<class T>() {
-    ConstMatrixMap<T> W(value_of<T>(weight), vocab, cols);
-    MatrixMap<T> Y(value_of<T>(y), n, cols);
+    ConstMatrixMap<T> W(weight.data<T>(), vocab, cols);
+    MatrixMap<T> Y(output_data<T>(y), n, cols);
     for (int64_t p = 0; p < n; ++p) Y.row(p) = W.row(saved_ids[p]);
   });
   return y;

@@ -11,7 +11,7 @@ void exp_backward(Tape& tape, const Node& node) {
   // Y = eˣ  =>  dX += dY ⊙ Y   (reads the output, nothing saved)
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0)) {
+    if (T* d = tape.input_grad<T>(node, 0).to_add()) {
       ArrayMap<T>(d, x.shape.numel()) += grad_array_of<T>(node) * array_of<T>(node);
     }
   });
@@ -25,7 +25,7 @@ TAPEGRAD_REGISTER_OP(kExp);
 Tensor exp(const Tensor& x) {
   Tensor y = x.tape().record(kExp, x.shape(), x.dtype(), {x});
   // SLEEF's 1-ulp exp, the function torch's exp kernel calls (vmath.h).
-  dispatch(y.dtype(), [&]<class T>() { vmath::exp(value_of<T>(x), value_of<T>(y), x.numel()); });
+  dispatch(y.dtype(), [&]<class T>() { vmath::exp(x.data<T>(), output_data<T>(y), x.numel()); });
   return y;
 }
 

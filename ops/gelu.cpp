@@ -16,7 +16,7 @@ void gelu_backward(Tape& tape, const Node& node) {
   // Y = ½X(1 + tanh u), u = β(X + κX³)  =>  dX += dY·(½(1 + tanh u) + ½X(1 − tanh² u)·β(1 + 3κX²))
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    T* dx = tape.grad_for<T>(node, 0);
+    T* dx = tape.input_grad<T>(node, 0).to_add();
     if (dx == nullptr) return;
     // SLEEF's tanh in torch's order of operations (vmath.h), as torch's GeluBackward kernel;
     // elementwise, so split over the threads with the same result.
@@ -38,8 +38,8 @@ Tensor gelu(const Tensor& x) {
     // SLEEF's vectorised tanh, as torch's approximate='tanh' kernel (vmath.h); every element
     // goes through the same vector function wherever a part starts, so the split over the
     // threads leaves the result unchanged.
-    const T* xv = value_of<T>(x);
-    T* yv = value_of<T>(y);
+    const T* xv = x.data<T>();
+    T* yv = output_data<T>(y);
     parallel_for(x.numel(), kGeluCost, [&](int, int64_t begin, int64_t end) {
       vmath::gelu_tanh(xv + begin, yv + begin, end - begin);
     });

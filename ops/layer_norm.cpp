@@ -30,9 +30,9 @@ void layer_norm_backward(Tape& tape, const Node& node) {
   dispatch(node.dtype, [&]<class T>() {
     const auto& [eps, has_weight, has_bias, rows, cols, stats] = state(node);
     const T *mean = static_cast<const T*>(stats), *rstd = mean + rows;
-    T* dx = tape.grad_for<T>(node, 0);
-    T* dw = has_weight ? tape.grad_for<T>(node, 1) : nullptr;
-    T* db = has_bias ? tape.grad_for<T>(node, has_weight ? 2 : 1) : nullptr;
+    T* dx = tape.input_grad<T>(node, 0).to_add();
+    T* dw = has_weight ? tape.input_grad<T>(node, 1).to_add() : nullptr;
+    T* db = has_bias ? tape.input_grad<T>(node, has_weight ? 2 : 1).to_add() : nullptr;
     const T* w = has_weight ? tape.input(node, 1).value_as<T>() : nullptr;
     const T *x = tape.input(node, 0).value_as<T>(), *dy = node.grad_as<T>();
     if (dx != nullptr) {
@@ -93,13 +93,13 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
       LayerNormState{eps, weight.defined(), bias.defined(), rows, cols, stats});
   dispatch(y.dtype(), [&]<class T>() {
     T *mean = static_cast<T*>(stats), *rstd = mean + rows;
-    const T* w = weight.defined() ? value_of<T>(weight) : nullptr;
-    const T* b = bias.defined() ? value_of<T>(bias) : nullptr;
+    const T* w = weight.defined() ? weight.data<T>() : nullptr;
+    const T* b = bias.defined() ? bias.data<T>() : nullptr;
     // Two passes per row (the mean, then the biased variance about it: no cancellation for
     // large means), vectorised in vmath::layer_norm_rows.
     // Rows split over the threads; each row is normalised whole by one of them.
-    const T* xv = value_of<T>(x);
-    T* yv = value_of<T>(y);
+    const T* xv = x.data<T>();
+    T* yv = output_data<T>(y);
     parallel_for(rows, kRowCost * static_cast<double>(cols), [&](int, int64_t r0, int64_t r1) {
       vmath::layer_norm_rows(xv + r0 * cols, w, b, yv + r0 * cols, mean + r0, rstd + r0, r1 - r0,
                              cols, eps);

@@ -26,17 +26,17 @@ void linear_backward(Tape& tape, const Node& node) {
     const int64_t rows = leading_rows(x.shape);
     const T* dy = node.grad_as<T>();
     // The products write every element: into a gradient that is still zero, C = A·B (BLAS's
-    // beta 0) instead of zeroing it first (Tape::grad_target).
-    if (const auto [dx, overwrite] = tape.grad_target<T>(node, 0); dx != nullptr) {
-      gemm(matrix(dx, rows, in), matrix(dy, rows, out), matrix(w.value_as<T>(), out, in),
-           {.accumulate = !overwrite});
+    // beta 0) instead of zeroing it first (InputGrad::overwrite).
+    if (const InputGrad<T> dx = tape.input_grad<T>(node, 0); dx.data != nullptr) {
+      gemm(matrix(dx.data, rows, in), matrix(dy, rows, out), matrix(w.value_as<T>(), out, in),
+           {.accumulate = !dx.overwrite});
     }
-    if (const auto [dw, overwrite] = tape.grad_target<T>(node, 1); dw != nullptr) {
-      gemm(matrix(dw, out, in), matrix(dy, rows, out).t(), matrix(x.value_as<T>(), rows, in),
-           {.accumulate = !overwrite});
+    if (const InputGrad<T> dw = tape.input_grad<T>(node, 1); dw.data != nullptr) {
+      gemm(matrix(dw.data, out, in), matrix(dy, rows, out).t(), matrix(x.value_as<T>(), rows, in),
+           {.accumulate = !dw.overwrite});
     }
     if (node.num_inputs == 3) {
-      if (T* d = tape.grad_for<T>(node, 2)) {
+      if (T* d = tape.input_grad<T>(node, 2).to_add()) {
         ArrayMap<T> db(d, out);
         for (int64_t r = 0; r < rows; ++r) db += ConstArrayMap<T>(node.grad_as<T>() + r * out, out);
       }
@@ -89,18 +89,18 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     if constexpr (std::is_same_v<T, float>) {
       // One row (a decode step): a matrix-vector product reads each weight once.
       if (rows == 1) {
-        gemv(value_of<T>(weight), value_of<T>(x), bias.defined() ? value_of<T>(bias) : nullptr,
-             value_of<T>(y), out, in);
+        gemv(weight.data<T>(), x.data<T>(), bias.defined() ? bias.data<T>() : nullptr,
+             output_data<T>(y), out, in);
         return;
       }
     }
-    MatrixMap<T> Y(value_of<T>(y), rows, out);
+    MatrixMap<T> Y(output_data<T>(y), rows, out);
     if (bias.defined()) {
-      Y.rowwise() = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(value_of<T>(bias), out);
+      Y.rowwise() = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(bias.data<T>(), out);
     }
     // Y (+)= X·Wᵀ, on top of the bias rows when there is a bias
-    gemm(matrix(Y.data(), rows, out), matrix(value_of<T>(x), rows, in),
-         matrix(value_of<T>(weight), out, in).t(), {.accumulate = bias.defined()});
+    gemm(matrix(Y.data(), rows, out), matrix(x.data<T>(), rows, in),
+         matrix(weight.data<T>(), out, in).t(), {.accumulate = bias.defined()});
   });
   return y;
 }

@@ -10,7 +10,7 @@ void log_backward(Tape& tape, const Node& node) {
   // Y = ln X  =>  dX += dY / X
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0)) {
+    if (T* d = tape.input_grad<T>(node, 0).to_add()) {
       ArrayMap<T>(d, x.shape.numel()) += grad_array_of<T>(node) / array_of<T>(x);
     }
   });

@@ -22,7 +22,7 @@ struct LogSoftmaxState {
 void log_softmax_backward(Tape& tape, const Node& node) {
   // Y = X − logΣexp(X) along dim  =>  dX += dY − exp(Y) ⊙ Σ_dim dY   (reads only the output)
   dispatch(node.dtype, [&]<class T>() {
-    T* dx = tape.grad_for<T>(node, 0);
+    T* dx = tape.input_grad<T>(node, 0).to_add();
     if (dx == nullptr) return;
     const DimView v = node.state_as<LogSoftmaxState>().view;
     const T* y = node.value_as<const T>();
@@ -55,8 +55,8 @@ Tensor log_softmax(const Tensor& x, int dim) {
   const DimView v = r.view;
   Tensor y = x.tape().record(kLogSoftmax, x.shape(), x.dtype(), {x}, LogSoftmaxState{r.dim, v});
   dispatch(y.dtype(), [&]<class T>() {
-    const T* xv = value_of<T>(x);
-    T* yv = value_of<T>(y);
+    const T* xv = x.data<T>();
+    T* yv = output_data<T>(y);
     for (int64_t o = 0; o < v.outer; ++o) {
       for (int64_t i = 0; i < v.inner; ++i) {
         const int64_t base = o * v.size * v.inner + i;

@@ -32,7 +32,7 @@ void masked_fill_backward(Tape& tape, const Node& node) {
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
     const Node& mask = tape.input(node, 1);
-    T* dx = tape.grad_for<T>(node, 0);
+    T* dx = tape.input_grad<T>(node, 0).to_add();
     if (dx == nullptr) return;
     const T* dy = node.grad_as<const T>();
     dispatch(mask.dtype, [&]<class M>() {
@@ -72,11 +72,11 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   }
   Tensor y = x.tape().record(kMaskedFill, x.shape(), x.dtype(), {x, mask}, MaskedFillState{value});
   dispatch(y.dtype(), [&]<class T>() {
-    const T* xv = value_of<T>(x);
-    T* yv = value_of<T>(y);
+    const T* xv = x.data<T>();
+    T* yv = output_data<T>(y);
     const T fill = static_cast<T>(value);
     dispatch(mask.dtype(), [&]<class M>() {
-      const M* m = value_of<M>(mask);
+      const M* m = mask.data<M>();
       for_each_masked(x.shape(), mask.shape(),
                       [&](int64_t i, int64_t k) { yv[i] = m[k] != M(0) ? fill : xv[i]; });
     });

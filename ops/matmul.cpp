@@ -92,16 +92,17 @@ void matmul_backward(Tape& tape, const Node& node) {
     const T* dy = node.grad_as<T>();
     const int64_t slices = g.batch[0] * g.batch[1];
     // An operand's gradient that is still zero is written, not accumulated (BLAS's beta 0;
-    // Tape::grad_target), when each of its elements gets one product: always when b folds,
+    // InputGrad::overwrite), when each of its elements gets one product: always when b folds,
     // else unless the operand was broadcast over the batch (its slices then sum).
     const auto target = [&](int k_input, const Shape& shape) {
-      if (folds(b.shape) || matrices(batch_dims(shape)) == slices) {
-        return tape.grad_target<T>(node, k_input);
-      }
-      return GradTarget<T>{tape.grad_for<T>(node, k_input)};
+      InputGrad<T> d = tape.input_grad<T>(node, k_input);
+      if (!folds(b.shape) && matrices(batch_dims(shape)) != slices) d.to_add();
+      return d;
     };
-    const auto [da, da_overwrite] = target(0, a.shape);
-    const auto [db, db_overwrite] = target(1, b.shape);
+    const InputGrad<T> da_target = target(0, a.shape), db_target = target(1, b.shape);
+    T* da = da_target.data;
+    T* db = db_target.data;
+    const bool da_overwrite = da_target.overwrite, db_overwrite = db_target.overwrite;
     if (folds(b.shape)) {
       const int64_t rows = g.batch[0] * g.batch[1] * m;
       if (da) {
@@ -171,9 +172,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Tensor y = a.tape().record(kMatmul, out, a.dtype(), {a, b});
   dispatch(y.dtype(), [&]<class T>() {
     const int64_t m = g.m, k = g.k, n = g.n;
-    const T* av = value_of<T>(a);
-    const T* bv = value_of<T>(b);
-    T* yv = value_of<T>(y);
+    const T* av = a.data<T>();
+    const T* bv = b.data<T>();
+    T* yv = output_data<T>(y);
     if (folds(b.shape())) {
       const int64_t rows = g.batch[0] * g.batch[1] * m;
       gemm(matrix(yv, rows, n), matrix(av, rows, k), matrix(bv, k, n));

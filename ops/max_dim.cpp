@@ -18,7 +18,7 @@ struct MaxDimState {
 void max_dim_backward(Tape& tape, const Node& node) {
   // Y = max_dim X  =>  dX[.., argmax, ..] += dY (one element per output: the first maximum)
   dispatch(node.dtype, [&]<class T>() {
-    T* dx = tape.grad_for<T>(node, 0);
+    T* dx = tape.input_grad<T>(node, 0).to_add();
     if (dx == nullptr) return;
     const T* dy = node.grad_as<T>();
     const auto& [v, dim, argmax] = node.state_as<MaxDimState>();
@@ -54,8 +54,8 @@ Tensor max(const Tensor& x, int dim, bool keepdim) {
   Tensor y =
       x.tape().record(kMaxDim, r.out_shape, x.dtype(), {x}, MaxDimState{r.view, r.dim, argmax});
   dispatch(y.dtype(), [&]<class T>() {
-    T* out = value_of<T>(y);
-    const T* in = value_of<T>(x);
+    T* out = output_data<T>(y);
+    const T* in = x.data<T>();
     for_each_reduced(r.view, [&](int64_t o, int64_t i, int64_t k) {
       // Strictly greater keeps the first maximum on ties; a NaN wins and stays, as in torch.
       if (k == 0 || in[i] > out[o] || (std::isnan(in[i]) && !std::isnan(out[o]))) {

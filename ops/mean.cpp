@@ -10,7 +10,7 @@ void mean_backward(Tape& tape, const Node& node) {
   // y = Σ x / n  =>  dX += dy / n (broadcast)
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0)) {
+    if (T* d = tape.input_grad<T>(node, 0).to_add()) {
       const int64_t n = x.shape.numel();
       ArrayMap<T>(d, n) += node.grad_as<T>()[0] / static_cast<T>(n);
     }
@@ -44,8 +44,8 @@ Tensor mean(const Tensor& x) {
   Tensor y = x.tape().record(kMean, Shape{}, x.dtype(), {x});
   dispatch(y.dtype(), [&]<class T>() {
     // Summed in double (float32 keeps its precision); an empty tensor gives 0/0 = NaN, as torch.
-    const double total = sum_in_double(value_of<T>(x), x.numel());
-    value_of<T>(y)[0] = static_cast<T>(total / static_cast<double>(x.numel()));
+    const double total = sum_in_double(x.data<T>(), x.numel());
+    output_data<T>(y)[0] = static_cast<T>(total / static_cast<double>(x.numel()));
   });
   return y;
 }

@@ -15,7 +15,7 @@ struct MeanDimState {
 void mean_dim_backward(Tape& tape, const Node& node) {
   // Y = Σ_dim X / n  =>  dX += dY / n broadcast along dim (n = size of dim)
   dispatch(node.dtype, [&]<class T>() {
-    T* dx = tape.grad_for<T>(node, 0);
+    T* dx = tape.input_grad<T>(node, 0).to_add();
     if (dx == nullptr) return;
     const T* dy = node.grad_as<T>();
     const DimView v = node.state_as<MeanDimState>().view;
@@ -38,7 +38,7 @@ Tensor mean(const Tensor& x, int dim, bool keepdim) {
   Tensor y = x.tape().record(kMeanDim, r.out_shape, x.dtype(), {x}, MeanDimState{r.view, r.dim});
   // Divided by n, not multiplied by 1/n, as torch does; an empty dim gives NaN, as in torch.
   dispatch(y.dtype(), [&]<class T>() {
-    sum_along<T>(y.tape().arena(), r.view, value_of<T>(x), value_of<T>(y),
+    sum_along<T>(y.tape().arena(), r.view, x.data<T>(), output_data<T>(y),
                  static_cast<double>(r.view.size));
   });
   return y;

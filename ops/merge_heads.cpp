@@ -10,7 +10,7 @@ void merge_heads_backward(Tape& tape, const Node& node) {
   // Y[b, t, h·D + d] = X[b, h, t, d]  =>  dX[b, h, t, d] += dY[b, t, h·D + d]
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0)) {
+    if (T* d = tape.input_grad<T>(node, 0).to_add()) {
       const std::array<int64_t, 4> dy_4d{x.shape[0], x.shape[2], x.shape[1], x.shape[3]};
       layout::swap_dims<true>(node.grad_as<const T>(), dy_4d, 1, 2, d);
     }
@@ -31,7 +31,7 @@ Tensor merge_heads(const Tensor& x) {
   const int64_t b = x.shape()[0], h = x.shape()[1], t = x.shape()[2], dh = x.shape()[3];
   Tensor y = x.tape().record(kMergeHeads, Shape{b, t, h * dh}, x.dtype(), {x});
   dispatch(y.dtype(), [&]<class T>() {
-    layout::swap_dims<false>(value_of<T>(x), x.shape().dims(), 1, 2, value_of<T>(y));
+    layout::swap_dims<false>(x.data<T>(), x.shape().dims(), 1, 2, output_data<T>(y));
   });
   return y;
 }

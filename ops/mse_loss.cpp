@@ -14,8 +14,8 @@ void mse_loss_backward(Tape& tape, const Node& node) {
     const int64_t n = p.shape.numel();
     const T g = T(2) / static_cast<T>(n) * node.grad_as<T>()[0];
     const ConstArrayMap<T> P(p.value_as<T>(), n), Tg(t.value_as<T>(), n);
-    if (T* d = tape.grad_for<T>(node, 0)) ArrayMap<T>(d, n) += g * (P - Tg);
-    if (T* d = tape.grad_for<T>(node, 1)) ArrayMap<T>(d, n) -= g * (P - Tg);
+    if (T* d = tape.input_grad<T>(node, 0).to_add()) ArrayMap<T>(d, n) += g * (P - Tg);
+    if (T* d = tape.input_grad<T>(node, 1).to_add()) ArrayMap<T>(d, n) -= g * (P - Tg);
   });
 }
 
@@ -34,10 +34,10 @@ Tensor mse_loss(const Tensor& prediction, const Tensor& target) {
   Tensor y = prediction.tape().record(kMseLoss, Shape{}, prediction.dtype(), {prediction, target});
   dispatch(y.dtype(), [&]<class T>() {
     const int64_t n = prediction.numel();
-    const ConstArrayMap<T> P(value_of<T>(prediction), n), Tg(value_of<T>(target), n);
+    const ConstArrayMap<T> P(prediction.data<T>(), n), Tg(target.data<T>(), n);
     // Squared and summed in double; an empty pair gives 0/0 = NaN, as in torch.
     const double total = (P.template cast<double>() - Tg.template cast<double>()).square().sum();
-    value_of<T>(y)[0] = static_cast<T>(total / static_cast<double>(n));
+    output_data<T>(y)[0] = static_cast<T>(total / static_cast<double>(n));
   });
   return y;
 }

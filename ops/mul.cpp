@@ -15,7 +15,7 @@ void mul_backward(Tape& tape, const Node& node) {
     for (int k = 0; k < 2; ++k) {
       const Node& self = tape.input(node, k);
       const Node& other = tape.input(node, 1 - k);
-      if (T* d = tape.grad_for<T>(node, k)) {
+      if (T* d = tape.input_grad<T>(node, k).to_add()) {
         accumulate_reduced(tape.arena(), d, self.shape, node.shape, dy, other.value_as<const T>(),
                            other.shape, times);
       }
@@ -33,8 +33,8 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   const Shape out = broadcast_shape("mul", a, "*", b);
   Tensor y = a.tape().record(kMul, out, a.dtype(), {a, b});
   dispatch(y.dtype(), [&]<class T>() {
-    broadcast_apply<false>(value_of<T>(y), out, value_of<T>(a), a.shape(), value_of<T>(b),
-                           b.shape(), [](const auto& x, const auto& z) { return x * z; });
+    broadcast_apply<false>(output_data<T>(y), out, a.data<T>(), a.shape(), b.data<T>(), b.shape(),
+                           [](const auto& x, const auto& z) { return x * z; });
   });
   return y;
 }

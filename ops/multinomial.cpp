@@ -38,7 +38,7 @@ Ids multinomial(const Tensor& probs, int64_t num_samples, Generator& generator) 
   }
   std::vector<int64_t> ids(static_cast<size_t>(rows * num_samples));
   dispatch(probs.dtype(), [&]<class T>() {
-    const T* p = value_of<T>(probs);
+    const T* p = probs.data<T>();
     const int64_t n = rows * v;
     // torch's checks, in its words, before anything is drawn.
     for (int64_t i = 0; i < n; ++i) {

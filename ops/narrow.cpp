@@ -15,7 +15,7 @@ void narrow_backward(Tape& tape, const Node& node) {
   // Y = X[.., s:s+l, ..] (along dim)  =>  dX[.., s:s+l, ..] += dY, zero elsewhere
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0)) {
+    if (T* d = tape.input_grad<T>(node, 0).to_add()) {
       const auto [dim, start] = node.state_as<NarrowState>();
       const int64_t inner = layout::inner_size(x.shape, dim);
       const int64_t run = node.shape[dim] * inner;
@@ -59,7 +59,7 @@ Tensor narrow(const Tensor& x, int dim, int64_t start, int64_t length) {
   Tensor y = x.tape().record(kNarrow, shape, x.dtype(), {x}, NarrowState{d, start});
   dispatch(y.dtype(), [&]<class T>() {
     const int64_t inner = layout::inner_size(x.shape(), d);
-    layout::copy_blocks<false>(value_of<T>(x) + start * inner, size * inner, value_of<T>(y),
+    layout::copy_blocks<false>(x.data<T>() + start * inner, size * inner, output_data<T>(y),
                                length * inner, layout::outer_size(x.shape(), d), length * inner);
   });
   return y;

@@ -10,7 +10,7 @@ void neg_backward(Tape& tape, const Node& node) {
   // Y = -X  =>  dX += -dY
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0)) {
+    if (T* d = tape.input_grad<T>(node, 0).to_add()) {
       ArrayMap<T>(d, x.shape.numel()) -= grad_array_of<T>(node);
     }
   });

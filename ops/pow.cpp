@@ -41,7 +41,7 @@ void pow_backward(Tape& tape, const Node& node) {
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
     const double p = node.state_as<PowState>().exponent;
-    T* d = tape.grad_for<T>(node, 0);
+    T* d = tape.input_grad<T>(node, 0).to_add();
     if (d == nullptr || p == 0.0) return;
     const int64_t n = x.shape.numel();
     ArrayMap<T> term(tape.arena().allocate_array<T>(n), n);

@@ -11,7 +11,7 @@ namespace {
 void relu_backward(Tape& tape, const Node& node) {
   // Y = max(X, 0)  =>  dX += dY ⊙ [Y > 0]   (torch's threshold_backward on the output)
   dispatch(node.dtype, [&]<class T>() {
-    T* dx = tape.grad_for<T>(node, 0);
+    T* dx = tape.input_grad<T>(node, 0).to_add();
     if (dx == nullptr) return;
     const T* y = node.value_as<const T>();
     const T* dy = node.grad_as<const T>();
@@ -28,8 +28,8 @@ TAPEGRAD_REGISTER_OP(kRelu);
 Tensor relu(const Tensor& x) {
   Tensor y = x.tape().record(kRelu, x.shape(), x.dtype(), {x});
   dispatch(y.dtype(), [&]<class T>() {
-    const T* xv = value_of<T>(x);
-    T* yv = value_of<T>(y);
+    const T* xv = x.data<T>();
+    T* yv = output_data<T>(y);
     const int64_t n = x.numel();
     for (int64_t i = 0; i < n; ++i) yv[i] = (xv[i] > T(0) || std::isnan(xv[i])) ? xv[i] : T(0);
   });

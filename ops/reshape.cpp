@@ -9,13 +9,12 @@ namespace {
 void reshape_backward(Tape& tape, const Node& node) {
   // Y = X read in a new shape  =>  dX += dY read in X's shape
   dispatch(node.dtype, [&]<class T>() {
-    const Node& x = tape.input(node, 0);
-    const auto [d, overwrite] = tape.grad_target<T>(node, 0);  // written when still zero
+    const auto [d, overwrite, numel] = tape.input_grad<T>(node, 0);  // written when still zero
     if (d == nullptr) return;
     if (overwrite) {
-      layout::copy_run<false>(node.grad_as<const T>(), d, x.shape.numel());
+      layout::copy_run<false>(node.grad_as<const T>(), d, numel);
     } else {
-      layout::copy_run<true>(node.grad_as<const T>(), d, x.shape.numel());
+      layout::copy_run<true>(node.grad_as<const T>(), d, numel);
     }
   });
 }
@@ -70,7 +69,7 @@ Tensor reshape(const Tensor& x, std::span<const int64_t> dims) {
   }
   Tensor y = x.tape().record(kReshape, shape, x.dtype(), {x});
   dispatch(y.dtype(),
-           [&]<class T>() { layout::copy_run<false>(value_of<T>(x), value_of<T>(y), numel); });
+           [&]<class T>() { layout::copy_run<false>(x.data<T>(), output_data<T>(y), numel); });
   return y;
 }
 

@@ -32,7 +32,7 @@ void scale_backward(Tape& tape, const Node& node) {
   // Y = X·c  =>  dX += dY·c   (Y = X / c  =>  dX += dY / c)
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0)) {
+    if (T* d = tape.input_grad<T>(node, 0).to_add()) {
       const auto [c0, divide] = node.state_as<ScaleState>();
       const T c = static_cast<T>(c0);
       if (divide) {

@@ -15,7 +15,7 @@ void select_backward(Tape& tape, const Node& node) {
   // Y = X[.., i, ..] (along dim)  =>  dX[.., i, ..] += dY, zero elsewhere
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0)) {
+    if (T* d = tape.input_grad<T>(node, 0).to_add()) {
       const auto [dim, index] = node.state_as<SelectState>();
       const int64_t inner = layout::inner_size(x.shape, dim);
       layout::copy_blocks<true>(node.grad_as<const T>(), inner, d + index * inner,
@@ -52,7 +52,7 @@ Tensor select(const Tensor& x, int dim, int64_t index) {
                              {x}, SelectState{d, index});
   dispatch(y.dtype(), [&]<class T>() {
     const int64_t inner = layout::inner_size(x.shape(), d);
-    layout::copy_blocks<false>(value_of<T>(x) + index * inner, size * inner, value_of<T>(y), inner,
+    layout::copy_blocks<false>(x.data<T>() + index * inner, size * inner, output_data<T>(y), inner,
                                layout::outer_size(x.shape(), d), inner);
   });
   return y;

@@ -12,7 +12,7 @@ void silu_backward(Tape& tape, const Node& node) {
   // Y = X·σ(X)  =>  dX += dY ⊙ σ(X) ⊙ (1 + X ⊙ (1 − σ(X)))   (torch's silu_backward)
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    T* dx = tape.grad_for<T>(node, 0);
+    T* dx = tape.input_grad<T>(node, 0).to_add();
     if (dx == nullptr) return;
     const T* xv = x.value_as<const T>();
     const T* dy = node.grad_as<const T>();
@@ -32,8 +32,8 @@ TAPEGRAD_REGISTER_OP(kSilu);
 Tensor silu(const Tensor& x) {
   Tensor y = x.tape().record(kSilu, x.shape(), x.dtype(), {x});
   dispatch(y.dtype(), [&]<class T>() {
-    const T* xv = value_of<T>(x);
-    T* yv = value_of<T>(y);
+    const T* xv = x.data<T>();
+    T* yv = output_data<T>(y);
     const int64_t n = x.numel();
     for (int64_t i = 0; i < n; ++i) yv[i] = xv[i] / (T(1) + std::exp(-xv[i]));
   });

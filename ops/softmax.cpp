@@ -53,7 +53,7 @@ struct SoftmaxState {
 void softmax_backward(Tape& tape, const Node& node) {
   // Y = softmax(X) along dim  =>  dX += Y ⊙ (dY − Σ_dim(dY ⊙ Y))   (reads only the saved Y)
   dispatch(node.dtype, [&]<class T>() {
-    T* dx = tape.grad_for<T>(node, 0);
+    T* dx = tape.input_grad<T>(node, 0).to_add();
     if (dx == nullptr) return;
     const DimView l = view_around(node.shape, node.state_as<SoftmaxState>().dim);
     const T* y = node.value_as<const T>();
@@ -101,7 +101,7 @@ Tensor softmax(const Tensor& x, int dim) {
   Tensor y = x.tape().record(kSoftmax, x.shape(), x.dtype(), {x}, SoftmaxState{d});
   const DimView l = view_around(x.shape(), d);
   dispatch(y.dtype(), [&]<class T>() {
-    softmax_forward<T>(value_of<T>(x), value_of<T>(y), l, y.tape().arena());
+    softmax_forward<T>(x.data<T>(), output_data<T>(y), l, y.tape().arena());
   });
   return y;
 }

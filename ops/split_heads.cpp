@@ -9,7 +9,7 @@ namespace {
 void split_heads_backward(Tape& tape, const Node& node) {
   // Y[b, h, t, d] = X[b, t, h·D + d]  =>  dX[b, t, h·D + d] += dY[b, h, t, d]
   dispatch(node.dtype, [&]<class T>() {
-    if (T* d = tape.grad_for<T>(node, 0)) {
+    if (T* d = tape.input_grad<T>(node, 0).to_add()) {
       layout::swap_dims<true>(node.grad_as<const T>(), node.shape.dims(), 1, 2, d);
     }
   });
@@ -39,7 +39,7 @@ Tensor split_heads(const Tensor& x, int64_t num_heads) {
   Tensor y = x.tape().record(kSplitHeads, Shape{b, num_heads, t, dh}, x.dtype(), {x});
   dispatch(y.dtype(), [&]<class T>() {
     const std::array<int64_t, 4> as_4d{b, t, num_heads, dh};
-    layout::swap_dims<false>(value_of<T>(x), as_4d, 1, 2, value_of<T>(y));
+    layout::swap_dims<false>(x.data<T>(), as_4d, 1, 2, output_data<T>(y));
   });
   return y;
 }

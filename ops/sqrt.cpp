@@ -12,7 +12,7 @@ void sqrt_backward(Tape& tape, const Node& node) {
   // Y = √X  =>  dX += dY / (2·Y)   (reads the output, nothing saved)
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0)) {
+    if (T* d = tape.input_grad<T>(node, 0).to_add()) {
       ArrayMap<T>(d, x.shape.numel()) += grad_array_of<T>(node) / (T(2) * array_of<T>(node));
     }
   });
@@ -28,8 +28,8 @@ Tensor sqrt(const Tensor& x) {
   dispatch(y.dtype(), [&]<class T>() {
     // std::sqrt, not Eigen's .sqrt(): with EIGEN_FAST_MATH (Eigen's default) the float32 packet
     // sqrt is an rsqrt estimate plus a Newton step, off in the last bits; IEEE sqrt is exact.
-    const T* in = value_of<T>(x);
-    T* out = value_of<T>(y);
+    const T* in = x.data<T>();
+    T* out = output_data<T>(y);
     const int64_t n = y.numel();
     for (int64_t i = 0; i < n; ++i) out[i] = std::sqrt(in[i]);
   });

@@ -12,7 +12,7 @@ void sub_backward(Tape& tape, const Node& node) {
   dispatch(node.dtype, [&]<class T>() {
     for (int k = 0; k < 2; ++k) {
       const Shape& shape = tape.input(node, k).shape;
-      if (T* d = tape.grad_for<T>(node, k)) {
+      if (T* d = tape.input_grad<T>(node, k).to_add()) {
         reduce_broadcast(node.grad_as<const T>(), node.shape, d, shape, /*subtract=*/k == 1);
       }
     }
@@ -29,8 +29,8 @@ Tensor sub(const Tensor& a, const Tensor& b) {
   const Shape out = broadcast_shape("sub", a, "-", b);
   Tensor y = a.tape().record(kSub, out, a.dtype(), {a, b});
   dispatch(y.dtype(), [&]<class T>() {
-    broadcast_apply<false>(value_of<T>(y), out, value_of<T>(a), a.shape(), value_of<T>(b),
-                           b.shape(), [](const auto& x, const auto& z) { return x - z; });
+    broadcast_apply<false>(output_data<T>(y), out, a.data<T>(), a.shape(), b.data<T>(), b.shape(),
+                           [](const auto& x, const auto& z) { return x - z; });
   });
   return y;
 }

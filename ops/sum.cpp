@@ -10,7 +10,7 @@ void sum_backward(Tape& tape, const Node& node) {
   // y = Σ x  =>  dX += dy (broadcast)
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.grad_for<T>(node, 0)) {
+    if (T* d = tape.input_grad<T>(node, 0).to_add()) {
       ArrayMap<T>(d, x.shape.numel()) += node.grad_as<T>()[0];
     }
   });
@@ -23,7 +23,7 @@ TAPEGRAD_REGISTER_OP(kSum);
 
 Tensor sum(const Tensor& x) {
   Tensor y = x.tape().record(kSum, Shape{}, x.dtype(), {x});
-  dispatch(y.dtype(), [&]<class T>() { value_of<T>(y)[0] = array_of<T>(x.node()).sum(); });
+  dispatch(y.dtype(), [&]<class T>() { output_data<T>(y)[0] = array_of<T>(x.node()).sum(); });
   return y;
 }
 

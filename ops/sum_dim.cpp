@@ -15,7 +15,7 @@ struct SumDimState {
 void sum_dim_backward(Tape& tape, const Node& node) {
   // Y = Σ_dim X  =>  dX += dY broadcast along dim
   dispatch(node.dtype, [&]<class T>() {
-    T* dx = tape.grad_for<T>(node, 0);
+    T* dx = tape.input_grad<T>(node, 0).to_add();
     if (dx == nullptr) return;
     const T* dy = node.grad_as<T>();
     const DimView v = node.state_as<SumDimState>().view;
@@ -35,7 +35,7 @@ Tensor sum(const Tensor& x, int dim, bool keepdim) {
   const DimReduction r = plan_dim_reduction("sum_dim", x, dim, keepdim);
   Tensor y = x.tape().record(kSumDim, r.out_shape, x.dtype(), {x}, SumDimState{r.view, r.dim});
   dispatch(y.dtype(), [&]<class T>() {
-    sum_along<T>(y.tape().arena(), r.view, value_of<T>(x), value_of<T>(y), 1.0);
+    sum_along<T>(y.tape().arena(), r.view, x.data<T>(), output_data<T>(y), 1.0);
   });
   return y;
 }

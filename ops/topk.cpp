@@ -21,7 +21,7 @@ struct TopkState {
 void topk_backward(Tape& tape, const Node& node) {
   // Y = X[.., idx, ..] (the k largest)  =>  dX[.., idx_j, ..] += dY[.., j, ..]; zero elsewhere
   dispatch(node.dtype, [&]<class T>() {
-    T* dx = tape.grad_for<T>(node, 0);
+    T* dx = tape.input_grad<T>(node, 0).to_add();
     if (dx == nullptr) return;
     const auto& s = node.state_as<TopkState>();
     const DimView& v = s.view;
@@ -65,8 +65,8 @@ TopK topk(const Tensor& x, int64_t k, int dim) {
   auto* indices = x.tape().arena().allocate_array<int64_t>(n_out);
   Tensor y = x.tape().record(kTopk, out, x.dtype(), {x}, TopkState{r.dim, k, v, indices});
   dispatch(y.dtype(), [&]<class T>() {
-    const T* xv = value_of<T>(x);
-    T* yv = value_of<T>(y);
+    const T* xv = x.data<T>();
+    T* yv = output_data<T>(y);
     std::vector<std::pair<double, int64_t>> queue(static_cast<size_t>(v.size));
     for (int64_t o = 0; o < v.outer; ++o) {
       for (int64_t i = 0; i < v.inner; ++i) {

@@ -13,7 +13,7 @@ struct TransposeState {
 void transpose_backward(Tape& tape, const Node& node) {
   // Y = X with dims d0, d1 swapped  =>  dX += dY with dims d0, d1 swapped back
   dispatch(node.dtype, [&]<class T>() {
-    if (T* d = tape.grad_for<T>(node, 0)) {
+    if (T* d = tape.input_grad<T>(node, 0).to_add()) {
       layout::swap_dims<true>(node.grad_as<const T>(), node.shape.dims(),
                               node.state_as<TransposeState>().dim0,
                               node.state_as<TransposeState>().dim1, d);
@@ -38,7 +38,7 @@ Tensor transpose(const Tensor& x, int dim0, int dim1) {
   if (shape.rank() > 0) std::swap(shape[d0], shape[d1]);
   Tensor y = x.tape().record(kTranspose, shape, x.dtype(), {x}, TransposeState{d0, d1});
   dispatch(y.dtype(), [&]<class T>() {
-    layout::swap_dims<false>(value_of<T>(x), x.shape().dims(), d0, d1, value_of<T>(y));
+    layout::swap_dims<false>(x.data<T>(), x.shape().dims(), d0, d1, output_data<T>(y));
   });
   return y;
 }

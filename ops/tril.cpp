@@ -16,7 +16,7 @@ struct TrilState {
 void tril_backward(Tape& tape, const Node& node) {
   // Y = X ⊙ [j − i ≤ k]  =>  dX += dY ⊙ [j − i ≤ k]
   dispatch(node.dtype, [&]<class T>() {
-    T* dx = tape.grad_for<T>(node, 0);
+    T* dx = tape.input_grad<T>(node, 0).to_add();
     if (dx == nullptr) return;
     const T* dy = node.grad_as<const T>();
     for_each_triangle_row(node.shape, node.state_as<TrilState>().diagonal + 1,
@@ -43,8 +43,8 @@ Tensor tril(const Tensor& x, int64_t diagonal) {
   const int64_t k = std::clamp<int64_t>(diagonal, -x.size(-2), x.size(-1));
   Tensor y = x.tape().record(kTril, x.shape(), x.dtype(), {x}, TrilState{k});
   dispatch(y.dtype(), [&]<class T>() {
-    const T* xv = value_of<T>(x);
-    T* yv = value_of<T>(y);
+    const T* xv = x.data<T>();
+    T* yv = output_data<T>(y);
     for_each_triangle_row(x.shape(), k + 1, [&](int64_t row, int64_t split, int64_t cols) {
       std::copy(xv + row, xv + row + split, yv + row);
       std::fill(yv + row + split, yv + row + cols, T(0));

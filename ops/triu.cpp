@@ -16,7 +16,7 @@ struct TriuState {
 void triu_backward(Tape& tape, const Node& node) {
   // Y = X ⊙ [j − i ≥ k]  =>  dX += dY ⊙ [j − i ≥ k]
   dispatch(node.dtype, [&]<class T>() {
-    T* dx = tape.grad_for<T>(node, 0);
+    T* dx = tape.input_grad<T>(node, 0).to_add();
     if (dx == nullptr) return;
     const T* dy = node.grad_as<const T>();
     for_each_triangle_row(node.shape, node.state_as<TriuState>().diagonal,
@@ -43,8 +43,8 @@ Tensor triu(const Tensor& x, int64_t diagonal) {
   const int64_t k = std::clamp<int64_t>(diagonal, -x.size(-2), x.size(-1));
   Tensor y = x.tape().record(kTriu, x.shape(), x.dtype(), {x}, TriuState{k});
   dispatch(y.dtype(), [&]<class T>() {
-    const T* xv = value_of<T>(x);
-    T* yv = value_of<T>(y);
+    const T* xv = x.data<T>();
+    T* yv = output_data<T>(y);
     for_each_triangle_row(x.shape(), k, [&](int64_t row, int64_t split, int64_t cols) {
       std::fill(yv + row, yv + row + split, T(0));
       std::copy(xv + row + split, xv + row + cols, yv + row + split);

@@ -39,8 +39,8 @@ void where_backward(Tape& tape, const Node& node) {
     const Node& cond = tape.input(node, 0);
     const Node& a = tape.input(node, 1);
     const Node& b = tape.input(node, 2);
-    T* da = tape.grad_for<T>(node, 1);
-    T* db = tape.grad_for<T>(node, 2);
+    T* da = tape.input_grad<T>(node, 1).to_add();
+    T* db = tape.input_grad<T>(node, 2).to_add();
     if (da == nullptr && db == nullptr) return;
     const T* dy = node.grad_as<const T>();
     const Strides cs = broadcast_strides(cond.shape, node.shape);
@@ -79,11 +79,11 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   const Strides as = broadcast_strides(a.shape(), out);
   const Strides bs = broadcast_strides(b.shape(), out);
   dispatch(y.dtype(), [&]<class T>() {
-    const T* av = value_of<T>(a);
-    const T* bv = value_of<T>(b);
-    T* yv = value_of<T>(y);
+    const T* av = a.data<T>();
+    const T* bv = b.data<T>();
+    T* yv = output_data<T>(y);
     dispatch(cond.dtype(), [&]<class M>() {
-      const M* c = value_of<M>(cond);
+      const M* c = cond.data<M>();
       for_each_where(out, cs, as, bs, [&](int64_t o, int64_t k, int64_t i, int64_t j) {
         yv[o] = c[k] != M(0) ? av[i] : bv[j];
       });

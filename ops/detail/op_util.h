@@ -36,10 +36,6 @@ using ConstRowBlock =
     Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
 
 template <class T>
-T* value_of(const Tensor& t) {
-  return t.node().value_as<T>();
-}
-template <class T>
 ArrayMap<T> array_of(const Node& n) {
   return ArrayMap<T>(n.value_as<T>(), n.shape.numel());
 }

@@ -15,7 +15,7 @@ namespace {
 void bad_square_backward(Tape& tape, const Node& node) {
   // y = x²  =>  dx += 2x·dy, except element 2 gets 3x·dy (the planted bug)
   const Node& x = tape.input(node, 0);
-  if (double* d = tape.grad_for<double>(node, 0)) {
+  if (double* d = tape.input_grad<double>(node, 0).to_add()) {
     for (int64_t i = 0; i < x.shape.numel(); ++i) {
       d[i] += (i == 2 ? 3.0 : 2.0) * x.value_as<double>()[i] * node.grad_as<double>()[i];
     }
