@@ -28,6 +28,9 @@
 #include "nn/gpt.h"
 #include "tools/bench/process_stats.h"
 
+// bench.cpp's count of heap allocations (its malloc interposition).
+extern "C" unsigned long long tgb_allocations();
+
 namespace tapegrad_bench {
 
 namespace {
@@ -63,6 +66,7 @@ struct Report {
   std::string ids, info;
   std::vector<double> prefill, decode;  // seconds per run
   long rss_kib = 0;
+  long long allocations = -1;  // heap allocations per decode step (tapegrad only)
 };
 
 // "key v v v" lines into a Report.
@@ -78,6 +82,8 @@ Report parse(const std::string& text) {
       words >> r.ids;
     } else if (key == "info") {
       std::getline(words, r.info);
+    } else if (key == "allocations_per_decode_step") {
+      words >> r.allocations;
     } else if (key == "peak_rss_kib") {
       words >> r.rss_kib;
     } else if (key == "prefill_seconds" || key == "decode_seconds") {
@@ -125,12 +131,16 @@ void tapegrad_generate(FILE* out, const GenerateWorkload& w, int threads) {
   model.eval();
   const Ids prompt(Shape{1, kPromptTokens}, prompt_ids(w.cfg.vocab_size));
   std::vector<double> prefill, decode;
+  std::vector<unsigned long long> at_token;  // the allocation count as each token is drawn
   Ids got;
   for (int rep = 0; rep < 1 + kReps; ++rep) {
     nn::GenerationStats stats;
     nn::GenerateOptions options;
     options.max_new_tokens = kNewTokens;
     options.stats = &stats;
+    at_token.clear();
+    at_token.reserve(kNewTokens);
+    options.on_token = [&](const Ids&) { at_token.push_back(tgb_allocations()); };
     got = nn::generate(model, prompt, options);
     if (rep > 0) {
       prefill.push_back(stats.prefill_seconds);
@@ -145,6 +155,10 @@ void tapegrad_generate(FILE* out, const GenerateWorkload& w, int threads) {
   for (double s : prefill) std::fprintf(out, " %.9g", s);
   std::fprintf(out, "\ndecode_seconds");
   for (double s : decode) std::fprintf(out, " %.9g", s);
+  // Heap allocations per decode step (between two tokens), the most of any step after the first.
+  unsigned long long most = 0;
+  for (size_t i = 2; i < at_token.size(); ++i) most = std::max(most, at_token[i] - at_token[i - 1]);
+  std::fprintf(out, "\nallocations_per_decode_step %llu", most);
   std::fprintf(out, "\npeak_rss_kib %ld\ninfo tapegrad nn::generate (KV cache)\n", peak_rss_kib());
 }
 
@@ -280,6 +294,10 @@ int run_generate_workloads(const std::vector<std::string>& names, const std::vec
           "tokens/s; tapegrad peak RSS %.2fx (weights + KV cache)\n",
           t, t == 1 ? "" : "s", decode[0] / decode[1], prefill[0] / prefill[1], bound,
           static_cast<double>(tg.rss_kib) * 1024 / (all + cache));
+      std::printf(
+          "  tapegrad heap allocations per decode step (most of any step after the "
+          "second token): %lld\n",
+          tg.allocations);
       if (!same) {
         std::printf("  ids differ:\n    tapegrad %s\n    PyTorch  %s\n", tg.ids.c_str(),
                     pt.ids.c_str());
