@@ -9,11 +9,12 @@
 // (tools/fetch_gpt2_vocab.sh fetches them); --ids gives token ids instead, and the output is then
 // decoded when the vocabulary is there, printed as ids when not.
 //
-// Decoding is the book's generate() (nn::generate): the logits of the last position, cut to the
-// top k when k > 0, divided by the temperature and sampled when T > 0 with torch.multinomial's
-// stream from a Generator seeded with --seed (the same seed gives torch's ids), else their
-// argmax; it stops at <|endoftext|>. The context is cropped to the model's last context_length
-// tokens.
+// Decoding is the book's generate() (nn::generate) with the KV cache: the logits of the last
+// position, cut to the top k when k > 0, divided by the temperature and sampled when T > 0 with
+// torch.multinomial's stream from a Generator seeded with --seed (the same seed gives torch's
+// ids), else their argmax; it stops at <|endoftext|>. The context is cropped to the model's last
+// context_length tokens. Each token is printed as it is produced; the run ends with the
+// prefill's and the decode's tokens/s on stderr.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -121,21 +122,49 @@ int main(int argc, char** argv) {
     Generator generator(seed);
     const size_t prompt_len = ids.size();
     const auto n = static_cast<int64_t>(ids.size());
-    std::optional<int64_t> eos;
-    if (tokenizer) eos = tokenizer->eot_token();
-    const Ids out =
-        nn::generate(model, Ids(Shape{1, n}, ids), max_new_tokens, cfg.context_length, temperature,
-                     top_k > 0 ? std::optional<int64_t>(top_k) : std::nullopt, eos, generator);
-    ids.assign(out.values().begin(), out.values().end());
-    if (tokenizer) {
-      std::cout << tokenizer->decode(ids) << "\n";
-    } else {
-      std::cerr << "(no GPT-2 vocabulary in " << vocab_dir << ": printing ids)\n";
-      for (size_t i = 0; i < ids.size(); ++i) std::cout << (i ? "," : "") << ids[i];
-      std::cout << "\n";
-    }
+    // Each token is printed as soon as it is drawn: the text decoded so far, less what is
+    // already on the screen (a token may end inside a multi-byte character).
+    std::string shown;
+    size_t ids_shown = 0;
+    auto show = [&] {
+      if (tokenizer) {
+        const std::string text = tokenizer->decode(ids);
+        if (text.size() > shown.size() && text.compare(0, shown.size(), shown) == 0) {
+          std::cout << text.substr(shown.size()) << std::flush;
+          shown = text;
+        }
+      } else {
+        for (; ids_shown < ids.size(); ++ids_shown) {
+          std::cout << (ids_shown ? "," : "") << ids[ids_shown] << std::flush;
+        }
+      }
+    };
+    if (!tokenizer) std::cerr << "(no GPT-2 vocabulary in " << vocab_dir << ": printing ids)\n";
+    show();
+    nn::GenerationStats stats;
+    nn::GenerateOptions options;
+    options.max_new_tokens = max_new_tokens;
+    options.context_size = cfg.context_length;
+    options.temperature = temperature;
+    if (top_k > 0) options.top_k = top_k;
+    if (tokenizer) options.eos_id = tokenizer->eot_token();
+    options.generator = &generator;
+    options.on_token = [&](const Ids& next) {
+      ids.push_back(next[0]);
+      show();
+    };
+    options.stats = &stats;
+    nn::generate(model, Ids(Shape{1, n}, ids), options);
+    std::cout << "\n";
     std::cerr << "(" << prompt_len << " prompt tokens, " << ids.size() - prompt_len
               << " generated)\n";
+    const double decode_rate = stats.decode_seconds > 0
+                                   ? static_cast<double>(stats.decode_tokens) / stats.decode_seconds
+                                   : 0.0;
+    std::cerr << "prefill: " << stats.prompt_tokens << " tokens in " << stats.prefill_seconds
+              << " s, " << static_cast<double>(stats.prompt_tokens) / stats.prefill_seconds
+              << " tokens/s; decode: " << stats.decode_tokens << " tokens in "
+              << stats.decode_seconds << " s, " << decode_rate << " tokens/s\n";
   } catch (const Error& e) {
     std::cerr << "generate_gpt2: " << e.what() << "\n";
     return 1;

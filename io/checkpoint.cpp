@@ -326,8 +326,8 @@ void load_checkpoint_bytes(std::span<const uint8_t> file, const std::string& sou
 
 void load_checkpoint(const std::string& path, const NamedParameters& params,
                      CheckpointExtras& extras) {
-  const std::vector<uint8_t> bytes = read_whole_file(path);
-  load_checkpoint_bytes(bytes, path, params, extras);
+  const MappedFile file(path);  // read in place, no copy of the file
+  load_checkpoint_bytes(file.bytes(), path, params, extras);
 }
 
 void load_checkpoint(const std::string& path, const NamedParameters& params) {

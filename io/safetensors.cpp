@@ -2,6 +2,7 @@
 #include "io/safetensors.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <limits>
 #include <set>
+#include <utility>
 
 #include "graph/error.h"
 #include "io/atomic_file.h"
@@ -730,6 +732,44 @@ std::vector<uint8_t> read_whole_file(const std::string& path) {
   }
   bytes.resize(done);
   return bytes;
+}
+
+MappedFile::MappedFile(const std::string& path) {
+  File file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (file.fd() < 0) throw Error(system_error("cannot open", path));
+  struct stat st {};
+  if (::fstat(file.fd(), &st) != 0) throw Error(system_error("cannot stat", path));
+  if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
+  size_ = static_cast<size_t>(st.st_size);
+  if (size_ == 0) return;  // nothing to map; the parser reports the empty file
+  void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, file.fd(), 0);
+  if (p == MAP_FAILED) throw Error(system_error("cannot map", path));
+  data_ = static_cast<const uint8_t*>(p);
+}
+
+MappedFile::~MappedFile() {
+  if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+  if (this != &other) {
+    if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+void MappedFile::release(std::span<const uint8_t> range) const {
+  if (range.empty() || data_ == nullptr) return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(range.data());
+  const uintptr_t first = (begin + page - 1) / page * page;  // whole pages only
+  const uintptr_t last = (begin + range.size()) / page * page;
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 }  // namespace tapegrad

@@ -86,6 +86,31 @@ void write_safetensors(const std::string& path,
 // The whole file, or Error naming the path and the system's reason.
 std::vector<uint8_t> read_whole_file(const std::string& path);
 
+// A regular file mapped read-only (mmap, private): its bytes without a copy, paged in from the
+// page cache as they are read. Unmapped when destroyed; movable, not copyable. Throws Error
+// naming the path and the system's reason when it cannot be opened or mapped. (A file that
+// another process truncates while it is mapped makes later reads of the lost pages fault:
+// map files nobody rewrites in place, as tapegrad's atomic writer never does.)
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path);
+  ~MappedFile();
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  std::span<const uint8_t> bytes() const { return {data_, size_}; }
+  // Drops the whole pages inside `range` (a part of bytes()) from this process's resident
+  // memory (madvise MADV_DONTNEED): a loader that has copied them out keeps its peak memory
+  // near the copies' size. They are read again from the file if touched later.
+  void release(std::span<const uint8_t> range) const;
+
+ private:
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 // CRC-32 (IEEE 802.3, as zlib.crc32), continuing from `crc` (0 to start).
 uint32_t crc32(std::span<const uint8_t> bytes, uint32_t crc = 0);
 

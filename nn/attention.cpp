@@ -1,10 +1,15 @@
 // The chapter 3 attention modules: the book's classes, parameters drawn in the book's order.
 #include "nn/attention.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 
 #include "graph/error.h"
 #include "graph/random.h"
+#include "graph/scope.h"
+#include "kernels/cached_attention.h"
 
 namespace tapegrad::nn {
 
@@ -222,7 +227,8 @@ MultiHeadAttention::MultiHeadAttention(int64_t d_in, int64_t d_out, int64_t cont
       head_dim_(d_out / num_heads),
       context_length_(context_length),
       dropout_(dropout),
-      generator_(&generator) {
+      generator_(&generator),
+      window_(context_length) {
   // The book's order: W_query, W_key, W_value, out_proj, dropout, register_buffer("mask").
   register_module("W_query", W_query);
   register_module("W_key", W_key);
@@ -235,6 +241,11 @@ MultiHeadAttention::MultiHeadAttention(int64_t d_in, int64_t d_out, int64_t cont
 
 Tensor MultiHeadAttention::forward(const Tensor& x) const {
   check_batch_input(name(), x, W_query.in_features(), context_length_);
+  if (cache_.mode == CacheMode::kCached) {
+    throw Error(name() + ": uncached forward while the KV cache holds " +
+                std::to_string(cache_.length) + " tokens: call reset_cache() first");
+  }
+  if (cache_.mode != CacheMode::kUncached) cache_.mode = CacheMode::kUncached;
   NameScope scope(name(), x.tape());
   Tensor keys = named(W_key(x), "keys");          // [B, T, D]
   Tensor queries = named(W_query(x), "queries");  // [B, T, D]
@@ -251,6 +262,126 @@ Tensor MultiHeadAttention::forward(const Tensor& x) const {
     kept_attention_ = {Shape{B, num_heads_, T, T}, causal_attention_weights(context_vec)};
   }
   return out_proj(context_vec);  // [B, T, D]
+}
+
+namespace {
+
+template <class T>
+std::vector<T>& cache_keys(std::vector<float>& k32, std::vector<double>& k64) {
+  if constexpr (std::is_same_v<T, float>) {
+    (void)k64;
+    return k32;
+  } else {
+    (void)k32;
+    return k64;
+  }
+}
+
+}  // namespace
+
+Tensor MultiHeadAttention::forward(const Tensor& x, bool use_cache) const {
+  if (!use_cache) return forward(x);
+  const int64_t d_in = W_query.in_features();
+  if (x.rank() != 3 || x.size(2) != d_in) {
+    throw Error(name() + ": input " + x.shape().str() + " must be [B, T, " + std::to_string(d_in) +
+                "] (batch, new tokens, d_in)");
+  }
+  if (grad_enabled()) {
+    throw Error(name() +
+                ": the KV cache is for inference; run the cached forward under "
+                "NoGradGuard (torch.no_grad())");
+  }
+  if (training() && dropout_ > 0.0) {
+    throw Error(name() + ": the KV cache is for inference; call eval() first (dropout " +
+                std::to_string(dropout_) + " in training mode)");
+  }
+  if (cache_.mode == CacheMode::kUncached) {
+    throw Error(name() + ": cached forward after an uncached one: call reset_cache() first");
+  }
+  const int64_t B = x.size(0), T = x.size(1), H = num_heads_, Dh = head_dim_;
+  if (cache_.mode == CacheMode::kCached && B != cache_.batch) {
+    throw Error(name() + ": input " + x.shape().str() + " has batch " + std::to_string(B) +
+                ", but the KV cache was made for batch " + std::to_string(cache_.batch) +
+                ": call reset_cache() first");
+  }
+  if (T < 1 || T > window_) {
+    throw Error(name() + ": input " + x.shape().str() + " has " + std::to_string(T) +
+                " new tokens; the KV cache takes 1 to its window " + std::to_string(window_) +
+                " at a time");
+  }
+  NameScope scope(name(), x.tape());
+  Tensor keys = named(W_key(x), "keys");          // [B, T, D]
+  Tensor queries = named(W_query(x), "queries");  // [B, T, D]
+  Tensor values = named(W_value(x), "values");    // [B, T, D]
+  const int64_t W = window_;
+  Tensor context_vec;
+  auto run = [&]<class T_>() {
+    std::vector<T_>& k = cache_keys<T_>(cache_.k32, cache_.k64);  // [B, H, W, D_h]
+    std::vector<T_>& v = cache_keys<T_>(cache_.v32, cache_.v64);  // [B, H, W, D_h]
+    if (cache_.mode == CacheMode::kFresh) {
+      k.assign(static_cast<size_t>(B * H * W * Dh), T_{0});
+      v.assign(k.size(), T_{0});
+      cache_.batch = B;
+      cache_.length = 0;
+      cache_.mode = CacheMode::kCached;
+    }
+    // Overflow: shift the window left, dropping the oldest tokens (the book's sliding window).
+    const int64_t overflow = std::max<int64_t>(0, cache_.length + T - W);
+    if (overflow > 0) {
+      for (int64_t bh = 0; bh < B * H; ++bh) {
+        T_* kb = k.data() + bh * W * Dh;
+        T_* vb = v.data() + bh * W * Dh;
+        const size_t keep = static_cast<size_t>((cache_.length - overflow) * Dh);
+        std::memmove(kb, kb + overflow * Dh, keep * sizeof(T_));
+        std::memmove(vb, vb + overflow * Dh, keep * sizeof(T_));
+      }
+      cache_.length -= overflow;
+    }
+    // keys_new [B, T, H, D_h] -> cache[:, :, length:length + T, :]
+    const T_* kn = keys.data<T_>();
+    const T_* vn = values.data<T_>();
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t t = 0; t < T; ++t) {
+        for (int64_t h = 0; h < H; ++h) {
+          const int64_t src = (b * T + t) * H * Dh + h * Dh;
+          const int64_t dst = ((b * H + h) * W + cache_.length + t) * Dh;
+          std::memcpy(k.data() + dst, kn + src, static_cast<size_t>(Dh) * sizeof(T_));
+          std::memcpy(v.data() + dst, vn + src, static_cast<size_t>(Dh) * sizeof(T_));
+        }
+      }
+    }
+    cache_.length += T;
+    if (cache_.length == T) {
+      // Nothing cached before these tokens: the uncached attention, the same op and numbers.
+      context_vec = causal_dot_product_attention(queries, keys, values, num_heads_, dropout_, false,
+                                                 *generator_);  // [B, T, D]
+    } else {
+      context_vec = x.tape().leaf(Shape{B, T, d_out_}, x.dtype(), nullptr, false);  // [B, T, D]
+      const KVCacheView<T_> view{k.data(), v.data(), B, H, W, Dh, cache_.length};
+      cached_attention<T_>(queries.data<T_>(), view, const_cast<T_*>(context_vec.data<T_>()), T);
+    }
+  };
+  if (x.dtype() == DType::Float32) {
+    run.template operator()<float>();
+  } else {
+    run.template operator()<double>();
+  }
+  return out_proj(named(context_vec, "context_vec"));  // [B, T, D]
+}
+
+void MultiHeadAttention::reset_cache() const {
+  cache_ = {};
+}
+
+void MultiHeadAttention::set_cache_window(int64_t window) {
+  if (window < 1) {
+    throw Error(name() + ": cache window " + std::to_string(window) + " must be >= 1");
+  }
+  if (cache_.length > 0) {
+    throw Error(name() + ": set_cache_window while the KV cache holds " +
+                std::to_string(cache_.length) + " tokens: call reset_cache() first");
+  }
+  window_ = window;
 }
 
 void MultiHeadAttention::keep_attention(bool keep) {

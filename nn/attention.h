@@ -112,7 +112,28 @@ class MultiHeadAttention : public UnaryModule {
                      Generator& generator = default_generator(),
                      std::string name = "MultiHeadAttention");
 
+  // Without the cache: the book's chapter-3 forward. Throws Error when the KV cache holds tokens
+  // (cached and uncached calls mixed without reset_cache()).
   Tensor forward(const Tensor& x) const override;  // [B, T, d_in] -> [B, T, d_out]
+
+  // The KV cache of the book's ch04/03_kv-cache (gpt_with_kv_cache_optimized.py), for
+  // inference. forward(x, true) takes only the new tokens [B, T_new, d_in]: their keys and
+  // values go into per-layer buffers [B, H, window, D_h] (allocated at the first cached call
+  // after a reset, for that batch), and their queries attend to everything cached so far (the
+  // causal mask offset by the tokens already there). When the new tokens would overflow the
+  // window, the oldest are dropped (the book's sliding window). forward(x, false) is forward(x).
+  // Throws Error, before changing the cache: with gradients enabled (run under NoGradGuard);
+  // in training mode with dropout > 0; with a batch other than the cache's; with more new
+  // tokens than the window; after an uncached forward since the last reset_cache().
+  // The cache is scratch for generation, not part of the model's state (hence const).
+  Tensor forward(const Tensor& x, bool use_cache) const;  // [B, T_new, d_in] -> [B, T_new, d_out]
+  // Empties the cache and frees its buffers; the next call may be cached or not.
+  void reset_cache() const;
+  // The window the cache keeps (the book's kv_window_size; context_length unless set). Throws
+  // Error unless window >= 1 and the cache is empty.
+  void set_cache_window(int64_t window);
+  int64_t cache_window() const { return window_; }
+  int64_t cache_length() const { return cache_.length; }  // tokens held now (the book's ptr_cur)
 
   int64_t num_heads() const { return num_heads_; }
   int64_t head_dim() const { return head_dim_; }
@@ -143,6 +164,18 @@ class MultiHeadAttention : public UnaryModule {
   // Written by the const forward when keep_attention_ is on: a record of the last call, not
   // state the module computes with (hence mutable).
   mutable AttentionWeights kept_attention_;
+
+  // What has used the module since the last reset_cache(): mixing is an error.
+  enum class CacheMode { kFresh, kCached, kUncached };
+  struct KVCache {
+    std::vector<float> k32, v32;   // [B, H, window, D_h] for float32 modules
+    std::vector<double> k64, v64;  // the same for float64 ones
+    int64_t batch = 0;
+    int64_t length = 0;
+    CacheMode mode = CacheMode::kFresh;
+  };
+  int64_t window_;
+  mutable KVCache cache_;
 };
 
 }  // namespace tapegrad::nn

@@ -2,6 +2,7 @@
 #include "nn/generate.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -59,35 +60,61 @@ void check_arguments(const char* fn, const GPTModel& model, const Ids& ids, int6
   }
 }
 
+// Resets the model's cache when generation leaves, by return or by throw.
+struct CacheReset {
+  const GPTModel& model;
+  ~CacheReset() { model.reset_cache(); }
+};
+
 // The book's loop. `simple` is generate_text_simple: argmax of softmax(logits), as §4.7 writes
 // it (softmax is monotonic, but torch takes the argmax of the rounded probabilities).
 Ids run(const GPTModel& model, const Ids& ids, int64_t max_new_tokens, int64_t context_size,
-        const Sampling& s, bool simple, Generator& generator) {
+        const Sampling& s, bool simple, Generator& generator, bool use_cache,
+        const std::function<void(const Ids&)>& on_token, GenerationStats* stats) {
+  using Clock = std::chrono::steady_clock;
   const int64_t B = ids.size(0);
   const int64_t V = model.config().vocab_size;
+  // The cache refuses training mode with dropout (it would need the uncached draws).
+  use_cache = use_cache && !(model.training() && model.config().drop_rate > 0.0);
   // rows[b]: row b's ids so far; they grow by one per step.
   std::vector<std::vector<int64_t>> rows(static_cast<size_t>(B));
   for (int64_t b = 0; b < B; ++b) {
     const auto row = ids.values().subspan(static_cast<size_t>(b * ids.size(1)),
                                           static_cast<size_t>(ids.size(1)));
+    rows[static_cast<size_t>(b)].reserve(static_cast<size_t>(ids.size(1) + max_new_tokens));
     rows[static_cast<size_t>(b)].assign(row.begin(), row.end());
   }
   Tape tape;  // this call's own: reset every step, so nothing leaks into the caller's tape
   TapeScope use(tape);
   NoGradGuard no_grad;
+  if (use_cache) model.reset_cache();
+  const CacheReset reset_on_exit{model};
+  if (stats != nullptr) *stats = {};
   Ids cond;
   std::vector<int64_t> window;
+  window.reserve(static_cast<size_t>(B * context_size));
   std::vector<double> mask;
   for (int64_t step = 0; step < max_new_tokens; ++step) {
+    const auto start = Clock::now();
     tape.reset();
     // idx_cond = idx[:, -context_size:]                                   [B, Tc]
     const int64_t T = static_cast<int64_t>(rows[0].size());
     const int64_t Tc = std::min(T, context_size);
+    // With the cache, a step feeds the one new token unless the window is full, when the
+    // cache starts again from the cropped context (what the uncached step sees).
+    const bool decode = use_cache && step > 0 && model.cache_position() + 1 <= context_size;
+    const int64_t fed = decode ? 1 : Tc;
     window.clear();
-    for (const auto& row : rows) window.insert(window.end(), row.end() - Tc, row.end());
-    cond.assign(Shape{B, Tc}, window);
-    Tensor logits = model(cond);         // [B, Tc, V]
-    logits = select(logits, 1, Tc - 1);  // [B, V]: the last position only
+    for (const auto& row : rows) window.insert(window.end(), row.end() - fed, row.end());
+    cond.assign(Shape{B, fed}, window);
+    Tensor logits;  // [B, V]: the last position only
+    if (use_cache) {
+      if (!decode) model.reset_cache();
+      logits = select(model.forward(cond, true, true), 1, 0);  // [B, 1, V] -> [B, V]
+    } else {
+      logits = model(cond);                // [B, Tc, V]
+      logits = select(logits, 1, Tc - 1);  // [B, V]
+    }
     if (s.top_k) {
       // min_val = topk(logits, k).values[:, -1]; logits < min_val -> -inf
       const int64_t k = *s.top_k;
@@ -113,12 +140,23 @@ Ids run(const GPTModel& model, const Ids& ids, int64_t max_new_tokens, int64_t c
     } else {
       next = argmax(logits, -1, /*keepdim=*/true);
     }
-    if (s.eos_id) {
-      bool all_eos = true;
-      for (int64_t b = 0; b < B; ++b) all_eos = all_eos && next[b] == *s.eos_id;
-      if (all_eos) break;
+    bool all_eos = s.eos_id.has_value();
+    for (int64_t b = 0; b < B && all_eos; ++b) all_eos = next[b] == *s.eos_id;
+    if (!all_eos) {
+      for (int64_t b = 0; b < B; ++b) rows[static_cast<size_t>(b)].push_back(next[b]);
+      if (on_token) on_token(next);
     }
-    for (int64_t b = 0; b < B; ++b) rows[static_cast<size_t>(b)].push_back(next[b]);
+    if (stats != nullptr) {
+      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      if (step == 0) {
+        stats->prompt_tokens = fed;
+        stats->prefill_seconds = seconds;
+      } else {
+        stats->decode_tokens += all_eos ? 0 : 1;
+        stats->decode_seconds += seconds;
+      }
+    }
+    if (all_eos) break;
   }
   std::vector<int64_t> out;
   for (const auto& row : rows) out.insert(out.end(), row.begin(), row.end());
@@ -129,19 +167,29 @@ Ids run(const GPTModel& model, const Ids& ids, int64_t max_new_tokens, int64_t c
 }  // namespace
 
 Ids generate_text_simple(const GPTModel& model, const Ids& ids, int64_t max_new_tokens,
-                         int64_t context_size) {
+                         int64_t context_size, bool use_cache) {
   const Sampling greedy;
   check_arguments("generate_text_simple", model, ids, max_new_tokens, context_size, greedy);
-  return run(model, ids, max_new_tokens, context_size, greedy, /*simple=*/true,
-             default_generator());
+  return run(model, ids, max_new_tokens, context_size, greedy, /*simple=*/true, default_generator(),
+             use_cache, {}, nullptr);
 }
 
 Ids generate(const GPTModel& model, const Ids& ids, int64_t max_new_tokens, int64_t context_size,
              double temperature, std::optional<int64_t> top_k, std::optional<int64_t> eos_id,
-             Generator& generator) {
+             Generator& generator, bool use_cache) {
   const Sampling s{temperature, top_k, eos_id};
   check_arguments("generate", model, ids, max_new_tokens, context_size, s);
-  return run(model, ids, max_new_tokens, context_size, s, /*simple=*/false, generator);
+  return run(model, ids, max_new_tokens, context_size, s, /*simple=*/false, generator, use_cache,
+             {}, nullptr);
+}
+
+Ids generate(const GPTModel& model, const Ids& ids, const GenerateOptions& o) {
+  const Sampling s{o.temperature, o.top_k, o.eos_id};
+  const int64_t context_size = o.context_size == 0 ? model.config().context_length : o.context_size;
+  check_arguments("generate", model, ids, o.max_new_tokens, context_size, s);
+  return run(model, ids, o.max_new_tokens, context_size, s, /*simple=*/false,
+             o.generator != nullptr ? *o.generator : default_generator(), o.use_cache, o.on_token,
+             o.stats);
 }
 
 }  // namespace tapegrad::nn

@@ -7,9 +7,18 @@
 // mode dropout draws from its generator, as in torch). Each step crops the context to the last
 // context_size tokens (the book's idx[:, -context_size:]), so prompts longer than the model's
 // context_length are fine when context_size ≤ context_length.
+//
+// By default both use the model's KV cache (ch04/03_kv-cache): the prompt's last context_size
+// tokens in one pass (prefill), then one new token per step (decode), the output head computed
+// for the last position only. While the sequence fits in context_size, that is exactly what
+// the uncached loop computes; once it is longer, each step resets the cache and prefills the
+// last context_size tokens again, as the uncached loop does, so the ids are the same with and
+// without the cache. The model's cache is reset before and after the call. In training mode
+// with dropout (where the cache refuses to run) the uncached loop runs.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 #include "graph/ids.h"
@@ -23,7 +32,7 @@ namespace tapegrad::nn {
 // ids is [B, T] with B, T ≥ 1 and every id in [0, vocab_size), max_new_tokens ≥ 0 and
 // 1 ≤ context_size ≤ context_length.
 Ids generate_text_simple(const GPTModel& model, const Ids& ids, int64_t max_new_tokens,
-                         int64_t context_size);
+                         int64_t context_size, bool use_cache = true);
 
 // §5.3: as generate_text_simple, but per step:
 //  - top_k: logits below the k-th largest of their row become -inf (the book's
@@ -38,6 +47,32 @@ Ids generate_text_simple(const GPTModel& model, const Ids& ids, int64_t max_new_
 Ids generate(const GPTModel& model, const Ids& ids, int64_t max_new_tokens, int64_t context_size,
              double temperature = 0.0, std::optional<int64_t> top_k = std::nullopt,
              std::optional<int64_t> eos_id = std::nullopt,
-             Generator& generator = default_generator());
+             Generator& generator = default_generator(), bool use_cache = true);
+
+// Where a generation's time went: the prefill (the first step, the prompt in one pass) and the
+// decode steps after it, in seconds of wall-clock time, sampling included.
+struct GenerationStats {
+  int64_t prompt_tokens = 0;   // tokens of the prefill (per row)
+  int64_t decode_tokens = 0;   // tokens produced by the steps after the prefill (per row)
+  double prefill_seconds = 0;  // the first step: the prompt's forward and the first sampling
+  double decode_seconds = 0;   // every step after it
+};
+
+// Everything generate takes, plus a callback and the timing.
+struct GenerateOptions {
+  int64_t max_new_tokens = 0;
+  int64_t context_size = 0;  // 0: the model's context_length
+  double temperature = 0.0;
+  std::optional<int64_t> top_k;
+  std::optional<int64_t> eos_id;
+  Generator* generator = nullptr;  // nullptr: default_generator()
+  bool use_cache = true;
+  // Called once per step with the new ids [B, 1], as soon as they are drawn (to stream them).
+  std::function<void(const Ids& next)> on_token;
+  GenerationStats* stats = nullptr;  // filled when given
+};
+
+// generate, with its arguments as a struct.
+Ids generate(const GPTModel& model, const Ids& ids, const GenerateOptions& options);
 
 }  // namespace tapegrad::nn

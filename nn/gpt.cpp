@@ -87,17 +87,21 @@ TransformerBlock::TransformerBlock(const GPTConfig& cfg, DType dtype, Generator&
 }
 
 Tensor TransformerBlock::forward(const Tensor& x) const {
+  return forward(x, false);
+}
+
+Tensor TransformerBlock::forward(const Tensor& x, bool use_cache) const {
   NameScope scope(name(), x.tape());
-  Tensor shortcut = x;       // [B, T, C]
-  Tensor h = norm1(x);       // [B, T, C]
-  h = att(h);                // [B, T, C]
-  h = drop_shortcut(h);      // [B, T, C]
-  h = h + shortcut;          // [B, T, C]
-  shortcut = h;              // [B, T, C]
-  Tensor out = norm2(h);     // [B, T, C]
-  out = ff(out);             // [B, T, C]
-  out = drop_shortcut(out);  // [B, T, C]
-  return out + shortcut;     // [B, T, C]
+  Tensor shortcut = x;            // [B, T, C]
+  Tensor h = norm1(x);            // [B, T, C]
+  h = att.forward(h, use_cache);  // [B, T, C]
+  h = drop_shortcut(h);           // [B, T, C]
+  h = h + shortcut;               // [B, T, C]
+  shortcut = h;                   // [B, T, C]
+  Tensor out = norm2(h);          // [B, T, C]
+  out = ff(out);                  // [B, T, C]
+  out = drop_shortcut(out);       // [B, T, C]
+  return out + shortcut;          // [B, T, C]
 }
 
 // --- GPTModel ------------------------------------------------------------------------------------
@@ -119,15 +123,21 @@ GPTModel::GPTModel(const GPTConfig& cfg, DType dtype, Generator& generator, std:
   register_module("out_head", out_head);
 }
 
-Tensor GPTModel::forward(const Ids& in_idx) const {
+Tensor GPTModel::embed(const Ids& in_idx, int64_t first_position) const {
   // batch_size, seq_len = in_idx.shape; every id checked before anything is recorded.
   if (in_idx.rank() != 2) {
     throw Error(name() + ": in_idx " + in_idx.shape().str() + " must be [B, T] (batch, tokens)");
   }
   const int64_t T = in_idx.size(1);
-  if (T > cfg_.context_length) {
-    throw Error(name() + ": in_idx " + in_idx.shape().str() + " has " + std::to_string(T) +
-                " tokens, more than context_length " + std::to_string(cfg_.context_length));
+  if (first_position + T > cfg_.context_length) {
+    if (first_position == 0) {
+      throw Error(name() + ": in_idx " + in_idx.shape().str() + " has " + std::to_string(T) +
+                  " tokens, more than context_length " + std::to_string(cfg_.context_length));
+    }
+    throw Error(name() + ": in_idx " + in_idx.shape().str() + " at cache position " +
+                std::to_string(first_position) + " would need positions up to " +
+                std::to_string(first_position + T - 1) + ", past context_length " +
+                std::to_string(cfg_.context_length) + ": call reset_cache() and prefill again");
   }
   for (int64_t i = 0; i < in_idx.numel(); ++i) {
     if (in_idx[i] < 0 || in_idx[i] >= cfg_.vocab_size) {
@@ -136,17 +146,49 @@ Tensor GPTModel::forward(const Ids& in_idx) const {
                   " is outside the vocabulary [0, " + std::to_string(cfg_.vocab_size) + ")");
     }
   }
-  Tape& tape = current_tape();
-  NameScope scope(name(), tape);
-  std::vector<int64_t> positions(static_cast<size_t>(T));  // torch.arange(seq_len)
-  for (int64_t t = 0; t < T; ++t) positions[static_cast<size_t>(t)] = t;
+  std::vector<int64_t> positions(static_cast<size_t>(T));  // torch.arange(first, first + T)
+  for (int64_t t = 0; t < T; ++t) positions[static_cast<size_t>(t)] = first_position + t;
   Tensor tok_embeds = tok_emb(in_idx);                       // [B, T, C]
   Tensor pos_embeds = pos_emb.forward(positions, Shape{T});  // [T, C]
   Tensor x = tok_embeds + pos_embeds;                        // [B, T, C]
-  x = drop_emb(x);                                           // [B, T, C]
-  x = trf_blocks(x);                                         // [B, T, C]
-  x = final_norm(x);                                         // [B, T, C]
-  return out_head(x);                                        // [B, T, V]
+  return drop_emb(x);                                        // [B, T, C]
+}
+
+Tensor GPTModel::forward(const Ids& in_idx) const {
+  Tape& tape = current_tape();
+  NameScope scope(name(), tape);
+  Tensor x = embed(in_idx, 0);  // [B, T, C]
+  x = trf_blocks(x);            // [B, T, C]
+  x = final_norm(x);            // [B, T, C]
+  return out_head(x);           // [B, T, V]
+}
+
+Tensor GPTModel::forward(const Ids& in_idx, bool use_cache, bool last_position_only) const {
+  if (!use_cache && !last_position_only) return forward(in_idx);
+  Tape& tape = current_tape();
+  NameScope scope(name(), tape);
+  const int64_t first = use_cache ? ptr_current_pos_ : 0;
+  Tensor x = embed(in_idx, first);  // [B, T, C]
+  const int64_t T = in_idx.size(1);
+  for (size_t i = 0; i < trf_blocks.size(); ++i) {
+    x = trf_blocks.at<TransformerBlock>(i).forward(x, use_cache);  // [B, T, C]
+  }
+  if (use_cache) ptr_current_pos_ += T;
+  if (last_position_only) x = narrow(x, 1, T - 1, 1);  // [B, 1, C]
+  x = final_norm(x);                                   // [B, T or 1, C]
+  return out_head(x);                                  // [B, T or 1, V]
+}
+
+void GPTModel::reset_cache() const {
+  for (size_t i = 0; i < trf_blocks.size(); ++i)
+    trf_blocks.at<TransformerBlock>(i).att.reset_cache();
+  ptr_current_pos_ = 0;
+}
+
+void GPTModel::set_cache_window(int64_t window) {
+  for (size_t i = 0; i < trf_blocks.size(); ++i) {
+    trf_blocks.at<TransformerBlock>(i).att.set_cache_window(window);
+  }
 }
 
 }  // namespace tapegrad::nn

@@ -57,6 +57,8 @@ class TransformerBlock : public UnaryModule {
                             Generator& generator = default_generator(),
                             std::string name = "TransformerBlock");
   Tensor forward(const Tensor& x) const override;  // [B, T, C] -> [B, T, C]
+  // The same with the attention's KV cache (MultiHeadAttention::forward(x, use_cache)).
+  Tensor forward(const Tensor& x, bool use_cache) const;  // [B, T_new, C] -> [B, T_new, C]
 
   MultiHeadAttention att;
   FeedForward ff;
@@ -77,10 +79,30 @@ class GPTModel : public Module {
   Tensor forward(const Ids& in_idx) const;
   Tensor operator()(const Ids& in_idx) const { return forward(in_idx); }
 
+  // The book's forward(in_idx, use_cache) of ch04/03_kv-cache (the optimized variant): with
+  // use_cache, in_idx holds only the new tokens, their positions continue from the tokens
+  // already cached (the book's ptr_current_pos), and every block's attention keeps its keys and
+  // values (MultiHeadAttention::forward(x, true)). last_position_only computes the final norm
+  // and the output head for the last position alone: logits [B, 1, V], all generation needs.
+  // Throws Error (before recording anything) on what forward(in_idx) rejects, on positions past
+  // context_length (ptr_current_pos + T > context_length: reset_cache() and prefill the last
+  // tokens again), and on what the cached attention rejects (gradients enabled, training mode
+  // with dropout, another batch, mixing with uncached calls without a reset).
+  Tensor forward(const Ids& in_idx, bool use_cache, bool last_position_only = false) const;
+  // The book's reset_kv_cache(): empties every block's cache and sets the position back to 0.
+  void reset_cache() const;
+  // Every block's cache window (the book's kv_window_size; context_length unless set): past it
+  // the oldest keys and values are dropped while positions continue. Throws Error unless
+  // window >= 1 and the cache is empty.
+  void set_cache_window(int64_t window);
+  int64_t cache_position() const { return ptr_current_pos_; }  // tokens fed since the reset
+
   const GPTConfig& config() const { return cfg_; }
 
  private:
-  GPTConfig cfg_;  // first: checked before any member draws a weight
+  GPTConfig cfg_;                        // first: checked before any member draws a weight
+  mutable int64_t ptr_current_pos_ = 0;  // the cache's next position (scratch, like the cache)
+  Tensor embed(const Ids& in_idx, int64_t first_position) const;  // checks, then [B, T, C]
 
  public:
   Embedding tok_emb;  // [V, C]

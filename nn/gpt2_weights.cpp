@@ -2,9 +2,11 @@
 // Hugging Face's GPT-2 tensors into GPTModel through a staging state_dict (all or nothing).
 #include "nn/gpt2_weights.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <type_traits>
@@ -68,12 +70,21 @@ double element(std::span<const uint8_t> bytes, const std::string& dtype, int64_t
   return half_to_float(h);  // F16
 }
 
-// Reads the checkpoint's tensors by Hugging Face name into staging parameters of the model's
-// dtype, remembering which entries were used.
+// One parameter's load, planned while the file is checked and run once all of it passed:
+// `fill` writes the parameter's elements from the mapped file, then releases the pages it read.
+struct Write {
+  std::string name;  // the book's parameter name
+  std::vector<int64_t> shape;
+  std::function<void(const Parameter&)> fill;
+};
+
+// Plans the loads of the checkpoint's tensors by Hugging Face name, remembering which entries
+// were used. Float32 entries into float32 parameters are copied row by row (memcpy); others are
+// converted element by element.
 class Reader {
  public:
-  Reader(const SafetensorsView& view, std::string path, DType dtype)
-      : view_(view), path_(std::move(path)), dtype_(dtype) {
+  Reader(const SafetensorsView& view, const MappedFile& file, std::string path, DType dtype)
+      : view_(view), file_(file), path_(std::move(path)), dtype_(dtype) {
     if (view.find("transformer.wte.weight") != nullptr) prefix_ = "transformer.";
   }
 
@@ -100,27 +111,29 @@ class Reader {
     }
   }
 
-  // A copy of columns [begin, begin + count) of the 2-D entry, transposed: [count, rows]
+  // Columns [begin, begin + count) of the 2-D entry, transposed: [count, rows]
   // (Conv1D [in, out] -> nn.Linear [out, in]).
-  Parameter columns_transposed(const SafetensorsEntry& e, int64_t begin, int64_t count) const {
+  Write columns_transposed(std::string name, const SafetensorsEntry& e, int64_t begin,
+                           int64_t count) const {
     const int64_t rows = e.shape[0], cols = e.shape[1];
-    const auto bytes = view_.bytes(e);
-    return make(Shape{count, rows}, [&](int64_t o, int64_t r) {
-      return element(bytes, e.dtype, r * cols + begin + o);
-    });
+    return {
+        std::move(name), {count, rows}, [this, &e, begin, count, rows, cols](const Parameter& p) {
+          const auto bytes = view_.bytes(e);
+          fill(p, count, rows,
+               [&](int64_t o, int64_t r) { return element(bytes, e.dtype, r * cols + begin + o); });
+          file_.release(bytes);
+        }};
   }
-  // A copy of elements [begin, begin + count) of the 1-D entry.
-  Parameter slice(const SafetensorsEntry& e, int64_t begin, int64_t count) const {
-    const auto bytes = view_.bytes(e);
-    return make(Shape{count},
-                [&](int64_t, int64_t i) { return element(bytes, e.dtype, begin + i); });
+  // Elements [begin, begin + count) of the 1-D entry.
+  Write slice(std::string name, const SafetensorsEntry& e, int64_t begin, int64_t count) const {
+    return {std::move(name), {count}, [this, &e, begin, count](const Parameter& p) {
+              copy_rows(p, e, begin, 1, count);
+            }};
   }
-  // A copy of the 2-D entry as it is.
-  Parameter whole(const SafetensorsEntry& e) const {
-    const int64_t cols = e.shape[1];
-    const auto bytes = view_.bytes(e);
-    return make(Shape{e.shape[0], cols},
-                [&](int64_t r, int64_t c) { return element(bytes, e.dtype, r * cols + c); });
+  // The 2-D entry as it is.
+  Write whole(std::string name, const SafetensorsEntry& e) const {
+    return {std::move(name), e.shape,
+            [this, &e](const Parameter& p) { copy_rows(p, e, 0, e.shape[0], e.shape[1]); }};
   }
 
   const std::string& prefix() const { return prefix_; }
@@ -128,13 +141,10 @@ class Reader {
   std::string where() const { return "load_gpt2_weights: " + path_ + ": "; }
 
  private:
-  // A parameter of `shape` (rank 1 or 2) with element (r, c) = at(r, c) (r = 0 for rank 1).
+  // p's `rows` x `cols` elements (r, c) = at(r, c).
   template <class F>
-  Parameter make(const Shape& shape, F at) const {
-    Parameter p(shape, dtype_);
-    const int64_t rows = shape.rank() == 2 ? shape.size(0) : 1;
-    const int64_t cols = shape.size(shape.rank() - 1);
-    auto fill = [&](auto* out) {
+  void fill(const Parameter& p, int64_t rows, int64_t cols, F at) const {
+    auto run = [&](auto* out) {
       for (int64_t r = 0; r < rows; ++r) {
         for (int64_t c = 0; c < cols; ++c) {
           out[r * cols + c] = static_cast<std::remove_pointer_t<decltype(out)>>(at(r, c));
@@ -142,14 +152,41 @@ class Reader {
       }
     };
     if (dtype_ == DType::Float64) {
-      fill(p.data<double>());
+      run(p.data<double>());
     } else {
-      fill(p.data<float>());
+      run(p.data<float>());
     }
-    return p;
+  }
+  // `rows` rows of `cols` elements of the entry, from element `first` on, into p; the file's
+  // pages are released every few MB as they are copied, so the loader's peak memory stays near
+  // the model's size.
+  void copy_rows(const Parameter& p, const SafetensorsEntry& e, int64_t first, int64_t rows,
+                 int64_t cols) const {
+    const auto bytes = view_.bytes(e);
+    const int64_t esize = safetensors_dtype_size(e.dtype);
+    const int64_t chunk =
+        std::max<int64_t>(1, (int64_t{4} << 20) / std::max<int64_t>(1, cols * esize));
+    for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
+      const int64_t r1 = std::min(rows, r0 + chunk);
+      const int64_t begin = first + r0 * cols, n = (r1 - r0) * cols;
+      if (dtype_ == DType::Float32 && e.dtype == "F32") {
+        std::memcpy(p.data<float>() + r0 * cols, bytes.data() + 4 * begin,
+                    static_cast<size_t>(4 * n));
+      } else if (dtype_ == DType::Float64) {
+        double* out = p.data<double>() + r0 * cols;
+        for (int64_t i = 0; i < n; ++i) out[i] = element(bytes, e.dtype, begin + i);
+      } else {
+        float* out = p.data<float>() + r0 * cols;
+        for (int64_t i = 0; i < n; ++i)
+          out[i] = static_cast<float>(element(bytes, e.dtype, begin + i));
+      }
+      file_.release(
+          bytes.subspan(static_cast<size_t>(esize * begin), static_cast<size_t>(esize * n)));
+    }
   }
 
   const SafetensorsView& view_;
+  const MappedFile& file_;
   std::string path_;
   DType dtype_;
   std::string prefix_;
@@ -197,8 +234,8 @@ GPTConfig gpt2_config(std::string_view name) {
 
 GPTConfig infer_gpt2_config(const std::string& path, std::string_view model_name, int64_t n_heads) {
   const std::string where = "infer_gpt2_config: " + path + ": ";
-  const std::vector<uint8_t> file = read_whole_file(path);
-  const SafetensorsView view = parse_safetensors(file, path);
+  const MappedFile file(path);  // only the header is read
+  const SafetensorsView view = parse_safetensors(file.bytes(), path);
   const std::string prefix = view.find("transformer.wte.weight") ? "transformer." : "";
   auto matrix = [&](const std::string& name) {
     const SafetensorsEntry* e = view.find(prefix + name);
@@ -251,29 +288,31 @@ GPTConfig infer_gpt2_config(const std::string& path, std::string_view model_name
 void load_gpt2_weights(GPTModel& model, const std::string& path) {
   const GPTConfig& cfg = model.config();
   const int64_t V = cfg.vocab_size, T = cfg.context_length, C = cfg.emb_dim;
-  const std::vector<uint8_t> file = read_whole_file(path);
+  const MappedFile file(path);  // read in place: no copy of the file in memory
   SafetensorsView view;
   try {
-    view = parse_safetensors(file, path);
+    view = parse_safetensors(file.bytes(), path);
   } catch (const Error& e) {
     throw Error(std::string("load_gpt2_weights: not a safetensors file: ") + e.what());
   }
   const DType dtype = model.tok_emb.weight.dtype();
-  Reader in(view, path, dtype);
+  Reader in(view, file, path, dtype);
 
-  StateDict state;  // the book's names, staged: the model is untouched until all is read
+  // Every load planned and checked first, so the model is untouched unless all of it fits;
+  // then each parameter is written once, straight from the file (no staging copy).
+  std::vector<Write> plan;  // the book's names
   const SafetensorsEntry& wte = in.need("wte.weight", {V, C});
-  state.emplace_back("tok_emb.weight", in.whole(wte));
-  state.emplace_back("pos_emb.weight", in.whole(in.need("wpe.weight", {T, C})));
+  plan.push_back(in.whole("tok_emb.weight", wte));
+  plan.push_back(in.whole("pos_emb.weight", in.need("wpe.weight", {T, C})));
   auto norm = [&](const std::string& hf, const std::string& book) {
-    state.emplace_back(book + ".scale", in.slice(in.need(hf + ".weight", {C}), 0, C));
-    state.emplace_back(book + ".shift", in.slice(in.need(hf + ".bias", {C}), 0, C));
+    plan.push_back(in.slice(book + ".scale", in.need(hf + ".weight", {C}), 0, C));
+    plan.push_back(in.slice(book + ".shift", in.need(hf + ".bias", {C}), 0, C));
   };
   // A Conv1D [in, out] as an nn.Linear [out, in] (columns [begin, begin + out) of the weight).
   auto linear = [&](const SafetensorsEntry& w, const SafetensorsEntry& b, int64_t begin,
                     int64_t out, const std::string& book) {
-    state.emplace_back(book + ".weight", in.columns_transposed(w, begin, out));
-    state.emplace_back(book + ".bias", in.slice(b, begin, out));
+    plan.push_back(in.columns_transposed(book + ".weight", w, begin, out));
+    plan.push_back(in.slice(book + ".bias", b, begin, out));
   };
   for (int64_t i = 0; i < cfg.n_layers; ++i) {
     const std::string h = "h." + std::to_string(i) + ".";
@@ -303,7 +342,7 @@ void load_gpt2_weights(GPTModel& model, const std::string& path) {
     }
     in.check_dtype(*head);
   }
-  state.emplace_back("out_head.weight", in.whole(head != nullptr ? *head : wte));
+  plan.push_back(in.whole("out_head.weight", head != nullptr ? *head : wte));
 
   std::vector<std::string> unexpected;
   for (const SafetensorsEntry& e : view.entries) {
@@ -320,18 +359,23 @@ void load_gpt2_weights(GPTModel& model, const std::string& path) {
     throw Error(in.where() + "unexpected tensor(s) for a model of " + std::to_string(cfg.n_layers) +
                 " layers: " + list);
   }
-  // Every parameter is staged (the buffers, the masks, are computed): a strict check of the
-  // parameters, then load_state_dict's own all-or-nothing shape check and copy.
-  std::set<std::string> staged;
-  for (const auto& [name, p] : state) staged.insert(name);
-  for (const auto& [name, p] : model.named_parameters()) {
-    if (!staged.count(name)) throw Error(in.where() + "no tensor maps to parameter " + name);
+  // Every parameter planned once, with its shape (the buffers, the masks, are computed).
+  std::map<std::string, Parameter> params;
+  for (const auto& [name, p] : model.named_parameters()) params.emplace(name, p);
+  std::set<std::string> planned;
+  for (const Write& w : plan) {
+    const auto it = params.find(w.name);
+    if (it == params.end()) throw Error(in.where() + "the model has no parameter " + w.name);
+    if (it->second.shape() != Shape(w.shape)) {
+      throw Error(in.where() + "parameter " + w.name + " " + it->second.shape().str() +
+                  " does not match the file's " + shape_str(w.shape));
+    }
+    planned.insert(w.name);
   }
-  try {
-    model.load_state_dict(state, /*strict=*/false);
-  } catch (const Error& e) {
-    throw Error(in.where() + e.what());
+  for (const auto& [name, p] : params) {
+    if (!planned.count(name)) throw Error(in.where() + "no tensor maps to parameter " + name);
   }
+  for (const Write& w : plan) w.fill(params.at(w.name));
 }
 
 }  // namespace tapegrad::nn

@@ -164,8 +164,8 @@ void Module::save(const std::string& path) const {
 }
 
 void Module::load(const std::string& path, bool strict) {
-  const std::vector<uint8_t> file = read_whole_file(path);
-  const SafetensorsView view = parse_safetensors(file, path);
+  const MappedFile file(path);  // read in place, no copy of the file
+  const SafetensorsView view = parse_safetensors(file.bytes(), path);
   StateDict state;
   state.reserve(view.entries.size());
   for (const SafetensorsEntry& entry : view.entries) {

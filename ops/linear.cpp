@@ -1,7 +1,10 @@
-// linear: nn.Linear's y = x·Wᵀ + b, one GEMM over all of x's leading dims.
+// linear: nn.Linear's y = x·Wᵀ + b (a GEMM over x's rows; one row: a matrix-vector product).
 #include "kernels/gemm.h"
+#include "kernels/gemv.h"
 #include "ops/detail/op_util.h"
 #include "ops/ops.h"
+
+#include <type_traits>
 
 namespace tapegrad {
 
@@ -83,6 +86,14 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   Tensor y = bias.defined() ? x.tape().record(kLinear, shape, x.dtype(), {x, weight, bias})
                             : x.tape().record(kLinear, shape, x.dtype(), {x, weight});
   dispatch(y.dtype(), [&]<class T>() {
+    if constexpr (std::is_same_v<T, float>) {
+      // One row (a decode step): a matrix-vector product reads each weight once.
+      if (rows == 1) {
+        gemv(weight.data<T>(), x.data<T>(), bias.defined() ? bias.data<T>() : nullptr,
+             output_data<T>(y), out, in);
+        return;
+      }
+    }
     MatrixMap<T> Y(output_data<T>(y), rows, out);
     if (bias.defined()) {
       Y.rowwise() = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(bias.data<T>(), out);

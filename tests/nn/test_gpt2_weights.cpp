@@ -2,12 +2,15 @@
 // against tests/goldens/gpt2/ (make_gpt2_goldens.py): a tiny GPT-2-shaped model with random
 // weights in HF's layout; its logits and greedy tokens computed by PyTorch; bad files.
 #include <unistd.h>
+#include <algorithm>
+#include <bit>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -254,6 +257,14 @@ TEST_CASE("load_gpt2_weights: bad files throw naming the tensor and leave the mo
     CHECK_THROWS_WITH(nn::load_gpt2_weights(one_layer, kWeights),
                       Catch::Contains("unexpected") && Catch::Contains("h.1.ln_1.weight"));
   }
+  SECTION("a truncated file") {
+    const std::string path = (dir / "truncated.safetensors").string();
+    std::filesystem::copy_file(kWeights, path);
+    std::filesystem::resize_file(path, std::filesystem::file_size(path) - 100);
+    CHECK_THROWS_WITH(nn::load_gpt2_weights(model, path),
+                      Catch::Contains("not a safetensors file") && Catch::Contains(path));
+    unchanged();
+  }
   SECTION("a file that is not safetensors") {
     const std::string path = (dir / "text.safetensors").string();
     std::ofstream(path) << "this is not a checkpoint\n";
@@ -262,6 +273,71 @@ TEST_CASE("load_gpt2_weights: bad files throw naming the tensor and leave the mo
     CHECK_THROWS_WITH(nn::load_gpt2_weights(model, (dir / "absent.safetensors").string()),
                       Catch::Contains("absent.safetensors"));
     unchanged();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("load_gpt2_weights: F16 and BF16 files load, each element converted once", "[gpt2]") {
+  const auto dir = scratch();
+  for (const std::string dtype : {"F16", "BF16"}) {
+    const std::string path = (dir / (dtype + ".safetensors")).string();
+    // Every F32 entry as 16-bit: BF16 keeps the top half of the float's bits; F16 gets values
+    // exactly representable in it (multiples of 1/1024 in [-2, 2)), so the expected floats are
+    // known exactly.
+    std::map<std::string, std::vector<float>> expected;
+    rewrite(path, [&](SafetensorsTensor& t, std::vector<uint8_t>& b) {
+      if (t.dtype != "F32") return true;
+      const size_t n = b.size() / 4;
+      std::vector<uint8_t> out(2 * n);
+      std::vector<float>& want = expected[t.name];
+      for (size_t i = 0; i < n; ++i) {
+        float v;
+        std::memcpy(&v, b.data() + 4 * i, 4);
+        uint16_t h;
+        if (dtype == "BF16") {
+          h = static_cast<uint16_t>(std::bit_cast<uint32_t>(v) >> 16);
+          want.push_back(std::bit_cast<float>(static_cast<uint32_t>(h) << 16));
+        } else {
+          const int k = static_cast<int>(std::lround(std::clamp(v, -2.0f, 1.99f) * 1024));
+          const float q = static_cast<float>(k) / 1024.0f;  // |q| < 2: a normal or zero half
+          const uint32_t bits = std::bit_cast<uint32_t>(q);
+          h = q == 0.0f ? 0
+                        : static_cast<uint16_t>(((bits >> 16) & 0x8000u) |
+                                                ((((bits >> 23) & 0xffu) - 112) << 10) |
+                                                ((bits >> 13) & 0x3ffu));
+          want.push_back(q);
+        }
+        std::memcpy(out.data() + 2 * i, &h, 2);
+      }
+      t.dtype = dtype;
+      b = std::move(out);
+      return true;
+    });
+    nn::GPTModel model(kTiny);
+    nn::load_gpt2_weights(model, path);
+    const auto params = model.named_parameters();
+    auto values_of = [&](const std::string& name) {
+      for (const auto& [n, p] : params) {
+        if (n == name) return p.values();
+      }
+      FAIL("no parameter " << name);
+      return std::vector<double>{};
+    };
+    INFO(dtype);
+    const std::vector<float>& wte = expected.at("wte.weight");
+    CHECK(values_of("tok_emb.weight") == std::vector<double>(wte.begin(), wte.end()));
+    CHECK(values_of("out_head.weight") == std::vector<double>(wte.begin(), wte.end()));
+    const std::vector<float>& bias = expected.at("h.1.attn.c_attn.bias");  // q | k | v
+    CHECK(values_of("trf_blocks.1.att.W_value.bias") ==
+          std::vector<double>(bias.begin() + 2 * 24, bias.end()));
+    const std::vector<float>& fc = expected.at("h.0.mlp.c_fc.weight");           // [24, 96], Conv1D
+    const std::vector<double> w = values_of("trf_blocks.0.ff.layers.0.weight");  // [96, 24]
+    REQUIRE(w.size() == fc.size());
+    bool transposed = true;
+    for (int64_t o = 0; o < 96; ++o) {
+      for (int64_t i = 0; i < 24; ++i) transposed = transposed && w[o * 24 + i] == fc[i * 96 + o];
+    }
+    CHECK(transposed);
   }
   std::filesystem::remove_all(dir);
 }

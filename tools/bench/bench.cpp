@@ -36,6 +36,7 @@
 #include "kernels/gemm.h"
 #endif
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
+#include "tools/bench/generate_workload.h"
 #include "tools/bench/gpt_workload.h"
 #endif
 #include "tools/bench/process_stats.h"
@@ -416,7 +417,9 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> workload_list;
   for (const tgb::Workload& c : tgb::kWorkloads) workload_list.push_back(c.name);
-  for (const char* gpt : {"gpt-tiny", "gpt2-124m"}) workload_list.push_back(gpt);
+  for (const char* gpt : {"gpt-tiny", "gpt2-124m", "generate-124m", "generate-355m"}) {
+    workload_list.push_back(gpt);
+  }
 
   CLI::App app(
       "Times training steps in tapegrad and its peers, interleaved: the attention workloads "
@@ -515,6 +518,18 @@ int main(int argc, char** argv) {
                            torch ? plugin_path() : nullptr);
   }
 #endif
+  // The generation workloads (generate-124m, generate-355m), with PyTorch eager as the peer.
+  std::vector<std::string> generate_names;
+  std::erase_if(workload_names, [&](const std::string& n) {
+    if (!tgb::is_generate_workload(n)) return false;
+    generate_names.push_back(n);
+    return true;
+  });
+  int generate_status = 0;
+  if (!generate_names.empty()) {
+    generate_status = tgb::run_generate_workloads(generate_names, thread_counts);
+  }
+  if (workload_names.empty()) return generate_status;
   if (workload_names.empty()) return 0;
 
   struct Row {

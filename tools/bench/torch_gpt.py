@@ -49,10 +49,25 @@ WORKLOADS = {
                                n_layers=12, drop_rate=0.1, qkv_bias=False), batch=4, T=64),
 }
 
+# The generation workloads (--generate): the book's KV-cache GPT (ch04/03_kv-cache, optimized
+# variant) in eval mode, greedy, a prompt of `prompt` tokens then `new` tokens one at a time.
+GENERATE_WORKLOADS = {
+    "generate-124m": dict(cfg=WORKLOADS["gpt2-124m"]["cfg"]),
+    # GPT-2 medium's shapes (untied output head)
+    "generate-355m": dict(cfg=dict(vocab_size=50257, context_length=1024, emb_dim=1024,
+                                   n_heads=16, n_layers=24, drop_rate=0.1, qkv_bias=False)),
+}
+
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--workload", choices=sorted(WORKLOADS), default="gpt-tiny")
+    p.add_argument("--workload", choices=sorted(WORKLOADS) + sorted(GENERATE_WORKLOADS),
+                   default="gpt-tiny")
+    p.add_argument("--generate", action="store_true",
+                   help="time greedy generation with the KV cache (generate-* workloads)")
+    p.add_argument("--prompt-ids", default="", help="--generate: the prompt, as 1,2,3")
+    p.add_argument("--new-tokens", type=int, default=32, help="--generate: tokens per run")
+    p.add_argument("--reps", type=int, default=3, help="--generate: timed runs (one warm-up first)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--steps", type=int, default=None, help="timed steps (default 20 tiny, 6 124m)")
     p.add_argument("--warmup", type=int, default=1, help="untimed steps first")
@@ -142,19 +157,63 @@ def sgemm_gflops(torch, n=512):
     return 2 * n**3 / best / 1e9
 
 
-def build_model():
-    """The book's GPTModel: tests/goldens/gpt/gpt_reference.py, the one Python copy, which the
-    goldens are made with (imported here, after the re-exec, since it imports torch)."""
+def use_reference_models():
+    """Puts tests/goldens/gpt (gpt_reference.py, gpt_kv_reference.py: the one Python copy of the
+    book's GPT, which the goldens are made with) on the path; import them after the re-exec, since
+    they import torch."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                     "..", "..", "tests", "goldens", "gpt"))
+
+
+def build_model():
+    """The book's GPTModel (gpt_reference.py)."""
+    use_reference_models()
     from gpt_reference import GPTModel
     return GPTModel
+
+
+def run_generate(args, torch):
+    """--generate: the book's generate_text_simple_cached, prefill and decode timed apart."""
+    cfg = GENERATE_WORKLOADS[args.workload]["cfg"]
+    torch.manual_seed(args.seed)
+    use_reference_models()
+    from gpt_kv_reference import KVGPTModel  # GPTModel's weights after the same seed
+    model = KVGPTModel(cfg, cfg["context_length"])
+    model.eval()
+    prompt = torch.tensor([[int(i) for i in args.prompt_ids.split(",")]])
+    prefill, decode, ids = [], [], None
+    with torch.no_grad():
+        for rep in range(1 + args.reps):
+            t0 = time.perf_counter()
+            model.reset_kv_cache()
+            logits = model(prompt)
+            idx = torch.cat([prompt, logits[:, -1].argmax(dim=-1, keepdim=True)], dim=1)
+            t1 = time.perf_counter()
+            for _ in range(args.new_tokens - 1):
+                logits = model(idx[:, -1:])
+                idx = torch.cat([idx, logits[:, -1].argmax(dim=-1, keepdim=True)], dim=1)
+            t2 = time.perf_counter()
+            if rep > 0:
+                prefill.append(t1 - t0)
+                decode.append(t2 - t1)
+            ids = idx[0, prompt.shape[1]:].tolist()
+    print("ids " + ",".join(str(i) for i in ids))
+    print("prefill_seconds " + " ".join(f"{t:.9g}" for t in prefill))
+    print("decode_seconds " + " ".join(f"{t:.9g}" for t in decode))
+    print(f"peak_rss_kib {peak_rss_kib()}")
+    print(f"info PyTorch eager {torch.__version__} ({blas_report()}; {args.malloc} malloc)",
+          flush=True)
 
 
 def main():
     args = parse_args()
     reexec_if_needed(args)
     import torch
+
+    if args.generate:
+        torch.set_num_threads(args.threads)
+        run_generate(args, torch)
+        return
 
     torch.set_num_threads(args.threads)
     w = WORKLOADS[args.workload]

@@ -1,0 +1,60 @@
+// Attention over a key/value cache: one (batch, head) pair per part, scores kept in a row buffer.
+#include "kernels/cached_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "graph/threads.h"
+
+namespace tapegrad {
+
+template <class T>
+void cached_attention(const T* q, const KVCacheView<T>& c, T* out, int64_t new_tokens) {
+  const int64_t H = c.heads, Dh = c.head_dim, D = H * Dh, Tn = new_tokens;
+  const int64_t first = c.length - Tn;  // position of the first new query
+  const T scale = static_cast<T>(std::sqrt(static_cast<double>(Dh)));
+  const double cost = 4.0 * static_cast<double>(Tn * c.length * Dh);
+  parallel_for(c.batch * H, cost, [&](int, int64_t begin, int64_t end) {
+    // One row of scores per part: thread_local, so a decode step allocates nothing once warm.
+    thread_local std::vector<T> scores;
+    scores.resize(static_cast<size_t>(c.length));
+    for (int64_t bh = begin; bh < end; ++bh) {
+      const int64_t b = bh / H, h = bh % H;
+      const T* keys = c.k + (bh * c.window) * Dh;    // [window, D_h]
+      const T* values = c.v + (bh * c.window) * Dh;  // [window, D_h]
+      for (int64_t i = 0; i < Tn; ++i) {
+        const T* qi = q + (b * Tn + i) * D + h * Dh;  // [D_h]
+        T* oi = out + (b * Tn + i) * D + h * Dh;      // [D_h]
+        const int64_t seen = first + i + 1;           // keys 0 .. first + i; the rest are masked
+        T max_score = -std::numeric_limits<T>::infinity();
+        for (int64_t j = 0; j < seen; ++j) {
+          const T* kj = keys + j * Dh;
+          T s = 0;
+          for (int64_t d = 0; d < Dh; ++d) s += qi[d] * kj[d];
+          s /= scale;
+          scores[static_cast<size_t>(j)] = s;
+          max_score = std::max(max_score, s);
+        }
+        T sum = 0;
+        for (int64_t j = 0; j < seen; ++j) {
+          const T e = std::exp(scores[static_cast<size_t>(j)] - max_score);
+          scores[static_cast<size_t>(j)] = e;
+          sum += e;
+        }
+        std::fill(oi, oi + Dh, T{0});
+        for (int64_t j = 0; j < seen; ++j) {
+          const T w = scores[static_cast<size_t>(j)] / sum;
+          const T* vj = values + j * Dh;
+          for (int64_t d = 0; d < Dh; ++d) oi[d] += w * vj[d];
+        }
+      }
+    }
+  });
+}
+
+template void cached_attention<float>(const float*, const KVCacheView<float>&, float*, int64_t);
+template void cached_attention<double>(const double*, const KVCacheView<double>&, double*, int64_t);
+
+}  // namespace tapegrad

@@ -1,0 +1,309 @@
+// tapegrad-bench's generation workloads: nn::generate with the KV cache (greedy, a 64-token
+// prompt, then one token per step) against the book's KV-cache GPT in PyTorch eager
+// (ch04/03_kv-cache's optimized variant, tools/bench/torch_gpt.py --generate) on OpenBLAS's
+// AVX-512 kernels with malloc tuned. Both build the model from manual_seed(123) (tapegrad's
+// GPTModel holds torch's weights bit for bit), take the same prompt, and must produce the same
+// ids (checked). Each engine runs in a process of its own (fork for tapegrad, so its peak RSS is
+// the generation's alone); one warm-up run, then the timed runs. The bound is the read
+// bandwidth measured in the same run (a streaming sum over a 1 GiB buffer, best of 5 passes) at
+// the same thread count: a decode step must read every weight but the embedding tables once,
+// plus the cached keys and values.
+#include "tools/bench/generate_workload.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "graph/ids.h"
+#include "graph/random.h"
+#include "graph/threads.h"
+#include "kernels/gemm_vec.h"
+#include "nn/generate.h"
+#include "nn/gpt.h"
+#include "tools/bench/process_stats.h"
+#include "tools/process/heap_counter.h"
+
+namespace tapegrad_bench {
+
+namespace {
+
+struct GenerateWorkload {
+  const char* name;
+  tapegrad::nn::GPTConfig cfg;
+};
+
+const GenerateWorkload kGenerateWorkloads[] = {
+    {"generate-124m", tapegrad::nn::GPT_CONFIG_124M},
+    {"generate-355m", {50257, 1024, 1024, 16, 24, 0.1, false}},  // GPT-2 medium's shapes
+};
+
+constexpr int64_t kPromptTokens = 64;
+constexpr int64_t kNewTokens = 32;
+constexpr int kReps = 3;
+
+std::vector<int64_t> prompt_ids(int64_t vocab) {
+  std::vector<int64_t> ids(kPromptTokens);
+  for (int64_t i = 0; i < kPromptTokens; ++i) ids[i] = (i * 7919 + 13) % vocab;
+  return ids;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 == 1 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+// What one engine's process reports.
+struct Report {
+  std::string ids, info;
+  std::vector<double> prefill, decode;  // seconds per run
+  long rss_kib = 0;
+  long long allocations = -1;  // heap allocations per decode step (tapegrad only)
+};
+
+// "key v v v" lines into a Report.
+Report parse(const std::string& text) {
+  Report r;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string key;
+    words >> key;
+    if (key == "ids") {
+      words >> r.ids;
+    } else if (key == "info") {
+      std::getline(words, r.info);
+    } else if (key == "allocations_per_decode_step") {
+      words >> r.allocations;
+    } else if (key == "peak_rss_kib") {
+      words >> r.rss_kib;
+    } else if (key == "prefill_seconds" || key == "decode_seconds") {
+      double s;
+      while (words >> s) (key == "prefill_seconds" ? r.prefill : r.decode).push_back(s);
+    }
+  }
+  return r;
+}
+
+// Runs fn in a forked child, returning what it wrote.
+template <class F>
+std::string in_child(F&& fn) {
+  int fds[2];
+  if (pipe(fds) != 0) std::exit(2);
+  std::fflush(stdout);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    FILE* out = fdopen(fds[1], "w");
+    fn(out);
+    std::fclose(out);
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string text;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "tapegrad-bench: a generation worker failed\n");
+    std::exit(2);
+  }
+  return text;
+}
+
+void tapegrad_generate(FILE* out, const GenerateWorkload& w, int threads) {
+  using namespace tapegrad;
+  set_num_threads(threads);
+  manual_seed(123);
+  nn::GPTModel model(w.cfg);
+  model.eval();
+  const Ids prompt(Shape{1, kPromptTokens}, prompt_ids(w.cfg.vocab_size));
+  std::vector<double> prefill, decode;
+  std::vector<uint64_t> at_token;  // the allocation count as each token is drawn
+  Ids got;
+  for (int rep = 0; rep < 1 + kReps; ++rep) {
+    nn::GenerationStats stats;
+    nn::GenerateOptions options;
+    options.max_new_tokens = kNewTokens;
+    options.stats = &stats;
+    at_token.clear();
+    at_token.reserve(kNewTokens);
+    options.on_token = [&](const Ids&) { at_token.push_back(process::heap_allocations()); };
+    got = nn::generate(model, prompt, options);
+    if (rep > 0) {
+      prefill.push_back(stats.prefill_seconds);
+      decode.push_back(stats.decode_seconds);
+    }
+  }
+  std::fprintf(out, "ids ");
+  for (int64_t i = kPromptTokens; i < got.size(1); ++i) {
+    std::fprintf(out, "%s%lld", i > kPromptTokens ? "," : "", static_cast<long long>(got[i]));
+  }
+  std::fprintf(out, "\nprefill_seconds");
+  for (double s : prefill) std::fprintf(out, " %.9g", s);
+  std::fprintf(out, "\ndecode_seconds");
+  for (double s : decode) std::fprintf(out, " %.9g", s);
+  // Heap allocations per decode step (between two tokens), the most of any step after the first.
+  unsigned long long most = 0;
+  for (size_t i = 2; i < at_token.size(); ++i) most = std::max(most, at_token[i] - at_token[i - 1]);
+  std::fprintf(out, "\nallocations_per_decode_step %llu", most);
+  std::fprintf(out, "\npeak_rss_kib %ld\ninfo tapegrad nn::generate (KV cache)\n", peak_rss_kib());
+}
+
+// GB/s of a streaming read (a sum over 1 GiB of floats) at `threads` threads: best of 5 passes.
+void read_bandwidth(FILE* out, int threads) {
+  using namespace tapegrad;
+  using detail::Vec;
+  set_num_threads(threads);
+  const int64_t n = (int64_t{1} << 30) / sizeof(float);
+  std::vector<float> buffer(static_cast<size_t>(n), 1.0f);
+  const int64_t L = detail::kLanes<float>;
+  double best = 1e30, total = 0;
+  for (int pass = 0; pass < 6; ++pass) {
+    std::vector<double> sums(static_cast<size_t>(threads), 0.0);
+    const double t0 = now_seconds();
+    parallel_for(n / (4 * L), 1e9, [&](int part, int64_t b, int64_t e) {
+      Vec<float> a0{}, a1{}, a2{}, a3{};
+      for (int64_t i = b * 4 * L; i < e * 4 * L; i += 4 * L) {
+        Vec<float> x0, x1, x2, x3;
+        detail::vload(x0, buffer.data() + i);
+        detail::vload(x1, buffer.data() + i + L);
+        detail::vload(x2, buffer.data() + i + 2 * L);
+        detail::vload(x3, buffer.data() + i + 3 * L);
+        a0 += x0;
+        a1 += x1;
+        a2 += x2;
+        a3 += x3;
+      }
+      const Vec<float> a = a0 + a1 + a2 + a3;
+      double s = 0;
+      for (int64_t l = 0; l < L; ++l) s += a[l];
+      sums[static_cast<size_t>(part)] = s;
+    });
+    if (pass > 0) best = std::min(best, now_seconds() - t0);
+    for (double s : sums) total += s;
+  }
+  std::fprintf(out, "bandwidth %.6g %.0f\n", static_cast<double>(n) * sizeof(float) / best / 1e9,
+               total);
+}
+
+Report torch_generate(const GenerateWorkload& w, int threads) {
+  std::string ids;
+  for (int64_t id : prompt_ids(w.cfg.vocab_size))
+    ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  const std::string command =
+      std::string("/usr/bin/python3 ") + TAPEGRAD_BENCH_TORCH_GPT + " --generate --workload " +
+      w.name + " --threads " + std::to_string(threads) + " --malloc tuned --prompt-ids " + ids +
+      " --new-tokens " + std::to_string(kNewTokens) + " --reps " + std::to_string(kReps);
+  std::fflush(stdout);
+  FILE* p = popen(command.c_str(), "r");
+  if (p == nullptr) std::exit(2);
+  std::string text;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, p)) > 0) text.append(buffer, n);
+  if (pclose(p) != 0) {
+    std::fprintf(stderr, "tapegrad-bench: %s failed:\n%s\n", command.c_str(), text.c_str());
+    std::exit(2);
+  }
+  return parse(text);
+}
+
+// Bytes of all parameters, and those a decode step reads (all but the embedding tables).
+double weight_bytes(const tapegrad::nn::GPTConfig& c, bool read_per_token) {
+  const double C = static_cast<double>(c.emb_dim), V = static_cast<double>(c.vocab_size);
+  const double block = 4 * C * C + C + 8 * C * C + 5 * C + 4 * C;  // att, ff, two norms
+  double params = static_cast<double>(c.n_layers) * block + 2 * C + V * C;
+  if (!read_per_token) params += V * C + static_cast<double>(c.context_length) * C;
+  return 4.0 * params;
+}
+
+}  // namespace
+
+bool is_generate_workload(const std::string& name) {
+  for (const GenerateWorkload& w : kGenerateWorkloads) {
+    if (name == w.name) return true;
+  }
+  return false;
+}
+
+int run_generate_workloads(const std::vector<std::string>& names, const std::vector<int>& threads) {
+  std::printf(
+      "\nGeneration: greedy, a %lld-token prompt, %lld new tokens (the first from the "
+      "prefill), %d timed runs after one warm-up; medians. Decode bound: read bandwidth / "
+      "(weights read per token + mean KV cache bytes).\n",
+      static_cast<long long>(kPromptTokens), static_cast<long long>(kNewTokens), kReps);
+  std::vector<double> bandwidth;
+  for (int t : threads) {
+    std::istringstream in(in_child([&](FILE* out) { read_bandwidth(out, t); }));
+    std::string key;
+    double gbs = 0;
+    in >> key >> gbs;
+    bandwidth.push_back(gbs);
+    std::printf("read bandwidth, %d thread%s: %.1f GB/s\n", t, t == 1 ? "" : "s", gbs);
+  }
+  int failures = 0;
+  for (const std::string& name : names) {
+    const GenerateWorkload* w = nullptr;
+    for (const GenerateWorkload& c : kGenerateWorkloads) {
+      if (name == c.name) w = &c;
+    }
+    const tapegrad::nn::GPTConfig& c = w->cfg;
+    const double all = weight_bytes(c, false), read = weight_bytes(c, true);
+    const double cache = 2.0 * static_cast<double>(c.n_layers * c.context_length * c.emb_dim) * 4;
+    const double mean_kv = 2.0 * static_cast<double>(c.n_layers * c.emb_dim) * 4 *
+                           static_cast<double>(kPromptTokens + kNewTokens / 2);
+    std::printf(
+        "\n%s: %.0f MB of float32 weights, %.0f MB read per decode token (+ %.1f MB of "
+        "keys and values), KV cache %.0f MB\n",
+        name.c_str(), all / 1e6, read / 1e6, mean_kv / 1e6, cache / 1e6);
+    std::printf("%-34s %7s %12s %12s %9s %10s %9s\n", "engine", "threads", "prefill tok/s",
+                "decode tok/s", "of bound", "peak RSS", "ids");
+    for (size_t ti = 0; ti < threads.size(); ++ti) {
+      const int t = threads[ti];
+      const Report tg = parse(in_child([&](FILE* out) { tapegrad_generate(out, *w, t); }));
+      const Report pt = torch_generate(*w, t);
+      const bool same = tg.ids == pt.ids;
+      failures += same ? 0 : 1;
+      const double bound = bandwidth[ti] * 1e9 / (read + mean_kv);
+      double decode[2], prefill[2];
+      int i = 0;
+      for (const Report* r : {&tg, &pt}) {
+        prefill[i] = static_cast<double>(kPromptTokens) / median(r->prefill);
+        decode[i] = static_cast<double>(kNewTokens - 1) / median(r->decode);
+        std::printf("%-34s %7d %12.1f %12.2f %8.0f%% %7.0f MB %9s\n",
+                    i == 0 ? "tapegrad" : "PyTorch eager (KV cache, OpenBLAS)", t, prefill[i],
+                    decode[i], 100.0 * decode[i] / bound, static_cast<double>(r->rss_kib) / 1024,
+                    same ? "same" : "DIFFER");
+        ++i;
+      }
+      std::printf(
+          "  %d thread%s: decode %.2fx PyTorch, prefill %.2fx PyTorch; bound %.2f "
+          "tokens/s; tapegrad peak RSS %.2fx (weights + KV cache)\n",
+          t, t == 1 ? "" : "s", decode[0] / decode[1], prefill[0] / prefill[1], bound,
+          static_cast<double>(tg.rss_kib) * 1024 / (all + cache));
+      std::printf(
+          "  tapegrad heap allocations per decode step (most of any step after the "
+          "second token): %lld\n",
+          tg.allocations);
+      if (!same) {
+        std::printf("  ids differ:\n    tapegrad %s\n    PyTorch  %s\n", tg.ids.c_str(),
+                    pt.ids.c_str());
+      }
+      if (ti == 0) std::printf("  PyTorch: %s\n", pt.info.c_str());
+    }
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace tapegrad_bench

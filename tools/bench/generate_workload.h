@@ -1,0 +1,19 @@
+// tapegrad-bench's generation workloads (generate-124m, generate-355m): greedy generation with
+// the KV cache, prefill and decode tokens/s, against PyTorch eager running the book's KV-cache
+// GPT (tools/bench/torch_gpt.py --generate), with the machine's read bandwidth as the bound.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tapegrad_bench {
+
+// True for "generate-124m" and "generate-355m".
+bool is_generate_workload(const std::string& name);
+
+// Runs each generation workload named at each thread count (tapegrad and PyTorch, each in a
+// process of its own, same weights and prompt, ids compared), measures the read bandwidth at
+// each thread count, and prints the rows with each row's share of the bandwidth bound.
+int run_generate_workloads(const std::vector<std::string>& names, const std::vector<int>& threads);
+
+}  // namespace tapegrad_bench
