@@ -154,9 +154,9 @@ void tapegrad_generate(FILE* out, const GenerateWorkload& w, int threads) {
   std::fprintf(out, "\ndecode_seconds");
   for (double s : decode) std::fprintf(out, " %.9g", s);
   // Heap allocations per decode step (between two tokens), the most of any step after the first.
-  unsigned long long most = 0;
+  uint64_t most = 0;
   for (size_t i = 2; i < at_token.size(); ++i) most = std::max(most, at_token[i] - at_token[i - 1]);
-  std::fprintf(out, "\nallocations_per_decode_step %llu", most);
+  std::fprintf(out, "\nallocations_per_decode_step %llu", static_cast<unsigned long long>(most));
   std::fprintf(out, "\npeak_rss_kib %ld\ninfo tapegrad nn::generate (KV cache)\n", peak_rss_kib());
 }
 
