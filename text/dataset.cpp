@@ -2,7 +2,9 @@
 #include "text/dataset.h"
 
 #include <cmath>
+#include <fstream>
 #include <numeric>
+#include <sstream>
 #include <string>
 #include <utility>
 
@@ -57,32 +59,29 @@ std::vector<int64_t> randperm(int64_t n, Generator& generator) {
   return perm;
 }
 
-DataLoader::DataLoader(const GPTDataset& dataset, int64_t batch_size, bool shuffle, bool drop_last,
-                       Generator* generator)
-    : dataset_(&dataset),
+BatchSampler::BatchSampler(int64_t n, int64_t batch_size, bool shuffle, bool drop_last,
+                           Generator* generator, const char* what)
+    : n_(n),
       batch_size_(batch_size),
       shuffle_(shuffle),
       drop_last_(drop_last),
-      generator_(generator) {
+      generator_(generator),
+      what_(what) {
   if (batch_size < 1)
     throw Error("DataLoader: batch_size must be >= 1, got " + std::to_string(batch_size));
-  if (dataset.size() < 1) throw Error("DataLoader: the dataset has no window");
-  const auto capacity = static_cast<size_t>(batch_size * dataset.max_length());
-  input_buffer_.reserve(capacity);
-  target_buffer_.reserve(capacity);
-  order_.reserve(static_cast<size_t>(dataset.size()));
+  if (n < 1) throw Error(std::string("DataLoader: the dataset has no ") + what);
+  order_.reserve(static_cast<size_t>(n));
 }
 
-int64_t DataLoader::size() const {
-  const int64_t n = dataset_->size();
-  return drop_last_ ? n / batch_size_ : (n + batch_size_ - 1) / batch_size_;
+int64_t BatchSampler::size() const {
+  return drop_last_ ? n_ / batch_size_ : (n_ + batch_size_ - 1) / batch_size_;
 }
 
-Generator& DataLoader::sampler_generator() {
+Generator& BatchSampler::sampler_generator() {
   return generator_ ? *generator_ : *own_sampler_;
 }
 
-void DataLoader::begin_epoch() {
+void BatchSampler::begin_epoch() {
   // _BaseDataLoaderIter's _base_seed: torch.empty((), dtype=torch.int64).random_(generator=g).
   (generator_ ? *generator_ : default_generator()).random64();
   order_.clear();
@@ -91,9 +90,9 @@ void DataLoader::begin_epoch() {
   sampler_exhausted_ = false;
 }
 
-void DataLoader::restore_epoch(std::vector<int64_t> order, int64_t position,
-                               bool sampler_exhausted) {
-  const int64_t n = dataset_->size();
+void BatchSampler::restore_epoch(std::vector<int64_t> order, int64_t position,
+                                 bool sampler_exhausted) {
+  const int64_t n = n_;
   if (shuffle_ && generator_ == nullptr) {
     throw Error("DataLoader::restore_epoch: a shuffling loader without a generator cannot resume");
   }
@@ -101,7 +100,7 @@ void DataLoader::restore_epoch(std::vector<int64_t> order, int64_t position,
     std::vector<bool> seen(static_cast<size_t>(n), false);
     if (static_cast<int64_t>(order.size()) != n) {
       throw Error("DataLoader::restore_epoch: order has " + std::to_string(order.size()) +
-                  " indices, the dataset " + std::to_string(n) + " windows");
+                  " indices, the dataset " + std::to_string(n) + " (" + what_ + "s)");
     }
     for (const int64_t i : order) {
       if (i < 0 || i >= n || seen[static_cast<size_t>(i)]) {
@@ -121,9 +120,9 @@ void DataLoader::restore_epoch(std::vector<int64_t> order, int64_t position,
   in_epoch_ = true;
 }
 
-bool DataLoader::next(Ids& inputs, Ids& targets) {
+bool BatchSampler::next(std::span<const int64_t>& indices) {
   if (!in_epoch_) begin_epoch();
-  const int64_t n = dataset_->size();
+  const int64_t n = n_;
   if (order_.empty()) {  // the sampler starts on the first batch, as torch's generators do
     if (shuffle_) {
       if (!generator_) {
@@ -149,17 +148,35 @@ bool DataLoader::next(Ids& inputs, Ids& targets) {
     in_epoch_ = false;
     return false;
   }
+  indices = std::span<const int64_t>(order_).subspan(static_cast<size_t>(position_),
+                                                     static_cast<size_t>(take));
+  position_ += take;
+  return true;
+}
+
+DataLoader::DataLoader(const GPTDataset& dataset, int64_t batch_size, bool shuffle, bool drop_last,
+                       Generator* generator)
+    : dataset_(&dataset),
+      sampler_(dataset.size(), batch_size, shuffle, drop_last, generator, "window") {
+  const auto capacity = static_cast<size_t>(batch_size * dataset.max_length());
+  input_buffer_.reserve(capacity);
+  target_buffer_.reserve(capacity);
+}
+
+bool DataLoader::next(Ids& inputs, Ids& targets) {
+  std::span<const int64_t> windows;
+  if (!sampler_.next(windows)) return false;
+  const auto take = static_cast<int64_t>(windows.size());
   const int64_t t = dataset_->max_length();
   input_buffer_.resize(static_cast<size_t>(take * t));
   target_buffer_.resize(static_cast<size_t>(take * t));
   for (int64_t b = 0; b < take; ++b) {
-    const int64_t window = order_[static_cast<size_t>(position_ + b)];
+    const int64_t window = windows[static_cast<size_t>(b)];
     const auto in = dataset_->input(window);
     const auto out = dataset_->target(window);
     std::copy(in.begin(), in.end(), input_buffer_.begin() + b * t);
     std::copy(out.begin(), out.end(), target_buffer_.begin() + b * t);
   }
-  position_ += take;
   inputs.assign(Shape{take, t}, input_buffer_);    // [B, T]
   targets.assign(Shape{take, t}, target_buffer_);  // [B, T]
   return true;
@@ -179,6 +196,15 @@ TextSplit train_val_split(std::string_view text, double train_ratio) {
     if ((static_cast<unsigned char>(text[byte]) & 0xC0) != 0x80 && seen++ == split) break;
   }
   return {text.substr(0, byte), text.substr(byte)};
+}
+
+std::string read_text_file(const std::filesystem::path& path, const std::string& who) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(who + ": cannot read '" + path.string() + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw Error(who + ": cannot read '" + path.string() + "'");
+  return text.str();
 }
 
 }  // namespace tapegrad

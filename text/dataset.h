@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -43,8 +45,9 @@ class GPTDataset {
 // element i + random() % (n - i) (one 32-bit draw each; n - 1 draws in all). Bit-exact to torch.
 std::vector<int64_t> randperm(int64_t n, Generator& generator);
 
-// torch.utils.data.DataLoader(dataset, batch_size, shuffle, drop_last, generator) with
-// num_workers=0, down to its random draws, so a PyTorch script can replay the same batches:
+// The index side of torch.utils.data.DataLoader(dataset, batch_size, shuffle, drop_last,
+// generator) with num_workers=0, down to its random draws, so a PyTorch script can replay the same
+// batches over any dataset of n items (windows, instruction entries, labelled texts):
 //  - begin_epoch() is iter(loader): it draws the loader's base seed, one random64() from the
 //    generator (torch draws it whether or not it shuffles, and never uses it without workers).
 //  - the first next() of an epoch draws the order, torch's RandomSampler: with a generator,
@@ -54,22 +57,23 @@ std::vector<int64_t> randperm(int64_t n, Generator& generator);
 //    returns the short last batch when drop_last is false), the sampler draws one more randperm
 //    of n from its generator and discards it (torch 1.13's RandomSampler ends with
 //    `randperm(n)[:num_samples % n]`). Stopping an epoch early skips that draw, as in torch.
-// Batches are refilled in place (Ids::assign), so steady-state steps allocate nothing.
-class DataLoader {
+// The loaders below gather and collate the items of each batch of indices.
+class BatchSampler {
  public:
-  // Throws Error when batch_size < 1 or the dataset has no window. The dataset and generator
-  // must outlive the loader.
-  DataLoader(const GPTDataset& dataset, int64_t batch_size, bool shuffle, bool drop_last,
-             Generator* generator = nullptr);
+  // Throws Error when batch_size < 1 or n < 1 (`what` names the items in the message). The
+  // generator must outlive the sampler.
+  BatchSampler(int64_t n, int64_t batch_size, bool shuffle, bool drop_last, Generator* generator,
+               const char* what = "item");
 
   int64_t size() const;  // len(loader): batches per epoch
+  int64_t n() const { return n_; }
   int64_t batch_size() const { return batch_size_; }
   void begin_epoch();
-  // Fills inputs and targets with the next batch, [B, T] (B < batch_size only for the last batch
-  // when drop_last is false); false at the end of the epoch. Calls begin_epoch() itself when no
-  // epoch has begun, or the last one has ended.
-  bool next(Ids& inputs, Ids& targets);
-  // This epoch's order of window indices (empty before its first next()), and how many of them
+  // The next batch's item indices (a view valid until the next call; fewer than batch_size only
+  // for the last batch when drop_last is false); false at the end of the epoch. Calls
+  // begin_epoch() itself when no epoch has begun, or the last one has ended.
+  bool next(std::span<const int64_t>& indices);
+  // This epoch's order of item indices (empty before its first next()), and how many of them
   // were handed out.
   const std::vector<int64_t>& order() const { return order_; }
   int64_t position() const { return position_; }
@@ -77,24 +81,67 @@ class DataLoader {
   bool sampler_exhausted() const { return sampler_exhausted_; }
   // Continues an epoch saved from order(), position() and sampler_exhausted() (a checkpoint's
   // data position): the next next() hands out the batch that would have followed. Throws Error,
-  // changing nothing, unless order is a permutation of the dataset's windows (or empty: the
-  // epoch's first batch is still to come), 0 <= position <= its size, and, for a shuffling
-  // loader, the loader has a generator (torch's generator=None sampler cannot be restored).
+  // changing nothing, unless order is a permutation of 0..n-1 (or empty: the epoch's first batch
+  // is still to come), 0 <= position <= its size, and, for a shuffling sampler, the sampler has
+  // a generator (torch's generator=None sampler cannot be restored).
   void restore_epoch(std::vector<int64_t> order, int64_t position, bool sampler_exhausted);
 
  private:
   Generator& sampler_generator();
 
-  const GPTDataset* dataset_;
+  int64_t n_;
   int64_t batch_size_;
   bool shuffle_;
   bool drop_last_;
   Generator* generator_;                  // nullptr: torch's generator=None
+  const char* what_;                      // "window", "entry", ...: for messages
   std::optional<Generator> own_sampler_;  // the sampler's Generator(seed) when generator_ is null
   std::vector<int64_t> order_;
   int64_t position_ = 0;
   bool in_epoch_ = false;
   bool sampler_exhausted_ = false;
+};
+
+// What the training loops (train/) read: a loader of (inputs, targets) batches over a
+// BatchSampler. DataLoader below (windows of text), InstructionDataLoader (text/instruction.h)
+// and ClassificationDataLoader (text/classification.h) are the three.
+class BatchLoader {
+ public:
+  virtual ~BatchLoader() = default;
+  int64_t size() const { return sampler().size(); }  // len(loader)
+  int64_t batch_size() const { return sampler().batch_size(); }
+  void begin_epoch() { sampler().begin_epoch(); }
+  // Fills inputs and targets with the next batch (B < batch_size only for the last batch when
+  // drop_last is false); false at the end of the epoch.
+  virtual bool next(Ids& inputs, Ids& targets) = 0;
+  virtual BatchSampler& sampler() = 0;
+  virtual const BatchSampler& sampler() const = 0;
+};
+
+// torch.utils.data.DataLoader over a GPTDataset (see BatchSampler for its draws). Batches are
+// refilled in place (Ids::assign), so steady-state steps allocate nothing.
+class DataLoader final : public BatchLoader {
+ public:
+  // Throws Error when batch_size < 1 or the dataset has no window. The dataset and generator
+  // must outlive the loader.
+  DataLoader(const GPTDataset& dataset, int64_t batch_size, bool shuffle, bool drop_last,
+             Generator* generator = nullptr);
+
+  // inputs and targets: [B, T], the windows and the windows shifted by one token.
+  bool next(Ids& inputs, Ids& targets) override;
+  BatchSampler& sampler() override { return sampler_; }
+  const BatchSampler& sampler() const override { return sampler_; }
+  const std::vector<int64_t>& order() const { return sampler_.order(); }
+  int64_t position() const { return sampler_.position(); }
+  bool sampler_exhausted() const { return sampler_.sampler_exhausted(); }
+  // BatchSampler::restore_epoch.
+  void restore_epoch(std::vector<int64_t> order, int64_t position, bool sampler_exhausted) {
+    sampler_.restore_epoch(std::move(order), position, sampler_exhausted);
+  }
+
+ private:
+  const GPTDataset* dataset_;
+  BatchSampler sampler_;
   std::vector<int64_t> input_buffer_;   // [B * T], gathered before Ids::assign
   std::vector<int64_t> target_buffer_;  // [B * T]
 };
@@ -107,5 +154,8 @@ struct TextSplit {
   std::string_view validation;
 };
 TextSplit train_val_split(std::string_view text, double train_ratio);
+
+// The whole file as bytes. Throws Error "<who>: cannot read '<path>'" when it cannot be opened.
+std::string read_text_file(const std::filesystem::path& path, const std::string& who);
 
 }  // namespace tapegrad

@@ -28,7 +28,7 @@ Tensor calc_loss_batch(const Ids& input_batch, const Ids& target_batch, const nn
   return cross_entropy(flat, target_batch.values());
 }
 
-double calc_loss_loader(DataLoader& loader, const nn::GPTModel& model, int64_t num_batches) {
+double calc_loss_loader(BatchLoader& loader, const nn::GPTModel& model, int64_t num_batches) {
   if (loader.size() == 0) return std::numeric_limits<double>::quiet_NaN();
   const int64_t n = num_batches < 0 ? loader.size() : std::min(num_batches, loader.size());
   Tape tape;
@@ -45,8 +45,8 @@ double calc_loss_loader(DataLoader& loader, const nn::GPTModel& model, int64_t n
   return total / static_cast<double>(n);
 }
 
-EvalLosses evaluate_model(const nn::GPTModel& model, DataLoader& train_loader,
-                          DataLoader& val_loader, int64_t eval_iter) {
+EvalLosses evaluate_model(const nn::GPTModel& model, BatchLoader& train_loader,
+                          BatchLoader& val_loader, int64_t eval_iter) {
   // Module::train is not const: the mode is a flag, not the model's values.
   auto& mutable_model = const_cast<nn::GPTModel&>(model);
   const bool was_training = model.training();
@@ -98,8 +98,8 @@ void shard_rows(const Ids& batch, int rank, int world_size, Ids& shard) {
                                                           static_cast<size_t>(share * cols)));
 }
 
-TrainState train_model_simple(nn::GPTModel& model, DataLoader& train_loader,
-                              DataLoader& train_eval_loader, DataLoader& val_loader,
+TrainState train_model_simple(nn::GPTModel& model, BatchLoader& train_loader,
+                              BatchLoader& train_eval_loader, BatchLoader& val_loader,
                               Optimizer& optimizer, LRScheduler* scheduler,
                               const Tokenizer& tokenizer, const TrainOptions& options,
                               const TrainCallbacks& callbacks, TrainState start) {

@@ -28,7 +28,7 @@ Tensor calc_loss_batch(const Ids& input_batch, const Ids& target_batch, const nn
 // it starts a new epoch of the loader (iter(data_loader)), so a shuffled loader draws its order.
 // Computed under NoGradGuard on a scratch tape. NaN for a loader with no batch (the book's
 // float("nan")).
-double calc_loss_loader(DataLoader& loader, const nn::GPTModel& model, int64_t num_batches = -1);
+double calc_loss_loader(BatchLoader& loader, const nn::GPTModel& model, int64_t num_batches = -1);
 
 struct EvalLosses {
   double train_loss = 0.0;
@@ -36,8 +36,8 @@ struct EvalLosses {
 };
 
 // The book's evaluate_model: eval mode, eval_iter batches of each loader, then train mode again.
-EvalLosses evaluate_model(const nn::GPTModel& model, DataLoader& train_loader,
-                          DataLoader& val_loader, int64_t eval_iter);
+EvalLosses evaluate_model(const nn::GPTModel& model, BatchLoader& train_loader,
+                          BatchLoader& val_loader, int64_t eval_iter);
 
 // The book's generate_and_print_sample, returning the text: eval mode, greedy continuation of
 // start_context by max_new_tokens tokens, train mode again. Newlines are kept.
@@ -99,8 +99,8 @@ struct TrainState {
 // state steps allocate nothing else (the loader refills its Ids in place). Returns the state at
 // the end. One training step is train_step() below, so a data-parallel gradient average can go
 // between its backward and its clipping.
-TrainState train_model_simple(nn::GPTModel& model, DataLoader& train_loader,
-                              DataLoader& train_eval_loader, DataLoader& val_loader,
+TrainState train_model_simple(nn::GPTModel& model, BatchLoader& train_loader,
+                              BatchLoader& train_eval_loader, BatchLoader& val_loader,
                               Optimizer& optimizer, LRScheduler* scheduler,
                               const Tokenizer& tokenizer, const TrainOptions& options,
                               const TrainCallbacks& callbacks = {}, TrainState start = {});

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -107,10 +108,10 @@ std::string label(const std::string& token) {
 // A temporary directory removed (with what is in it) when this goes out of scope.
 class TempDir {
  public:
-  TempDir() {
+  explicit TempDir(const char* who) {
     std::string pattern = (fs::temp_directory_path() / "tapegrad-plot-XXXXXX").string();
     if (mkdtemp(pattern.data()) == nullptr) {
-      throw Error("plot_attention: cannot create a temporary directory like " + pattern);
+      throw Error(std::string(who) + ": cannot create a temporary directory like " + pattern);
     }
     path_ = pattern;
   }
@@ -127,7 +128,7 @@ class TempDir {
 };
 
 // Runs `gnuplot script` with stdout and stderr into log; returns its exit status (-1: killed).
-int run(const std::string& gnuplot, const fs::path& script, const fs::path& log) {
+int run(const std::string& gnuplot, const fs::path& script, const fs::path& log, const char* who) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -139,12 +140,12 @@ int run(const std::string& gnuplot, const fs::path& script, const fs::path& log)
   const int spawned = posix_spawn(&pid, gnuplot.c_str(), &actions, nullptr, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0) {
-    throw Error("plot_attention: cannot run " + gnuplot + ": " +
+    throw Error(std::string(who) + ": cannot run " + gnuplot + ": " +
                 std::error_code(spawned, std::generic_category()).message());
   }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw Error("plot_attention: waiting for " + gnuplot + " failed");
+    if (errno != EINTR) throw Error(std::string(who) + ": waiting for " + gnuplot + " failed");
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -153,6 +154,32 @@ std::string read_head(const fs::path& path, size_t limit) {
   std::ifstream in(path, std::ios::binary);
   std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   return text.size() > limit ? text.substr(0, limit) + "..." : text;
+}
+
+// Runs the script and moves the PNG it drew to png_path (a copy beside it, then a rename: png_path
+// is never half written).
+void draw(const std::string& gnuplot, const TempDir& dir, const fs::path& script,
+          const fs::path& png, const std::string& png_path, const char* who) {
+  const fs::path log = dir.path() / "gnuplot.log";
+  const int status = run(gnuplot, script, log, who);
+  std::error_code ec;
+  if (status != 0 || !fs::exists(png, ec) || fs::file_size(png, ec) == 0) {
+    throw Error(std::string(who) + ": " + gnuplot + " failed (exit status " +
+                std::to_string(status) + ") drawing " + png_path + ":\n" + read_head(log, 2000));
+  }
+  // Copied into place atomically: png_path is never half written.
+  write_file_atomically(png_path, read_whole_file(png.string()));
+}
+
+std::string require_gnuplot(const std::string& png_path, const char* who) {
+  const std::string gnuplot = find_gnuplot();
+  if (gnuplot.empty()) {
+    throw Error(std::string(who) +
+                ": gnuplot not found (install Debian's gnuplot-nox, or set "
+                "TAPEGRAD_GNUPLOT to its path); no " +
+                png_path + " written");
+  }
+  return gnuplot;
 }
 
 }  // namespace
@@ -181,16 +208,10 @@ void plot_attention(const std::string& png_path, const Shape& shape,
     }
   }
   if (png_path.empty()) throw Error("plot_attention: png_path is empty");
-  const std::string gnuplot = find_gnuplot();
-  if (gnuplot.empty()) {
-    throw Error(
-        "plot_attention: gnuplot not found (install Debian's gnuplot-nox, or set "
-        "TAPEGRAD_GNUPLOT to its path); no " +
-        png_path + " written");
-  }
+  const std::string gnuplot = require_gnuplot(png_path, "plot_attention");
 
   // --- the data (one matrix file per head) and the script ---------------------------------------
-  TempDir dir;
+  TempDir dir("plot_attention");
   for (int64_t h = 0; h < H; ++h) {
     std::ostringstream data;
     data.precision(6);
@@ -248,18 +269,51 @@ void plot_attention(const std::string& png_path, const Shape& shape,
   gp << "unset multiplot\nset output\n";
   const fs::path script = dir.path() / "attention.gp";
   write_file_atomically(script.string(), gp.str());
+  draw(gnuplot, dir, script, png, png_path, "plot_attention");
+}
 
-  // --- run gnuplot, then move the PNG into place
-  // --------------------------------------------------
-  const fs::path log = dir.path() / "gnuplot.log";
-  const int status = run(gnuplot, script, log);
-  std::error_code ec;
-  if (status != 0 || !fs::exists(png, ec) || fs::file_size(png, ec) == 0) {
-    throw Error("plot_attention: " + gnuplot + " failed (exit status " + std::to_string(status) +
-                ") drawing " + png_path + ":\n" + read_head(log, 2000));
+void plot_values(const std::string& png_path, std::span<const double> epochs_seen,
+                 std::span<const double> examples_seen, std::span<const double> train_values,
+                 std::span<const double> val_values, const std::string& label,
+                 const std::string& x2_label) {
+  const size_t n = train_values.size();
+  if (n == 0 || epochs_seen.size() != n || examples_seen.size() != n || val_values.size() != n) {
+    throw Error(
+        "plot_values: epochs_seen, examples_seen, train_values and val_values need the "
+        "same number of points (at least one), got " +
+        std::to_string(epochs_seen.size()) + ", " + std::to_string(examples_seen.size()) + ", " +
+        std::to_string(n) + ", " + std::to_string(val_values.size()));
   }
-  // Copied into place atomically: png_path is never half written.
-  write_file_atomically(png_path, read_whole_file(png.string()));
+  if (png_path.empty()) throw Error("plot_values: png_path is empty");
+  const std::string gnuplot = require_gnuplot(png_path, "plot_values");
+  TempDir dir("plot_values");
+  std::ostringstream data;
+  data.precision(17);
+  for (size_t i = 0; i < n; ++i) {
+    data << epochs_seen[i] << " " << examples_seen[i] << " " << train_values[i] << " "
+         << val_values[i] << "\n";
+  }
+  const fs::path values = dir.path() / "values.txt";
+  write_file_atomically(values.string(), data.str());
+  std::string capitalized = label;
+  if (!capitalized.empty()) capitalized[0] = static_cast<char>(std::toupper(capitalized[0]));
+  const fs::path png = dir.path() / "values.png";
+  std::ostringstream gp;
+  gp << "set terminal pngcairo size 800,480 font 'DejaVu Sans,10' noenhanced\n"
+     << "set output " << quoted(png.string()) << "\n"
+     << "set xlabel 'Epochs'\nset ylabel " << quoted(capitalized) << "\n"
+     << "set x2label " << quoted(x2_label) << "\nset xtics nomirror\nset x2tics\nset grid\n"
+     << "set key top right\n";
+  // The second axis spans the same points: examples (or tokens) seen at the first and last.
+  gp << "set xrange [" << epochs_seen.front() << ":" << epochs_seen.back() << "]\n"
+     << "set x2range [" << examples_seen.front() << ":" << examples_seen.back() << "]\n";
+  if (epochs_seen.front() == epochs_seen.back()) gp << "set autoscale x\nset autoscale x2\n";
+  gp << "plot " << quoted(values.string()) << " using 1:3 with linespoints title "
+     << quoted("Training " + label) << ", '' using 1:4 with linespoints dashtype 2 title "
+     << quoted("Validation " + label) << "\nset output\n";
+  const fs::path script = dir.path() / "values.gp";
+  write_file_atomically(script.string(), gp.str());
+  draw(gnuplot, dir, script, png, png_path, "plot_values");
 }
 
 }  // namespace tapegrad

@@ -1,4 +1,4 @@
-// Attention weights drawn as heatmaps, one panel per head, to a PNG file with gnuplot.
+// Plots with gnuplot: attention heatmaps (one panel per head) and the book's training curves.
 #pragma once
 
 #include <span>
@@ -29,5 +29,15 @@ namespace tapegrad {
 void plot_attention(const std::string& png_path, const Shape& shape,
                     std::span<const double> weights, const std::vector<std::string>& tokens,
                     const std::string& title = "");
+
+// The book's plot_values (chapter 6; chapter 5's plot_losses is the same figure): training and
+// validation `label` ("loss", "accuracy") against epochs, with a second x axis of examples (or
+// tokens) seen, to a PNG with gnuplot as plot_attention runs it. Throws Error, before running
+// anything, unless the four series have the same number of points (at least one) and png_path
+// is not empty; then as plot_attention when gnuplot is missing or fails.
+void plot_values(const std::string& png_path, std::span<const double> epochs_seen,
+                 std::span<const double> examples_seen, std::span<const double> train_values,
+                 std::span<const double> val_values, const std::string& label = "loss",
+                 const std::string& x2_label = "Examples seen");
 
 }  // namespace tapegrad

@@ -191,3 +191,29 @@ TEST_CASE("example ch03_05_multihead_attention --heatmap draws chapter 3's weigh
   CHECK(fs::file_size(out) > 10000);
   fs::remove(out);
 }
+
+TEST_CASE("plot_values: the book's training curves, and bad series", "[text][plot]") {
+  const fs::path out = scratch("values.png");
+  const std::vector<double> epochs{0, 0.5, 1}, seen{0, 80, 160}, train{1.2, 0.7, 0.4},
+      val{1.3, 0.9, 0.6};
+  CHECK_THROWS_WITH(plot_values(out.string(), epochs, seen, train, std::vector<double>{1.0}),
+                    Catch::Contains("plot_values") && Catch::Contains("same number of points"));
+  CHECK_THROWS_WITH(plot_values("", epochs, seen, train, val), Catch::Contains("png_path"));
+  {
+    ScopedEnv env("TAPEGRAD_GNUPLOT", "/nonexistent/gnuplot");
+    CHECK_THROWS_WITH(plot_values(out.string(), epochs, seen, train, val),
+                      Catch::Contains("plot_values: gnuplot not found"));
+  }
+  CHECK_FALSE(fs::exists(out));
+  if (!have_gnuplot()) {
+    WARN("gnuplot is not installed: the PNG is not checked (install gnuplot-nox)");
+    return;
+  }
+  plot_values(out.string(), epochs, seen, train, val, "accuracy");
+  const auto [width, height] = check_png(out);
+  CHECK(width == 800);
+  CHECK(height == 480);
+  plot_values(out.string(), std::vector<double>{0}, std::vector<double>{0}, std::vector<double>{1},
+              std::vector<double>{1});  // one point: autoscaled axes
+  fs::remove(out);
+}
