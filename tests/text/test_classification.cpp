@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "graph/error.h"
-#include "tests/ops/hex_goldens.h"
+#include "tests/goldens.h"
 #include "text/classification.h"
 #include "text/kjv.h"
 #include "text/tokenizer.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "graph/error.h"
-#include "tests/ops/hex_goldens.h"
+#include "tests/goldens.h"
 #include "text/dataset.h"
 #include "text/instruction.h"
 #include "text/kjv.h"

@@ -26,9 +26,14 @@ import json
 import os
 from functools import partial
 
+import sys
+
 import numpy as np
 import torch
 from torch.utils.data import DataLoader
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from golden_format import golden_line  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -89,9 +94,8 @@ def format_input(entry):
 
 
 def line(name, values):
-    values = np.asarray(values)
-    dims = " ".join(str(d) for d in values.shape)
-    return f"{name} {values.ndim} {dims} " + " ".join(str(int(v)) for v in values.reshape(-1))
+    """A record of the suite's one golden format (golden_format.py), as int64."""
+    return golden_line(name, torch.as_tensor(np.asarray(values), dtype=torch.int64))
 
 
 def collate_goldens():
