@@ -152,6 +152,9 @@ MatrixView<T> col_block(MatrixView<T> v, int64_t begin, int64_t end) {
   return row_block(v.t(), begin, end).t();
 }
 
+std::atomic<uint64_t> gemm_products{0};
+std::atomic<uint64_t> gemm_multiply_adds{0};
+
 }  // namespace
 
 template <class T>
@@ -192,6 +195,10 @@ void gemm_highest(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b,
     gemm_highest<T>(c.t(), b.t(), a.t(), options);
     return;
   }
+  gemm_products.fetch_add(1, std::memory_order_relaxed);
+  gemm_multiply_adds.fetch_add(
+      static_cast<uint64_t>(c.rows) * static_cast<uint64_t>(c.cols) * static_cast<uint64_t>(a.cols),
+      std::memory_order_relaxed);
   if (c.rows <= 0 || c.cols <= 0) return;
   const GemmBackend backend = current_backend();  // one backend for the whole product
   const T alpha = static_cast<T>(options.alpha);
@@ -261,5 +268,10 @@ template void gemm<float>(MatrixView<float>, MatrixView<const float>, MatrixView
                           const GemmOptions&);
 template void gemm<double>(MatrixView<double>, MatrixView<const double>, MatrixView<const double>,
                            const GemmOptions&);
+
+GemmCount gemm_count() {
+  return {gemm_products.load(std::memory_order_relaxed),
+          gemm_multiply_adds.load(std::memory_order_relaxed)};
+}
 
 }  // namespace tapegrad

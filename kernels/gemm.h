@@ -55,6 +55,14 @@ extern template void gemm<float>(MatrixView<float>, MatrixView<const float>,
 extern template void gemm<double>(MatrixView<double>, MatrixView<const double>,
                                   MatrixView<const double>, const GemmOptions&);
 
+// The products gemm() has run in this process (any thread) and their multiply-adds (m·n·k): for
+// tests that check which products a step runs (a frozen weight's gradient product must not).
+struct GemmCount {
+  uint64_t products = 0;
+  uint64_t multiply_adds = 0;
+};
+GemmCount gemm_count();
+
 // The kernel for products that are neither tiny nor matrix-vector (those always run on Eigen's
 // kernels, which allocate nothing there) nor small (n a multiple of 16 floats or 8 doubles,
 // m·n·k <= 2^22, n·k <= 2^16, decided by the shape alone, so a product gives the same bits

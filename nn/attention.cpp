@@ -145,8 +145,8 @@ CausalAttention::CausalAttention(int64_t d_in, int64_t d_out, int64_t context_le
   register_module("W_query", W_query);
   register_module("W_key", W_key);
   register_module("W_value", W_value);
-  register_buffer("mask", [this] {
-    return causal_mask_buffer(context_length_, W_query.weight.dtype());  // [T, T]
+  register_buffer("mask", [context_length, dtype] {
+    return causal_mask_buffer(context_length, dtype);  // [T, T]
   });
 }
 
@@ -234,8 +234,8 @@ MultiHeadAttention::MultiHeadAttention(int64_t d_in, int64_t d_out, int64_t cont
   register_module("W_key", W_key);
   register_module("W_value", W_value);
   register_module("out_proj", out_proj);
-  register_buffer("mask", [this] {
-    return causal_mask_buffer(context_length_, W_query.weight.dtype());  // [T, T]
+  register_buffer("mask", [context_length, dtype] {
+    return causal_mask_buffer(context_length, dtype);  // [T, T]
   });
 }
 

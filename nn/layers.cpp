@@ -47,6 +47,17 @@ Tensor Linear::forward(const Tensor& x) const {
   return linear(x, w, b);                    // [.., out]
 }
 
+std::string Linear::same_class_problem(const Module& replacement) const {
+  const auto& r = static_cast<const Linear&>(replacement);
+  if (r.in_features() != in_features_ || r.weight.dtype() != weight.dtype()) {
+    return "the replacing Linear has weight " + r.weight.shape().str() + " (" +
+           dtype_name(r.weight.dtype()) + "); this layer takes " + std::to_string(in_features_) +
+           " input features (weight " + weight.shape().str() + ", " + dtype_name(weight.dtype()) +
+           ")";
+  }
+  return "";
+}
+
 // --- Embedding -----------------------------------------------------------------------------------
 
 Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim, DType dtype, std::string name,
@@ -74,6 +85,16 @@ Tensor Embedding::forward(std::span<const int64_t> ids, const Shape& ids_shape) 
   Tape& tape = current_tape();
   NameScope scope(name(), tape);
   return embedding(tape.parameter(weight), ids, ids_shape);  // ids_shape + [C]
+}
+
+std::string Embedding::same_class_problem(const Module& replacement) const {
+  const auto& r = static_cast<const Embedding&>(replacement);
+  if (r.embedding_dim() != embedding_dim() || r.weight.dtype() != weight.dtype()) {
+    return "the replacing Embedding has weight " + r.weight.shape().str() +
+           "; this one gives embedding_dim " + std::to_string(embedding_dim()) + " (weight " +
+           weight.shape().str() + ")";
+  }
+  return "";
 }
 
 // --- Dropout -------------------------------------------------------------------------------------
@@ -115,6 +136,19 @@ Tensor LayerNorm::forward(const Tensor& x) const {
                 std::to_string(scale.shape()[0]) + " features (scale " + scale.shape().str() + ")");
   }
   return layer_norm(x, tape.parameter(scale), tape.parameter(shift), eps);  // [.., C]
+}
+
+}  // namespace tapegrad::nn
+
+namespace tapegrad::nn {
+
+std::string LayerNorm::same_class_problem(const Module& replacement) const {
+  const auto& r = static_cast<const LayerNorm&>(replacement);
+  if (r.scale.shape() != scale.shape() || r.scale.dtype() != scale.dtype()) {
+    return "the replacing LayerNorm has scale " + r.scale.shape().str() + "; this one normalises " +
+           scale.shape().str();
+  }
+  return "";
 }
 
 }  // namespace tapegrad::nn

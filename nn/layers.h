@@ -44,6 +44,11 @@ class Linear : public UnaryModule {
   Parameter weight;  // [out_features, in_features]
   Parameter bias;    // [out_features]; undefined when built with bias = false
 
+ protected:
+  // A replacing Linear must take the same input: the same in_features and dtype (any
+  // out_features: a new head).
+  std::string same_class_problem(const Module& replacement) const override;
+
  private:
   int64_t in_features_ = 0;
   int64_t out_features_ = 0;
@@ -65,6 +70,10 @@ class Embedding : public Module {
   int64_t embedding_dim() const { return weight.shape()[1]; }
 
   Parameter weight;  // [num_embeddings, embedding_dim]
+
+ protected:
+  // A replacing Embedding must give the same embedding_dim and dtype (any vocabulary).
+  std::string same_class_problem(const Module& replacement) const override;
 };
 
 // torch.nn.Dropout(p): the dropout op in training mode, the identity in eval mode (nothing drawn
@@ -91,6 +100,10 @@ class LayerNorm : public UnaryModule {
   double eps = 1e-5;
   Parameter scale;  // [emb_dim]
   Parameter shift;  // [emb_dim]
+
+ protected:
+  // A replacing LayerNorm must normalise the same emb_dim in the same dtype.
+  std::string same_class_problem(const Module& replacement) const override;
 };
 
 // The book's GELU (§4.3): the tanh approximation (the gelu op). No parameters.

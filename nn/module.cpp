@@ -1,6 +1,10 @@
 // nn::Module: registration, torch's naming and order, state_dict loading, safetensors files.
 #include "nn/module.h"
 
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
@@ -33,19 +37,123 @@ std::string join(const std::vector<std::string>& names) {
   return out;
 }
 
+// Levenshtein distance, for "did you mean" lists.
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The class name of a module, for messages ("tapegrad::nn::Linear" -> "Linear").
+std::string class_name(const Module& m) {
+  int status = 0;
+  const char* mangled = typeid(m).name();
+  std::unique_ptr<char, void (*)(void*)> demangled(
+      abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
+  std::string name = status == 0 && demangled ? demangled.get() : mangled;
+  if (const size_t colon = name.rfind("::"); colon != std::string::npos) name.erase(0, colon + 2);
+  return name;
+}
+
 }  // namespace
+
+// --- StateDict -----------------------------------------------------------------------------------
+
+bool StateDict::contains(std::string_view name) const {
+  for (const auto& [key, p] : *this) {
+    if (key == name) return true;
+  }
+  return false;
+}
+
+const Parameter& StateDict::at(std::string_view name) const {
+  for (const auto& [key, p] : *this) {
+    if (key == name) return p;
+  }
+  // The three keys closest in edit distance, to point at a typo or a renamed layer.
+  std::vector<std::pair<size_t, std::string>> close;
+  for (const auto& [key, p] : *this) close.emplace_back(edit_distance(key, name), key);
+  std::stable_sort(close.begin(), close.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> nearest;
+  for (size_t i = 0; i < close.size() && i < 3; ++i) nearest.push_back(close[i].second);
+  std::string msg = "StateDict.at: no key \"" + std::string(name) + "\" among " +
+                    std::to_string(size()) + " keys";
+  if (!nearest.empty()) msg += "; the closest: " + join(nearest);
+  throw Error(msg);
+}
+
+Parameter& StateDict::at(std::string_view name) {
+  return const_cast<Parameter&>(std::as_const(*this).at(name));
+}
+
+// --- Module --------------------------------------------------------------------------------------
 
 Module::Module(std::string name) : name_(std::move(name)) {}
 
+std::ptrdiff_t Module::member_offset(const void* member, const std::string& what) const {
+  const std::ptrdiff_t offset =
+      static_cast<const char*>(member) - reinterpret_cast<const char*>(this);
+  // A member lies after the base, within any plausible module object; anything else (a module
+  // on the heap, a local) would dangle once this module moves.
+  if (offset < static_cast<std::ptrdiff_t>(sizeof(Module)) || offset > (std::ptrdiff_t{1} << 20)) {
+    throw Error(name_ + ": " + what +
+                " is not a member of the module (register a child it owns through a "
+                "shared_ptr with register_module(name, std::shared_ptr<Module>))");
+  }
+  return offset;
+}
+
+Parameter& Module::parameter_at(const ParameterSlot& slot) const {
+  return *reinterpret_cast<Parameter*>(reinterpret_cast<char*>(const_cast<Module*>(this)) +
+                                       slot.offset);
+}
+
+Module& Module::slot_module(const ChildSlot& slot) const {
+  if (slot.owned) return *slot.owned;
+  return *reinterpret_cast<Module*>(reinterpret_cast<char*>(const_cast<Module*>(this)) +
+                                    slot.offset);
+}
+
 void Module::register_parameter(const std::string& name, Parameter& p) {
   if (!p.defined()) throw Error(name_ + ": register_parameter(\"" + name + "\"): undefined");
+  const std::ptrdiff_t offset = member_offset(&p, "parameter \"" + name + "\"");
   if (p.name().empty()) p.set_name(name);
-  parameters_.emplace_back(name, &p);
+  parameters_.push_back({name, offset});
+}
+
+void Module::rename(const std::string& prefix) {
+  if (stand_in_) {
+    stand_in_->rename(prefix);
+    return;
+  }
+  prefix_ = prefix;
+  for (const ParameterSlot& slot : parameters_) {
+    Parameter& p = parameter_at(slot);
+    if (p.defined()) p.set_name(prefix + slot.name);
+  }
+  for (const ChildSlot& slot : children_) slot_module(slot).rename(prefix + slot.name + ".");
 }
 
 void Module::register_module(const std::string& name, Module& child) {
-  for (auto& [path, p] : child.named_parameters()) p.set_name(name + "." + path);
-  children_.emplace_back(name, &child);
+  const std::ptrdiff_t offset = member_offset(&child, "child \"" + name + "\"");
+  child.rename(name + ".");
+  children_.push_back({name, offset, nullptr});
+}
+
+void Module::register_module(const std::string& name, std::shared_ptr<Module> child) {
+  if (!child) throw Error(name_ + ": register_module(\"" + name + "\"): null module");
+  child->rename(name + ".");
+  children_.push_back({name, 0, std::move(child)});
 }
 
 void Module::register_buffer(const std::string& name, std::function<Parameter()> make) {
@@ -53,12 +161,19 @@ void Module::register_buffer(const std::string& name, std::function<Parameter()>
 }
 
 void Module::collect(const std::string& prefix, bool with_buffers, std::vector<Entry>& out) const {
-  for (const auto& [name, p] : parameters_) out.push_back({prefix + name, *p, false});
+  if (stand_in_) {
+    stand_in_->collect(prefix, with_buffers, out);
+    return;
+  }
+  for (const ParameterSlot& slot : parameters_) {
+    out.push_back({prefix + slot.name, parameter_at(slot), false});
+  }
   if (with_buffers) {
     for (const auto& [name, make] : buffers_) out.push_back({prefix + name, make(), true});
   }
-  for (const auto& [name, child] : children_)
-    child->collect(prefix + name + ".", with_buffers, out);
+  for (const ChildSlot& slot : children_) {
+    slot_module(slot).collect(prefix + slot.name + ".", with_buffers, out);
+  }
 }
 
 StateDict Module::named_parameters() const {
@@ -92,12 +207,91 @@ StateDict Module::state_dict() const {
 }
 
 std::vector<std::pair<std::string, const Module*>> Module::named_children() const {
-  return {children_.begin(), children_.end()};
+  const Module& self = effective();
+  std::vector<std::pair<std::string, const Module*>> out;
+  for (const ChildSlot& slot : self.children_) {
+    out.emplace_back(slot.name, &self.slot_module(slot).effective());
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, Module*>> Module::named_children() {
+  Module& self = effective();
+  std::vector<std::pair<std::string, Module*>> out;
+  for (const ChildSlot& slot : self.children_) {
+    out.emplace_back(slot.name, &self.slot_module(slot).effective());
+  }
+  return out;
+}
+
+Module::ChildSlot& Module::find_child_slot(const std::string& name) {
+  Module& self = effective();
+  std::vector<std::string> names;
+  for (ChildSlot& slot : self.children_) {
+    if (slot.name == name) return slot;
+    names.push_back(slot.name);
+  }
+  throw Error(name_ + ": no child \"" + name + "\" (children: " + join(names) + ")");
+}
+
+Module& Module::child(const std::string& name) {
+  return effective().slot_module(find_child_slot(name)).effective();
+}
+
+const Module& Module::child(const std::string& name) const {
+  return const_cast<Module*>(this)->child(name);
+}
+
+Module& Module::requires_grad_(bool requires_grad) {
+  for (Parameter& p : parameters()) p.set_requires_grad(requires_grad);
+  return *this;
+}
+
+std::vector<Parameter> Module::trainable_parameters() const {
+  std::vector<Parameter> out;
+  for (const Parameter& p : parameters()) {
+    if (p.requires_grad()) out.push_back(p);
+  }
+  return out;
+}
+
+int64_t Module::num_trainable_parameters() const {
+  int64_t n = 0;
+  for (const Parameter& p : trainable_parameters()) n += p.numel();
+  return n;
+}
+
+std::string Module::same_class_problem(const Module&) const {
+  return "";
+}
+
+std::string Module::stand_in_problem(const Module& original) const {
+  return "a " + class_name(*this) + " cannot stand in for a " + class_name(original);
+}
+
+std::string Module::replacement_problem(const Module& replacement) const {
+  if (typeid(replacement) == typeid(*this)) return same_class_problem(replacement);
+  return replacement.stand_in_problem(*this);
+}
+
+void Module::adopt(Module& slot, const std::string& keep_name, const std::string& keep_prefix) {
+  // A member moved out before the call (LinearWithLoRA takes its Linear) left its names empty:
+  // they follow from where it is registered, "<this module's prefix><child name>.".
+  std::string name = keep_name, prefix = keep_prefix;
+  Module& self = effective();
+  for (const ChildSlot& child : self.children_) {
+    if (&self.slot_module(child).effective() != &slot) continue;
+    if (name.empty()) name = child.name;
+    if (prefix.empty()) prefix = self.prefix_ + child.name + ".";
+  }
+  slot.name_ = name;
+  slot.rename(prefix);
 }
 
 void Module::train(bool on) {
   training_ = on;
-  for (auto& [name, child] : children_) child->train(on);
+  if (stand_in_) stand_in_->train(on);
+  for (const ChildSlot& slot : children_) slot_module(slot).train(on);
 }
 
 void Module::load_state_dict(const StateDict& state, bool strict) {
@@ -145,8 +339,7 @@ void Module::load_state_dict(const StateDict& state, bool strict) {
   }
 }
 
-void Module::save(const std::string& path) const {
-  const StateDict state = state_dict();  // keeps the buffers' storage alive while writing
+void save_state_dict(const StateDict& state, const std::string& path) {
   std::vector<SafetensorsTensor> tensors;
   tensors.reserve(state.size());
   for (const auto& [name, p] : state) {
@@ -156,15 +349,11 @@ void Module::save(const std::string& path) const {
          std::span<const uint8_t>(static_cast<const uint8_t*>(p.raw_data()),
                                   static_cast<size_t>(p.numel() * dtype_size(p.dtype())))});
   }
-  try {
-    write_safetensors(path, {{"format", "pt"}}, tensors);
-  } catch (const Error& e) {
-    throw Error(name_ + ".save: " + e.what());
-  }
+  write_safetensors(path, {{"format", "pt"}}, tensors);
 }
 
-void Module::load(const std::string& path, bool strict) {
-  const MappedFile file(path);  // read in place, no copy of the file
+StateDict load_state_dict_file(const std::string& path) {
+  const MappedFile file(path);  // read in place: the only copy is each tensor's own storage
   const SafetensorsView view = parse_safetensors(file.bytes(), path);
   StateDict state;
   state.reserve(view.entries.size());
@@ -175,17 +364,35 @@ void Module::load(const std::string& path, bool strict) {
     } else if (entry.dtype == "F64") {
       dtype = DType::Float64;
     } else {
-      throw Error(name_ + ".load: " + path + ": tensor " + describe_entry(entry) +
+      throw Error(path + ": tensor " + describe_entry(entry) +
                   ": only F32 and F64 tensors can be loaded");
     }
     if (entry.shape.size() > static_cast<size_t>(kMaxRank)) {
-      throw Error(name_ + ".load: " + path + ": tensor " + describe_entry(entry) + ": rank above " +
+      throw Error(path + ": tensor " + describe_entry(entry) + ": rank above " +
                   std::to_string(kMaxRank));
     }
     Parameter p(Shape(std::span<const int64_t>(entry.shape)), dtype, entry.name);
     const auto bytes = view.bytes(entry);
     if (!bytes.empty()) std::memcpy(p.raw_data(), bytes.data(), bytes.size());
     state.emplace_back(entry.name, std::move(p));
+  }
+  return state;
+}
+
+void Module::save(const std::string& path) const {
+  try {
+    save_state_dict(state_dict(), path);  // the buffers' storage lives while writing
+  } catch (const Error& e) {
+    throw Error(name_ + ".save: " + e.what());
+  }
+}
+
+void Module::load(const std::string& path, bool strict) {
+  StateDict state;
+  try {
+    state = load_state_dict_file(path);
+  } catch (const Error& e) {
+    throw Error(name_ + ".load: " + e.what());
   }
   try {
     load_state_dict(state, strict);
@@ -200,14 +407,14 @@ Sequential::Sequential(std::vector<std::shared_ptr<UnaryModule>> modules, std::s
     : UnaryModule(std::move(name)), modules_(std::move(modules)) {
   for (size_t i = 0; i < modules_.size(); ++i) {
     if (!modules_[i]) throw Error(this->name() + ": module " + std::to_string(i) + " is null");
-    register_module(std::to_string(i), *modules_[i]);
+    register_module(std::to_string(i), modules_[i]);
   }
 }
 
 Tensor Sequential::forward(const Tensor& x) const {
   NameScope scope(name(), x.tape());
   Tensor y = x;
-  for (const auto& m : modules_) y = m->forward(y);
+  for (const auto& m : modules_) y = (*m)(y);
   return y;
 }
 

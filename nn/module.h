@@ -7,10 +7,12 @@
 // the causal mask) are in state_dict() and in saved files, as torch's persistent buffers are,
 // but are not parameters: they are computed, never stored, and not trained.
 //
-// Ownership: a module owns its children as members (or through a container that owns them), and
-// the base keeps pointers to them, so modules can be neither copied nor moved (build them in
-// place, or hold them by std::shared_ptr / std::unique_ptr). Parameters are shared handles: the
-// ones parameters() returns are the module's own weights.
+// Ownership: modules are values. A module owns its children as members (or through a container
+// that owns them by shared_ptr), and the base records where each registered member lives as its
+// offset inside the module, not its address; a moved module therefore finds its own members, so
+// modules can be moved (held by value in a std::vector that grows, returned from functions,
+// assigned). They cannot be copied: parameters are shared handles, and a copy would silently
+// share the weights. The ones parameters() returns are the module's own weights.
 //
 // Parameter::name() of each parameter is kept equal to its path relative to the outermost module
 // that registered it ("trf_blocks.0.att.W_query.weight"), so checkpoints and drawings name it as
@@ -18,20 +20,35 @@
 // "proj.weight"); named_parameters() always gives the structural path ("weight").
 #pragma once
 
+#include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
+#include "graph/error.h"
 #include "graph/parameter.h"
 #include "graph/tape.h"
 
 namespace tapegrad::nn {
 
 // (name, tensor) pairs in torch's order; the tensors are handles to the module's own storage.
-using StateDict = std::vector<std::pair<std::string, Parameter>>;
+// A vector (iterated in order, as torch's OrderedDict) that also looks a tensor up by name.
+class StateDict : public std::vector<std::pair<std::string, Parameter>> {
+ public:
+  using vector::at;
+  using vector::vector;
+  // The tensor named `name`; throws Error naming it (and the keys closest to it) when absent.
+  const Parameter& at(std::string_view name) const;
+  Parameter& at(std::string_view name);
+  bool contains(std::string_view name) const;
+};
 
 class Module {
  public:
@@ -39,6 +56,9 @@ class Module {
   virtual ~Module() = default;
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
+  // Moves keep names, parameters, buffers, children and registration (offsets, see above).
+  Module(Module&&) noexcept = default;
+  Module& operator=(Module&&) noexcept = default;
 
   // The module's display name: forward records inside NameScope(name()) (one box per module in
   // the DOT drawing). Not part of parameter names.
@@ -51,7 +71,36 @@ class Module {
   // Parameters and buffers as torch's state_dict(): per module its parameters, its buffers, then
   // its children. Buffers are freshly computed tensors; parameters are the module's own.
   StateDict state_dict() const;
+  // The registered children in registration order (a replaced child gives its replacement).
   std::vector<std::pair<std::string, const Module*>> named_children() const;
+  std::vector<std::pair<std::string, Module*>> named_children();
+  // The child registered as `name` (its replacement if replaced); throws Error listing the
+  // children when there is none.
+  Module& child(const std::string& name);
+  const Module& child(const std::string& name) const;
+
+  // torch's requires_grad_: sets requires_grad on every parameter of this module and its
+  // descendants. A parameter that does not require a gradient is a constant on the tape: no
+  // backward product runs for it (the ops skip the gradients of inputs that need none).
+  Module& requires_grad_(bool requires_grad = true);
+  // The parameters that require a gradient, in named_parameters order, and their element count.
+  std::vector<Parameter> trainable_parameters() const;
+  int64_t num_trainable_parameters() const;
+
+  // torch's `model.<name> = replacement`: the child registered as `name` is replaced, keeping
+  // its place in named_parameters / state_dict order, its name and its parameters' names
+  // ("out_head.weight"). A replacement of the child's own class is moved into the member
+  // (model.out_head is then the new layer); a replacement of another class must be able to
+  // stand in for it (a UnaryModule that says so, as LinearWithLoRA does for a Linear): the member
+  // then forwards to it. Throws Error (and changes nothing) when there is no such child, when
+  // the replacement is of another kind, or when its shape does not fit (Linear: the same
+  // in_features, the input the layer receives). Returns the replacement in place.
+  template <class M>
+  requires std::derived_from<M, Module> M& replace_module(const std::string& name, M&& replacement);
+
+  // Why `replacement` cannot replace this module ("" when it can): its class, then its shape
+  // (same_class_problem / stand_in_problem below).
+  std::string replacement_problem(const Module& replacement) const;
 
   // Training mode (dropout active) for this module and all its descendants; modules start in
   // training mode, as torch's do.
@@ -73,14 +122,27 @@ class Module {
   void load(const std::string& path, bool strict = true);
 
  protected:
-  // `p` must be a member of the derived module (the base keeps its address). Its name is set to
+  // `p` must be a member of the derived module (the base keeps its offset). Its name is set to
   // `name` unless it already has one.
   void register_parameter(const std::string& name, Parameter& p);
-  // `child` must outlive this module (a member, or owned by a member container). Renames the
+  // `child` must be a member of the derived module (the base keeps its offset). Renames the
   // child's parameters to "<name>.<path>". Register a child after it is fully built.
   void register_module(const std::string& name, Module& child);
-  // A persistent, computed buffer: `make` returns its current value (a fresh tensor).
+  // A child owned through a shared_ptr (a container's element: Sequential, ModuleList).
+  void register_module(const std::string& name, std::shared_ptr<Module> child);
+  // A persistent, computed buffer: `make` returns its current value (a fresh tensor). It must
+  // not capture `this` (the module may move): capture the values it is computed from.
   void register_buffer(const std::string& name, std::function<Parameter()> make);
+
+  // Replacement rules of a class (see replacement_problem): "" when `replacement`, of the same
+  // class as this module, fits this module's place; the default accepts any.
+  virtual std::string same_class_problem(const Module& replacement) const;
+  // Whether this module (of another class than `original`) can stand in for `original`, and
+  // why not; the default: it cannot.
+  virtual std::string stand_in_problem(const Module& original) const;
+
+  // The module standing in for this one after a replace_module of another class, or null.
+  const Module* stand_in() const { return stand_in_.get(); }
 
  private:
   struct Entry {
@@ -88,21 +150,77 @@ class Module {
     Parameter tensor;
     bool buffer;
   };
+  // Where a registered member lives: `offset` bytes from this base, or owned by `owned`.
+  struct ParameterSlot {
+    std::string name;
+    std::ptrdiff_t offset;
+  };
+  struct ChildSlot {
+    std::string name;
+    std::ptrdiff_t offset;
+    std::shared_ptr<Module> owned;
+  };
+  Parameter& parameter_at(const ParameterSlot& slot) const;
+  // The registered member itself (not its stand-in).
+  Module& slot_module(const ChildSlot& slot) const;
+  ChildSlot& find_child_slot(const std::string& name);
+  std::ptrdiff_t member_offset(const void* member, const std::string& what) const;
+  // This module, or what stands in for it.
+  const Module& effective() const { return stand_in_ ? stand_in_->effective() : *this; }
+  Module& effective() { return stand_in_ ? stand_in_->effective() : *this; }
+  // Names every parameter of this subtree "<prefix><path>" (register_module, replace_module).
+  void rename(const std::string& prefix);
   void collect(const std::string& prefix, bool with_buffers, std::vector<Entry>& out) const;
+  // replace_module's last step: `slot` (moved into, or the new stand-in) takes the replaced
+  // module's display name and parameter names.
+  void adopt(Module& slot, const std::string& keep_name, const std::string& keep_prefix);
 
   std::string name_;
+  std::string prefix_;  // this module's path in the outermost module that registered it, + "."
   bool training_ = true;
-  std::vector<std::pair<std::string, Parameter*>> parameters_;
+  std::vector<ParameterSlot> parameters_;
   std::vector<std::pair<std::string, std::function<Parameter()>>> buffers_;
-  std::vector<std::pair<std::string, Module*>> children_;
+  std::vector<ChildSlot> children_;
+  std::shared_ptr<Module> stand_in_;
 };
 
-// A module with one tensor in and one out: what Sequential chains.
+template <class M>
+requires std::derived_from<M, Module> M& Module::replace_module(const std::string& name,
+                                                                M&& replacement) {
+  static_assert(!std::is_lvalue_reference_v<M>, "replace_module takes the replacement by move");
+  Module& current = child(name);
+  if (const std::string problem = current.replacement_problem(replacement); !problem.empty()) {
+    throw Error(name_ + ".replace_module(\"" + name + "\"): " + problem);
+  }
+  const std::string keep_name = current.name_;
+  const std::string keep_prefix = current.prefix_;
+  if (typeid(current) == typeid(M)) {
+    M& target = static_cast<M&>(current);
+    target = std::move(replacement);
+    adopt(target, keep_name, keep_prefix);
+    return target;
+  }
+  auto owned = std::make_shared<M>(std::move(replacement));
+  current.stand_in_ = owned;
+  adopt(*owned, keep_name, keep_prefix);
+  return *owned;
+}
+
+// A state dict as a safetensors file (F32/F64 tensors, written atomically, io/safetensors.h), and
+// such a file read back (from tapegrad or torch); Module::save / load use them.
+void save_state_dict(const StateDict& state, const std::string& path);
+StateDict load_state_dict_file(const std::string& path);
+
+// A module with one tensor in and one out: what Sequential chains. Call it as m(x): a module
+// replaced by one of another class (replace_module) forwards to its stand-in.
 class UnaryModule : public Module {
  public:
   using Module::Module;
   virtual Tensor forward(const Tensor& x) const = 0;
-  Tensor operator()(const Tensor& x) const { return forward(x); }
+  Tensor operator()(const Tensor& x) const {
+    if (const Module* s = stand_in()) return static_cast<const UnaryModule&>(*s)(x);
+    return forward(x);
+  }
 };
 
 // torch.nn.Sequential: children named "0", "1", ...; forward applies them in order.
@@ -128,8 +246,10 @@ template <class M>
 class ModuleList : public Module {
  public:
   explicit ModuleList(std::vector<std::unique_ptr<M>> modules, std::string name = "ModuleList")
-      : Module(std::move(name)), modules_(std::move(modules)) {
-    for (size_t i = 0; i < modules_.size(); ++i) register_module(std::to_string(i), *modules_[i]);
+      : Module(std::move(name)) {
+    modules_.reserve(modules.size());
+    for (auto& m : modules) modules_.push_back(std::shared_ptr<M>(std::move(m)));
+    for (size_t i = 0; i < modules_.size(); ++i) register_module(std::to_string(i), modules_[i]);
   }
   size_t size() const { return modules_.size(); }
   bool empty() const { return modules_.empty(); }
@@ -137,7 +257,7 @@ class ModuleList : public Module {
   M& front() const { return *modules_.front(); }
 
  private:
-  std::vector<std::unique_ptr<M>> modules_;
+  std::vector<std::shared_ptr<M>> modules_;
 };
 
 }  // namespace tapegrad::nn

@@ -1,4 +1,5 @@
-// cross_entropy: the mean over rows of −log softmax(logits)[target], via a stable log-sum-exp.
+// cross_entropy: the mean over rows of −log softmax(logits)[target], via a stable log-sum-exp;
+// rows whose target is ignore_index count for nothing (torch's ignore_index, default −100).
 #include <algorithm>
 
 #include "graph/threads.h"
@@ -14,10 +15,13 @@ struct CrossEntropyState {
   int64_t rows, cols;
   const int64_t* targets;  // [rows], copied into the tape's arena
   const void* lse;         // [rows] row log-sum-exps, in the logits' dtype
+  int64_t ignore_index;    // rows with this target take no part
+  int64_t counted;         // rows whose target is not ignore_index: the mean's divisor
 };
 
 void cross_entropy_backward(Tape& tape, const Node& node) {
   // y = Σ_i (lse_i − X[i, t_i]) / N  =>  dX[i, c] += (softmax(X)[i, c] − [c = t_i]) / N · dy
+  // (i over the rows not ignored, N their count; an ignored row gets no gradient)
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
     // Every element gets a term: a gradient still zero is written, not read (InputGrad::overwrite).
@@ -25,9 +29,10 @@ void cross_entropy_backward(Tape& tape, const Node& node) {
     if (dx.data == nullptr) return;
     T* d = dx.data;
     const bool overwrite = dx.overwrite;
-    const auto& [rows, cols, targets, saved_lse] = node.state_as<CrossEntropyState>();
+    const auto& [rows, cols, targets, saved_lse, ignore_index, counted] =
+        node.state_as<CrossEntropyState>();
     const T* lse = static_cast<const T*>(saved_lse);
-    const T g = node.grad_as<T>()[0] / static_cast<T>(rows);
+    const T g = node.grad_as<T>()[0] / static_cast<T>(counted);
     const T* X = x.value_as<T>();
     // One row of softmax at a time (exp(x − lse) through SLEEF's exp): the [N, C]
     // probabilities are never stored. Rows split over the threads, each part with its own row
@@ -38,6 +43,10 @@ void cross_entropy_backward(Tape& tape, const Node& node) {
       for (int64_t i = r0; i < r1; ++i) {
         const T* xr = X + i * cols;
         T* dr = d + i * cols;
+        if (targets[i] == ignore_index) {
+          if (overwrite) std::fill(dr, dr + cols, T(0));
+          continue;
+        }
         for (int64_t c = 0; c < cols; ++c) p[c] = xr[c] - lse[i];
         vmath::exp(p, p, cols);
         if (overwrite) {
@@ -61,7 +70,7 @@ TAPEGRAD_REGISTER_OP(kCrossEntropy);
 
 }  // namespace
 
-Tensor cross_entropy(const Tensor& logits, std::span<const int64_t> targets) {
+Tensor cross_entropy(const Tensor& logits, std::span<const int64_t> targets, int64_t ignore_index) {
   if (logits.rank() != 1 && logits.rank() != 2) {
     throw Error("cross_entropy: " + describe("logits", logits) +
                 ": expected logits of shape [N, C] or [C]");
@@ -73,7 +82,10 @@ Tensor cross_entropy(const Tensor& logits, std::span<const int64_t> targets) {
                 std::to_string(targets.size()) + " targets for " + std::to_string(rows) +
                 (rows == 1 ? " row" : " rows"));
   }
+  int64_t counted = 0;
   for (size_t i = 0; i < targets.size(); ++i) {
+    if (targets[i] == ignore_index) continue;
+    ++counted;
     if (targets[i] < 0 || targets[i] >= cols) {
       throw Error("cross_entropy: " + describe("logits", logits) + ": targets[" +
                   std::to_string(i) + "] = " + std::to_string(targets[i]) +
@@ -84,8 +96,9 @@ Tensor cross_entropy(const Tensor& logits, std::span<const int64_t> targets) {
   auto* saved_targets = arena.allocate_array<int64_t>(rows);
   std::copy(targets.begin(), targets.end(), saved_targets);
   void* saved_lse = arena.allocate(static_cast<size_t>(rows * dtype_size(logits.dtype())));
-  Tensor y = logits.tape().record(kCrossEntropy, Shape{}, logits.dtype(), {logits},
-                                  CrossEntropyState{rows, cols, saved_targets, saved_lse});
+  Tensor y = logits.tape().record(
+      kCrossEntropy, Shape{}, logits.dtype(), {logits},
+      CrossEntropyState{rows, cols, saved_targets, saved_lse, ignore_index, counted});
   dispatch(y.dtype(), [&]<class T>() {
     const T* X = logits.data<T>();
     T* lse = static_cast<T*>(saved_lse);
@@ -98,10 +111,11 @@ Tensor cross_entropy(const Tensor& logits, std::span<const int64_t> targets) {
     // The mean in row order, on the calling thread: the same sum whatever the thread count.
     double total = 0.0;
     for (int64_t i = 0; i < rows; ++i) {
+      if (saved_targets[i] == ignore_index) continue;
       total += static_cast<double>(lse[i]) - static_cast<double>(X[i * cols + saved_targets[i]]);
     }
-    // An empty batch gives 0/0 = NaN, as in torch.
-    output_data<T>(y)[0] = static_cast<T>(total / static_cast<double>(rows));
+    // An empty batch, or one whose targets are all ignored, gives 0/0 = NaN, as in torch.
+    output_data<T>(y)[0] = static_cast<T>(total / static_cast<double>(counted));
   });
   return y;
 }

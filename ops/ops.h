@@ -33,6 +33,7 @@ Tensor scale(const Tensor& x, double factor);  // x * factor
 Tensor div_scalar(const Tensor& x, double divisor);
 Tensor add_scalar(const Tensor& x, double c);  // x + c
 Tensor neg(const Tensor& x);
+Tensor reciprocal(const Tensor& x);  // 1 / x
 Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);
 Tensor sqrt(const Tensor& x);
@@ -76,6 +77,18 @@ inline Tensor operator+(const Tensor& x, double c) {
 }
 inline Tensor operator-(const Tensor& x, double c) {
   return add_scalar(x, -c);
+}
+// A scalar on the left, computed as torch computes it: c + x is x + c; c - x is (-x) + c (exactly
+// torch's rsub, c - x, in IEEE arithmetic); c / x is reciprocal(x) * c (torch's __rdiv__, which
+// rounds twice, so it can differ from a division in the last bit).
+inline Tensor operator+(double c, const Tensor& x) {
+  return add_scalar(x, c);
+}
+inline Tensor operator-(double c, const Tensor& x) {
+  return add_scalar(neg(x), c);
+}
+inline Tensor operator/(double c, const Tensor& x) {
+  return scale(reciprocal(x), c);
 }
 
 // --- linear algebra ---------------------------------------------------------------------------
@@ -179,11 +192,14 @@ Tensor mean(const Tensor& x);
 Tensor mean(const Tensor& x, int dim, bool keepdim = false);
 Tensor max(const Tensor& x, int dim, bool keepdim = false);       // values; gradient to the arg max
 Tensor mse_loss(const Tensor& prediction, const Tensor& target);  // mean of squared errors
-// logits [N, C] (or [C]), targets in [0, C): mean cross entropy via a stable log-softmax.
-Tensor cross_entropy(const Tensor& logits, std::span<const int64_t> targets);
+// logits [N, C] (or [C]), targets in [0, C) or ignore_index: mean cross entropy via a stable
+// log-softmax over the rows whose target is not ignore_index (torch's default −100; the padding
+// targets of chapter 7's collate). Every row ignored gives NaN, as in torch.
+Tensor cross_entropy(const Tensor& logits, std::span<const int64_t> targets,
+                     int64_t ignore_index = -100);
 // The same with targets as Ids ([N], or [] for logits [C]).
-inline Tensor cross_entropy(const Tensor& logits, const Ids& targets) {
-  return cross_entropy(logits, targets.values());
+inline Tensor cross_entropy(const Tensor& logits, const Ids& targets, int64_t ignore_index = -100) {
+  return cross_entropy(logits, targets.values(), ignore_index);
 }
 // torch.log_softmax(x, dim): x - max - log(sum(exp(x - max))), stable.
 Tensor log_softmax(const Tensor& x, int dim);

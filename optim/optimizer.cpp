@@ -44,6 +44,17 @@ Optimizer::Optimizer(std::string name, std::vector<ParamGroup> groups, double lr
   size_t total = 0;
   for (const ParamGroup& g : groups) total += g.params.size();
   if (total == 0) fail("got an empty parameter list");
+  // Frozen parameters may be given (the book passes model.parameters() after freezing most of
+  // them; they never get a gradient, so step() skips them), but not only frozen ones.
+  bool any_trainable = false;
+  for (const ParamGroup& g : groups) {
+    for (const Parameter& p : g.params)
+      any_trainable = any_trainable || !p.defined() || p.requires_grad();
+  }
+  if (!any_trainable) {
+    fail("none of the " + std::to_string(total) +
+         " parameters requires a gradient (all are frozen: requires_grad_(false))");
+  }
 
   std::map<const ParameterImpl*, size_t> seen;  // parameter -> its group
   size_t index = 0;

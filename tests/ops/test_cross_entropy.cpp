@@ -102,13 +102,42 @@ TEST_CASE("cross_entropy: bad targets and shapes are errors", "[cross_entropy][e
   CHECK(tape.size() == 3);  // nothing recorded by the failed calls
 }
 
+TEST_CASE("cross_entropy: ignore_index as torch, the book's chapter-7 example",
+          "[cross_entropy][goldens]") {
+  const testing::GoldenFile goldens("finetune", "finetune_goldens.txt");
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor logits_1 = tensor({{-1.0, 1.0}, {-0.5, 1.5}});
+  Tensor logits_2 = requires_grad(tensor({{-1.0, 1.0}, {-0.5, 1.5}, {-0.5, 1.5}}));
+  const std::vector<int64_t> targets_1{0, 1}, targets_2{0, 1, 1}, targets_3{0, 1, -100};
+  const Tensor loss_1 = cross_entropy(logits_1, targets_1);
+  const Tensor loss_2 = cross_entropy(logits_2, targets_2);
+  Tensor loss_3 = cross_entropy(logits_2, targets_3);
+  testing::require_near(loss_1.values(), goldens["ce_loss_1"], DType::Float32, 2, "loss_1");
+  testing::require_near(loss_2.values(), goldens["ce_loss_2"], DType::Float32, 2, "loss_2");
+  testing::require_near(loss_3.values(), goldens["ce_loss_3"], DType::Float32, 2, "loss_3");
+  CHECK(std::abs(loss_1.item() - 1.1269) < 5e-5);  // the book's printed values
+  CHECK(std::abs(loss_2.item() - 0.7936) < 5e-5);
+  CHECK(loss_3.item() == loss_1.item());
+  tape.backward(loss_3);
+  testing::require_near(logits_2.grad_values(), goldens["ce_grad_3"], DType::Float32, 4,
+                        "d loss_3 / d logits_2 (the ignored row gets zeros)");
+  // Every target ignored: 0 / 0, NaN as in torch; a custom ignore_index; -1 stays out of range.
+  CHECK(std::isnan(cross_entropy(logits_1, std::vector<int64_t>{-100, -100}).item()));
+  CHECK(std::isnan(goldens["ce_loss_all_ignored"].values[0]));
+  CHECK(cross_entropy(logits_2, std::vector<int64_t>{0, 1, 7}, 7).item() == loss_1.item());
+  CHECK_THROWS_WITH(cross_entropy(logits_1, std::vector<int64_t>{0, -1}),
+                    Catch::Contains("targets[1] = -1 is out of range [0, 2)"));
+}
+
 GRADCHECK_TEST_CASE("cross_entropy", "w.r.t. logits, [N, C] and [C]") {
   struct Case {
     Shape shape;
     std::vector<int64_t> targets;
   };
   for (const Case& c :
-       {Case{{5}, {3}}, Case{{1, 3}, {0}}, Case{{4, 3}, {2, 0, 2, 1}}, Case{{3, 6}, {5, 0, 3}}}) {
+       {Case{{5}, {3}}, Case{{1, 3}, {0}}, Case{{4, 3}, {2, 0, 2, 1}}, Case{{3, 6}, {5, 0, 3}},
+        Case{{4, 3}, {2, -100, 0, -100}}}) {  // ignore_index rows: no term, no gradient
     INFO("logits " << c.shape.str());
     auto report =
         gradcheck("cross_entropy",

@@ -111,6 +111,12 @@ for p in SPECIAL:
     unary("pow:%g" % p, "pow", p, lambda x, p=p: x.pow(p), 0.05, 4, True, p - 1 in SPECIAL)
 for p in (1.7, 4.0):  # Sleef's powf in torch, pow in double rounded to float in tapegrad
     unary("pow:%g" % p, "pow", p, lambda x, p=p: x.pow(p), 0.05, 4, False)
+# A scalar on the left (torch's __radd__, __rsub__, __rdiv__ = reciprocal() * c), and reciprocal;
+# drawn after every case above so their inputs are unchanged.
+unary("radd:1", "radd", 1.0, lambda x: 1.0 + x, -2, 2, True)
+unary("rsub:2", "rsub", 2.0, lambda x: 2.0 - x, -2, 2, True)
+unary("reciprocal", "reciprocal", 0.0, torch.reciprocal, 0.05, 4, True)
+unary("rdiv:10", "rdiv", 10.0, lambda x: 10.0 / x, 0.05, 4, True)
 
 with open(OUT, "w") as f:
     f.write("\n".join(lines) + "\n")
