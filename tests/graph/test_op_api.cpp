@@ -77,7 +77,8 @@ Tensor copy_op(const Tensor& x) {
 
 }  // namespace
 
-TEST_CASE("input_grad: the first writer overwrites and later ones add while to_add zero-fills", "[op-api]") {
+TEST_CASE("input_grad: the first writer overwrites and later ones add while to_add zero-fills",
+          "[op-api]") {
   Tape tape;
   TapeScope scope(tape);
   Tensor x = requires_grad(tensor({1.0, 2.0}, DType::Float64));
