@@ -10,6 +10,7 @@
 namespace tapegrad {
 
 class Tape;
+class Tensor;
 struct Node;
 
 // A backward reads node.grad (dL/dY) and adds its terms to each input's gradient, which it gets
@@ -23,6 +24,17 @@ using StateBytesFn = int64_t (*)(const Tape& tape, const Node& node);
 using SavesFn = uint32_t (*)(const Node& node);
 // True when the op wrote ±inf on purpose (masked_fill with an infinite value).
 using WritesInfFn = bool (*)(const Node& node);
+// A fused op's decomposition, for drawing only: records on the tape of `inputs` (leaves standing
+// for the node's inputs, in its argument order: their shapes and dtypes) the composed ops the
+// fused op computes, with their names, and returns their result, of the node's shape and dtype.
+// `node` (the fused node) gives the op's attributes: read them before recording, as recording on
+// node's own tape may move it.
+// The DOT writer (viz/dot.h) calls it on a scratch tape, once per drawn node, and draws those
+// ops in place of the node, inside a cluster named after the op; nothing else calls it, so a
+// training step pays nothing for it. A test should run it on real inputs and compare with the
+// op's output, so the drawing cannot drift from the kernel (tests/viz/test_dot.cpp does this for
+// causal_dot_product_attention, dropout included).
+using DecompositionFn = Tensor (*)(std::span<const Tensor> inputs, const Node& node);
 
 // The tensors a backward reads, so they stay alive for it: input k is bit k, the output kOutput.
 namespace saves {
@@ -36,11 +48,12 @@ constexpr uint32_t kOutput = 1u << 31;
 struct OpDef {
   const char* name;
   BackwardFn backward;
-  ArgumentsFn arguments = nullptr;     // null: the op shows no arguments
-  uint32_t saves = saves::kNothing;    // what the backward reads (saves:: flags)
-  StateBytesFn state_bytes = nullptr;  // null: nothing besides those tensors
-  SavesFn saves_of = nullptr;          // non-null: overrides `saves` per node
-  WritesInfFn writes_inf = nullptr;    // anomaly mode does not report such infinities
+  ArgumentsFn arguments = nullptr;          // null: the op shows no arguments
+  uint32_t saves = saves::kNothing;         // what the backward reads (saves:: flags)
+  StateBytesFn state_bytes = nullptr;       // null: nothing besides those tensors
+  SavesFn saves_of = nullptr;               // non-null: overrides `saves` per node
+  WritesInfFn writes_inf = nullptr;         // anomaly mode does not report such infinities
+  DecompositionFn decomposition = nullptr;  // fused ops: the ops drawn for it (null: one node)
 };
 
 // The saves:: flags of a node's op (its saves_of when it has one); kNothing for leaves.
@@ -55,7 +68,6 @@ const OpDef* find_registered_op(std::string_view name);
 // For ArgumentsFn: a number as drawings show it (0.1, 2, -inf, 0.707107: "%.6g").
 std::string number_text(double v);
 
-class Tensor;
 // For a forward: the values of `y`, the output Tape::record just returned, for the op to write
 // (y.data<T>() is read-only). Throws Error unless y is an op's output of element type T
 // (float or double), so a forward cannot write into a leaf or a parameter by mistake.

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <string>
 
 #include "graph/random.h"
@@ -181,6 +182,32 @@ void attention_backward(Tape& tape, const Node& node) {
   });
 }
 
+// --- the drawing: the composed ops this op computes (OpDef::decomposition) ---------------------
+
+// What the DOT writer draws for the op (the ops of nn::MultiHeadAttention's forward as the book
+// writes them), on leaves standing for q, k, v [B, T, C]. The dropout mask comes from a fresh
+// Generator: the drawing needs the shapes; a test compares the values with the op's on a fresh
+// generator too.
+Tensor attention_decomposition(std::span<const Tensor> qkv, const Node& node) {
+  const AttentionState s = node.state_as<AttentionState>();  // a copy: node may move below
+  auto named = [](Tensor t, const char* name) {
+    t.set_name(name);
+    return t;
+  };
+  const double d = static_cast<double>(node.shape[2] / s.num_heads);
+  Tensor keys = named(split_heads(qkv[1], s.num_heads), "keys");                 // [B, H, T, D]
+  Tensor queries = named(split_heads(qkv[0], s.num_heads), "queries");           // [B, H, T, D]
+  Tensor values = named(split_heads(qkv[2], s.num_heads), "values");             // [B, H, T, D]
+  Tensor scores = named(matmul(queries, transpose(keys, 2, 3)), "attn_scores");  // [B, H, T, T]
+  scores = causal_mask(scores);  // [B, H, T, T], -inf above the diagonal
+  Tensor weights = named(softmax(div_scalar(scores, std::sqrt(d)), -1), "attn_weights");
+  if (s.keep != nullptr) {
+    Generator generator;
+    weights = dropout(weights, s.p, true, generator);  // [B, H, T, T]
+  }
+  return named(merge_heads(matmul(weights, values)), "context_vec");  // [B, T, H·D]
+}
+
 const OpDef kCausalDotProductAttention{
     .name = "causal_dot_product_attention",
     .backward = attention_backward,
@@ -198,7 +225,8 @@ const OpDef kCausalDotProductAttention{
           const Heads g = heads_of(n.shape, s.num_heads);
           const int64_t weights = g.pairs() * g.t * g.t;
           return weights * dtype_size(n.dtype) + (s.keep != nullptr ? weights : 0);
-        }};
+        },
+    .decomposition = attention_decomposition};
 TAPEGRAD_REGISTER_OP(kCausalDotProductAttention);
 
 [[noreturn]] void throw_attention_error(const Tensor& q, const Tensor& k, const Tensor& v,

@@ -109,6 +109,8 @@ constexpr Style kInputStyle{"box", "rounded,filled", "#d7efd6", "#2e7d32", 1.2};
 constexpr Style kConstantStyle{"box", "rounded,filled,dashed", "#eeeeee", "#777777", 1.0};
 constexpr Style kBackwardStyle{"box", "rounded,filled", "#eee6f8", "#6a4c93", 1.0};
 constexpr Style kGradientStyle{"box", "filled", "#e2d4f5", "#6a4c93", 1.6};
+// The cluster around a fused op's composed ops (not a node style: the legend's swatch).
+constexpr Style kFusedStyle{"box", "rounded,filled,dashed", "#fff8e1", "#c28a00", 1.2};
 
 const Style& style_of(VertexKind kind, bool is_root) {
   switch (kind) {
@@ -417,6 +419,7 @@ class DotWriter {
       }
       if (options.root >= 0 && options.root < tape.size()) root_ = options.root;
     }
+    expand_fused();
     place_beside();
   }
 
@@ -547,11 +550,131 @@ class DotWriter {
   void write_vertex(std::ostream& out, int32_t v, int indent) const {
     const VertexProps& p = view_.graph[static_cast<Vertex>(v)];
     const bool is_root = !view_.is_gradient(static_cast<Vertex>(v)) && p.node == root_;
-    const Style& s = style_of(p.kind, is_root);
-    out << std::string(static_cast<size_t>(indent) * 2, ' ') << vertex_id(v)
-        << " [shape=" << s.shape << ", style=\"" << s.style << "\", fillcolor=\"" << s.fill
-        << "\", color=\"" << s.border << "\", penwidth=" << number(s.penwidth)
-        << ", label=" << html_label(label_parts(v)) << "];\n";
+    write_node(out, vertex_id(v), style_of(p.kind, is_root), label_parts(v), indent);
+  }
+
+  static void write_node(std::ostream& out, const std::string& id, const Style& s,
+                         const LabelParts& label, int indent) {
+    out << std::string(static_cast<size_t>(indent) * 2, ' ') << id << " [shape=" << s.shape
+        << ", style=\"" << s.style << "\", fillcolor=\"" << s.fill << "\", color=\"" << s.border
+        << "\", penwidth=" << number(s.penwidth) << ", label=" << html_label(label) << "];\n";
+  }
+
+  // --- fused ops, drawn as the ops they compute (OpDef::decomposition) --------------------------
+
+  // The ops a fused op's node stands for, recorded by its OpDef::decomposition on a scratch tape
+  // whose first num_inputs nodes are leaves for the node's inputs (shapes only: they hold zeros).
+  // The result is drawn with the node's own id, so the edges out of the node leave from it.
+  struct Expansion {
+    std::unique_ptr<Tape> tape;
+    int32_t num_inputs = 0;
+    int32_t output = -1;  // the scratch id of the result
+  };
+
+  // Records the expansion of every drawn op whose OpDef has a decomposition (not the loss).
+  void expand_fused() {
+    if (!options_.expand_fused) return;
+    for (int32_t v = 0; v < view_.num_forward; ++v) {
+      const VertexProps& p = view_.graph[static_cast<Vertex>(v)];
+      if (!drawn(v) || p.kind != VertexKind::Op || p.node == root_) continue;
+      const Node& node = tape_.node(p.node);
+      if (node.op->decomposition == nullptr) continue;
+      Expansion e;
+      e.tape = std::make_unique<Tape>();
+      e.num_inputs = node.num_inputs;
+      std::vector<Tensor> leaves;
+      for (int k = 0; k < node.num_inputs; ++k) {
+        const Node& in = tape_.input(node, k);
+        leaves.push_back(e.tape->leaf(in.shape, in.dtype, nullptr, false));
+      }
+      const NoGradGuard no_grad;  // nothing of it is differentiated
+      const Tensor result = node.op->decomposition(leaves, node);
+      if (&result.tape() != e.tape.get() || result.id() < e.num_inputs ||
+          result.shape() != node.shape || result.dtype() != node.dtype) {
+        throw Error(std::string("write_dot: the decomposition of ") + node.op->name + " at " +
+                    tape_.describe_node(p.node) + " returned " + result.shape().str() + " " +
+                    dtype_name(result.dtype()) + ", not a new op output of the node's " +
+                    node.shape.str() + " " + dtype_name(node.dtype));
+      }
+      e.output = result.id();
+      expansions_.emplace(v, std::move(e));
+    }
+  }
+
+  std::string expansion_id(int32_t v, int32_t j) const {
+    return j == expansions_.at(v).output ? vertex_id(v) : vertex_id(v) + "_" + std::to_string(j);
+  }
+
+  // Where an edge into v for its input `input` ends: v, or for an expanded op the composed ops
+  // that read that input (the result when none does).
+  std::vector<std::string> targets(int32_t v, int32_t input) const {
+    const auto it = expansions_.find(v);
+    if (it == expansions_.end() || input < 0) return {vertex_id(v)};
+    const Tape& t = *it->second.tape;
+    std::vector<std::string> out;
+    for (int32_t j = it->second.num_inputs; j < t.size(); ++j) {
+      const Node& n = t.node(j);
+      for (int k = 0; k < n.num_inputs; ++k) {
+        if (n.inputs[k] == input) out.push_back(expansion_id(v, j));
+      }
+    }
+    if (out.empty()) out.push_back(vertex_id(v));
+    return out;
+  }
+
+  // A cluster named after the fused op (its arguments, what it saves), holding the composed ops;
+  // the result carries the node's name, values and gradients.
+  void write_expansion(std::ostream& out, int32_t v, int indent) const {
+    const Expansion& e = expansions_.at(v);
+    const VertexProps& p = view_.graph[static_cast<Vertex>(v)];
+    const Node& node = tape_.node(p.node);
+    const std::string pad(static_cast<size_t>(indent) * 2, ' ');
+    std::string label = "<b>" + html(p.op) + "</b>";
+    const std::string arguments = op_arguments(tape_, p.node);
+    if (!arguments.empty()) label += "<font color=\"#1f4e9c\"> · " + html(arguments) + "</font>";
+    label += "<br/><font point-size=\"9\">one fused op, drawn as the ops it computes";
+    if (options_.saved_bytes && node.requires_grad) {
+      label += "; saves " + html(bytes_text(saved_bytes(tape_, p.node)));
+    }
+    label += "</font>";
+    out << pad << "subgraph cluster_f" << p.node << " {\n";
+    out << pad << "  label=<" << label << ">; style=\"" << kFusedStyle.style << "\"; fillcolor=\""
+        << kFusedStyle.fill << "\"; color=\"" << kFusedStyle.border << "\"; penwidth=1.2;\n";
+    for (int32_t j = e.num_inputs; j < e.tape->size(); ++j) {
+      const Node& n = e.tape->node(j);
+      LabelParts l;
+      if (j == e.output) {
+        l = label_parts(v);  // the node's values and gradients, when asked for
+        l.saved.clear();     // the cluster says what the fused op keeps
+        if (l.subtitle.empty()) l.subtitle = n.name;
+      } else {
+        l.subtitle = n.name;
+      }
+      l.title = n.kind == NodeKind::Op ? n.op_name() : (n.name.empty() ? "constant" : n.name);
+      if (n.kind != NodeKind::Op) l.subtitle.clear();
+      l.shape = shape_text(n.shape, n.dtype);
+      l.arguments = op_arguments(*e.tape, j);
+      write_node(out, expansion_id(v, j), n.kind == NodeKind::Op ? kOpStyle : kConstantStyle, l,
+                 indent + 1);
+    }
+    out << pad << "}\n";
+  }
+
+  // The edges between the composed ops of an expanded op (those from its inputs: write_edges).
+  void write_expansion_edges(std::ostream& out, int32_t v) const {
+    const auto it = expansions_.find(v);
+    if (it == expansions_.end()) return;
+    const Tape& t = *it->second.tape;
+    for (int32_t j = it->second.num_inputs; j < t.size(); ++j) {
+      const Node& n = t.node(j);
+      for (int k = 0; k < n.num_inputs; ++k) {
+        const int32_t from = n.inputs[k];
+        if (from < it->second.num_inputs) continue;
+        std::vector<std::string> attrs;
+        if (options_.edge_labels) attrs.push_back("label=\"" + t.node(from).shape.str() + "\"");
+        write_edge(out, expansion_id(v, from), expansion_id(v, j), attrs);
+      }
+    }
   }
 
   // The drawn vertices and child scopes directly in `scope` (of the forward or the backward
@@ -589,7 +712,11 @@ class DotWriter {
     const std::string pad(static_cast<size_t>(indent) * 2, ' ');
     for (const Item& item : items) {
       if (item.vertex >= 0) {
-        write_with_beside(out, item.vertex, items.size() > 1, indent);
+        if (expansions_.count(item.vertex) > 0) {
+          write_expansion(out, item.vertex, indent);
+        } else {
+          write_with_beside(out, item.vertex, items.size() > 1, indent);
+        }
         continue;
       }
       const ScopeInfo& info = view_.scopes[static_cast<size_t>(item.child)];
@@ -655,7 +782,7 @@ class DotWriter {
       // Only within one scope: the pair is then written, with its rank constraint, inside that
       // cluster (Graphviz 2.43 corrupts memory on flat labelled edges whose rank=same group
       // lies outside the cluster holding the nodes).
-      if (anchor < 0 || !drawn(anchor) ||
+      if (anchor < 0 || !drawn(anchor) || expansions_.count(anchor) > 0 ||
           view_.graph[static_cast<Vertex>(anchor)].scope != view_.graph[vx].scope) {
         continue;
       }
@@ -744,6 +871,7 @@ class DotWriter {
           if (!collapser_.inside_group(u, group)) add(e, u, true);
         }
       }
+      write_expansion_edges(out, v);
       for (const Out& o : edges) {
         const EdgeProps& p = view_.graph[o.edge];
         const bool seed = p.gradient && !view_.is_gradient(static_cast<Vertex>(o.from));
@@ -751,11 +879,6 @@ class DotWriter {
                              : beside_[static_cast<size_t>(v)] == o.from ? v
                                                                          : -1;
         const bool flip = side >= 0 && flipped_[static_cast<size_t>(side)];
-        if (flip) {
-          out << "  " << vertex_id(v) << " -> " << vertex_id(o.from);
-        } else {
-          out << "  " << vertex_id(o.from) << " -> " << vertex_id(v);
-        }
         std::vector<std::string> attrs;
         if (options_.edge_labels) {
           std::string label = seed ? "∂L/∂L = 1" : p.shape.str();
@@ -772,14 +895,22 @@ class DotWriter {
         if (from_kind == VertexKind::Constant || from_kind == VertexKind::Input) {
           attrs.push_back("weight=4");
         }
-        if (!attrs.empty()) {
-          out << " [";
-          for (size_t i = 0; i < attrs.size(); ++i) out << (i ? ", " : "") << attrs[i];
-          out << "]";
+        for (const std::string& to : targets(v, p.input)) {
+          write_edge(out, flip ? to : vertex_id(o.from), flip ? vertex_id(o.from) : to, attrs);
         }
-        out << ";\n";
       }
     }
+  }
+
+  static void write_edge(std::ostream& out, const std::string& from, const std::string& to,
+                         const std::vector<std::string>& attrs) {
+    out << "  " << from << " -> " << to;
+    if (!attrs.empty()) {
+      out << " [";
+      for (size_t i = 0; i < attrs.size(); ++i) out << (i ? ", " : "") << attrs[i];
+      out << "]";
+    }
+    out << ";\n";
   }
 
   // One row: a swatch per kind drawn, then how edges and collapsed heads read.
@@ -805,6 +936,7 @@ class DotWriter {
         {present[static_cast<int>(VertexKind::Input)], kInputStyle, "input (requires grad)"},
         {present[static_cast<int>(VertexKind::Constant)], kConstantStyle, "constant"},
         {present[static_cast<int>(VertexKind::Op)], kOpStyle, "op: output shape · arguments"},
+        {!expansions_.empty(), kFusedStyle, "a fused op: the ops it computes in one kernel"},
         {loss, kLossStyle, "loss"},
         {present[static_cast<int>(VertexKind::Backward)], kBackwardStyle, "an op's backward"},
         {present[static_cast<int>(VertexKind::Gradient)], kGradientStyle, "a leaf's gradient"},
@@ -854,6 +986,7 @@ class DotWriter {
   int32_t root_ = -1;
   std::vector<int32_t> beside_;  // per vertex: the vertex it is drawn beside, or -1
   std::vector<char> flipped_;    // per vertex: its edge is written reversed (it goes right)
+  std::map<int32_t, Expansion> expansions_;  // per expanded vertex (a fused op's): its ops
 };
 
 // --- rendering ---------------------------------------------------------------------------------

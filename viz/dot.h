@@ -4,9 +4,10 @@
 // One node per tape node (id n<tape index>), labelled with its op, its user name, its output
 // shape and its arguments (scale 1/√2, dropout p, heads, ...); parameters, inputs and constants
 // drawn distinctly; edges labelled with the shapes they carry; one cluster per NameScope
-// (modules, layers, heads), repeated ones optionally drawn once and marked ×N; a legend. The same
-// program gives byte-identical DOT on every run: nothing in it depends on addresses or on time, so
-// DOT files work as goldens.
+// (modules, layers, heads), repeated ones optionally drawn once and marked ×N; a fused op drawn as
+// the ops it computes, in a cluster named after it (OpDef::decomposition; ids n<index>_<k>, the
+// result keeping n<index>); a legend. The same program gives byte-identical DOT on every run:
+// nothing in it depends on addresses or on time, so DOT files work as goldens.
 //
 //   Tape tape;  TapeScope scope(tape);
 //   Tensor loss = ...;  loss.backward({.retain_graph = true});
@@ -35,6 +36,11 @@ struct DotOptions {
   // Edges between the copies (a block feeding the next) are left out; edges from outside into
   // any copy, or out of any, are drawn to or from the one drawn.
   bool collapse_repeats = false;
+  // Draw a fused op whose OpDef has a decomposition (causal_dot_product_attention) as the ops it
+  // computes (split heads, q·kᵀ, mask, scale, softmax, dropout, ·v, merge heads), with their
+  // shapes, inside a cluster named after the op; false: one node. Its backward, one kernel, is
+  // drawn as one node either way.
+  bool expand_fused = true;
   bool saved_bytes = false;  // show what each op keeps for its backward, in bytes
   bool edge_labels = true;   // label edges with the shape they carry
   bool legend = true;

@@ -14,6 +14,7 @@
 #include "ops/ops.h"
 #include "optim/sgd.h"
 #include "tests/examples/chapter3_goldens.h"
+#include "tests/viz/dot_testing.h"
 
 using namespace tapegrad;
 namespace golden = tapegrad::testing::chapter3;
@@ -233,6 +234,10 @@ TEST_CASE("example train_attention --dot/--svg draws MultiHeadAttention's last s
     INFO(needle);
     CHECK(dot.find(needle) != std::string::npos);
   }
+  // The fused attention the step ran, drawn as the book's ops with their shapes: heads
+  // [B, H, T, D/H] = [2, 2, 6, 1], weights [2, 2, 6, 6], in a cluster named after the op.
+  tapegrad::testing::check_attention_drawn_as_ops(dot, "[2, 2, 6, 1]", "[2, 2, 6, 6]");
+  CHECK(tapegrad::testing::run_dot_program(dot, "train_attention_test") == 0);
   const std::string svg = slurp(svg_path);
   CHECK(svg.find("<svg") != std::string::npos);
   CHECK(svg.find("context_vec") != std::string::npos);

@@ -24,6 +24,7 @@
 #include "viz/graph_view.h"
 
 using namespace tapegrad;
+using tapegrad::testing::check_attention_drawn_as_ops;
 using tapegrad::testing::check_golden;
 using tapegrad::testing::read_text_file;
 using tapegrad::testing::run_dot_program;
@@ -214,6 +215,42 @@ TEST_CASE("tapegrad-dot: sizes change the shapes drawn", "[tapegrad-dot]") {
   CHECK_THAT(dot, Catch::Contains("[3, 4, 8]"));  // the projections, [B, T, d_out]
   CHECK_THAT(dot, Catch::Contains("H = 4"));
   CHECK_THAT(dot, Catch::Contains("batch 3, seq 4, d_in 5, d_out 8, heads 4"));
+}
+
+// --- the attention drawn as the book's ops (OpDef::decomposition) --------------------------------
+
+TEST_CASE("tapegrad-dot: multihead draws the fused attention as the book's ops",
+          "[tapegrad-dot][attention_drawing]") {
+  const std::string dot = tool_dot("--model multihead", "multihead_ops");
+  check_attention_drawn_as_ops(dot, "[2, 2, 6, 1]", "[2, 2, 6, 6]");
+  CHECK(count(dot, "<b>dropout</b>") == 0);  // the book's dropout 0.0 draws no mask
+  const std::string path = scratch_path("multihead_ops.dot");
+  CHECK(graphviz_accepts(path) == 0);
+  // With dropout, its node and p, between softmax and ·v.
+  const std::string dropout = tool_dot("--model multihead --dropout 0.1", "multihead_dropout");
+  CHECK(count(dropout, "<b>dropout</b>") == 1);
+  CHECK_THAT(dropout, Catch::Contains("H = 2, dropout p = 0.1"));
+  CHECK(graphviz_accepts(scratch_path("multihead_dropout.dot")) == 0);
+  // The wrapper keeps its head clusters, each with the composed ops it really runs.
+  const std::string wrapper = tool_dot("--model multihead-wrapper", "wrapper_ops");
+  CHECK(count(wrapper, "subgraph cluster_f") == 0);
+  CHECK_THAT(wrapper, Catch::Contains("label=<<b>head 0</b>>"));
+  CHECK_THAT(wrapper, Catch::Contains("label=<<b>head 1</b>>"));
+  CHECK(count(wrapper, "<b>softmax</b>") == 2);
+}
+
+TEST_CASE("tapegrad-dot: gpt draws the one block's attention as the book's ops",
+          "[tapegrad-dot][attention_drawing][gpt]") {
+  // Collapsed ×3: the drawn block's attention expanded once, the others not drawn.
+  const std::string dot = tool_dot(kSmallGptArgs, "gpt_ops");
+  CHECK(count(dot, "subgraph cluster_f") == 1);
+  CHECK(count(dot, "<b>split_heads</b>") == 3);
+  CHECK(count(dot, "<b>softmax</b>") == 1);
+  // drop_emb; in the block two drop_shortcut and the attention weights' (drop_rate 0.1).
+  CHECK(count(dot, "<b>dropout</b>") == 4);
+  CHECK_THAT(dot, Catch::Contains("H = 2, dropout p = 0.1"));
+  CHECK_THAT(dot, Catch::Contains("<b>softmax</b> <i>attn_weights</i></td></tr><tr><td><font "
+                                  "point-size=\"9\" color=\"#444444\">[2, 2, 4, 4]"));
 }
 
 // --- structure, on the Boost.Graph view ------------------------------------------------------

@@ -85,4 +85,38 @@ inline int run_dot_program(const std::string& dot_text, const std::string& name)
   return std::system(command.c_str());
 }
 
+// How many times `what` occurs in `text`.
+inline size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The done-when of the attention drawing: MultiHeadAttention runs one fused op, and the DOT
+// draws the book's ops it computes (split heads, q·kᵀ, the mask, the scale, softmax, ·v, merge
+// heads) with their shapes, inside a cluster named after the op, among the module's clusters.
+// For tapegrad-dot's multihead model and train_attention's --dot file ([2, 6, 2] outputs).
+inline void check_attention_drawn_as_ops(const std::string& dot, const std::string& heads_shape,
+                                         const std::string& weights_shape) {
+  for (const char* op :
+       {"split_heads", "transpose", "matmul", "causal_mask", "scale", "softmax", "merge_heads"}) {
+    INFO(op);
+    CHECK_THAT(dot, Catch::Contains("<b>" + std::string(op) + "</b>"));
+  }
+  CHECK(occurrences(dot, "<b>split_heads</b>") == 3);  // queries, keys, values
+  CHECK(occurrences(dot, "<b>matmul</b>") == 2);       // q·kᵀ and weights·v
+  CHECK_THAT(dot, Catch::Contains("<b>split_heads</b> <i>queries</i></td></tr><tr><td><font "
+                                  "point-size=\"9\" color=\"#444444\">" +
+                                  heads_shape));
+  CHECK_THAT(dot, Catch::Contains("<b>softmax</b> <i>attn_weights</i></td></tr><tr><td><font "
+                                  "point-size=\"9\" color=\"#444444\">" +
+                                  weights_shape));
+  CHECK_THAT(dot, Catch::Contains("<b>merge_heads</b> <i>context_vec</i></td></tr><tr><td><font "
+                                  "point-size=\"9\" color=\"#444444\">[2, 6, 2]"));
+  CHECK_THAT(dot, Catch::Contains("label=<<b>causal_dot_product_attention</b>"));
+  CHECK(occurrences(dot, "subgraph cluster_f") == 1);
+  CHECK(occurrences(dot, "subgraph cluster_") >= 2);
+  CHECK_THAT(dot, Catch::Contains("label=<<b>MultiHeadAttention</b>"));
+}
+
 }  // namespace tapegrad::testing

@@ -6,6 +6,8 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "graph/error.h"
 #include "graph/factory.h"
@@ -24,6 +26,7 @@ extern "C" const char* __lsan_default_suppressions() {
 }
 #endif
 using tapegrad::testing::check_golden;
+using tapegrad::testing::occurrences;
 using tapegrad::testing::run_dot_program;
 
 namespace {
@@ -410,6 +413,121 @@ TEST_CASE("dot: Graphviz's dot program accepts every variant", "[dot][graphviz]"
       }
     }
   }
+}
+
+// --- fused ops drawn as the ops they compute (OpDef::decomposition) ---------------------------
+
+namespace {
+
+// q, k, v [2, 6, 4] requiring grad -> causal_dot_product_attention with 2 heads -> sum.
+struct FusedAttention {
+  Tensor q, k, v, out, loss;
+  FusedAttention(Tape& tape, double dropout_p) {
+    TapeScope scope(tape);
+    Generator data(7);
+    q = requires_grad(rand({2, 6, 4}, DType::Float32, data)).set_name("q");
+    k = requires_grad(rand({2, 6, 4}, DType::Float32, data)).set_name("k");
+    v = requires_grad(rand({2, 6, 4}, DType::Float32, data)).set_name("v");
+    Generator masks;
+    out = causal_dot_product_attention(q, k, v, 2, dropout_p, dropout_p > 0.0, masks);
+    out.set_name("context_vec");
+    loss = sum(out).set_name("loss");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("dot: a fused op's decomposition computes what the op computes", "[dot]") {
+  // The drawing shows causal_dot_product_attention as its decomposition: these must be the ops
+  // the kernel computes, value for value, dropout mask included (both on a fresh generator).
+  const OpDef* op = find_registered_op("causal_dot_product_attention");
+  REQUIRE(op != nullptr);
+  REQUIRE(op->decomposition != nullptr);
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    for (double p : {0.0, 0.4}) {
+      INFO(dtype_name(dtype) << ", dropout p = " << p);
+      Tape tape;
+      TapeScope scope(tape);
+      Generator data(11);
+      const Tensor q = rand({3, 5, 6}, dtype, data);
+      const Tensor k = rand({3, 5, 6}, dtype, data);
+      const Tensor v = rand({3, 5, 6}, dtype, data);
+      Generator masks;
+      const Tensor fused = causal_dot_product_attention(q, k, v, 3, p, true, masks);
+      const std::vector<Tensor> inputs = {q, k, v};
+      const Tensor composed = op->decomposition(inputs, fused.node());
+      CHECK(composed.shape() == fused.shape());
+      CHECK(composed.dtype() == fused.dtype());
+      CHECK(composed.values() == fused.values());
+      // The ops it recorded, as the book's MultiHeadAttention.forward writes them.
+      std::multiset<std::string> ops;
+      for (int32_t i = fused.id() + 1; i <= composed.id(); ++i) ops.insert(tape.node(i).op_name());
+      std::multiset<std::string> expected = {
+          "split_heads", "split_heads", "split_heads", "transpose", "matmul",
+          "causal_mask", "scale",       "softmax",     "matmul",    "merge_heads"};
+      if (p > 0.0) expected.insert("dropout");
+      CHECK(ops == expected);
+    }
+  }
+}
+
+TEST_CASE("dot: a fused op is drawn as the ops it computes, inside a cluster named after it",
+          "[dot][graphviz]") {
+  Tape tape;
+  FusedAttention m(tape, 0.0);
+  m.loss.backward({.retain_graph = true});
+  const std::string dot = to_dot(tape);
+  const std::string fused = "n" + std::to_string(m.out.id());
+  // One cluster, named after the op, with its arguments.
+  CHECK(occurrences(dot, "subgraph cluster_f") == 1);
+  CHECK_THAT(dot, Catch::Contains("subgraph cluster_f" + std::to_string(m.out.id()) + " {"));
+  CHECK_THAT(dot, Catch::Contains("label=<<b>causal_dot_product_attention</b><font "
+                                  "color=\"#1f4e9c\"> · H = 2</font><br/>"));
+  // Inside: the book's ops with their shapes; heads [B, H, T, D/H], weights [B, H, T, T].
+  for (const char* op : {"split_heads", "transpose", "causal_mask", "scale", "softmax"}) {
+    INFO(op);
+    CHECK(occurrences(dot, "<b>" + std::string(op) + "</b>") ==
+          (op == std::string("split_heads") ? 3 : 1));
+  }
+  CHECK(occurrences(dot, "<b>matmul</b>") == 2);
+  CHECK_THAT(dot, Catch::Contains("<b>split_heads</b> <i>queries</i></td></tr><tr><td><font "
+                                  "point-size=\"9\" color=\"#444444\">[2, 2, 6, 2]</font>"));
+  CHECK_THAT(dot, Catch::Contains("<b>matmul</b> <i>attn_scores</i></td></tr><tr><td><font "
+                                  "point-size=\"9\" color=\"#444444\">[2, 2, 6, 6]</font>"));
+  CHECK_THAT(dot, Catch::Contains("× 1/√2"));
+  CHECK(occurrences(dot, "<b>dropout</b>") == 0);  // no mask was drawn: p = 0
+  // The result keeps the node's id and name: the edges out of the op leave from it.
+  CHECK_THAT(dot, Catch::Contains("  " + fused + " [shape=box"));
+  CHECK_THAT(dot, Catch::Contains("<b>merge_heads</b> <i>context_vec</i>"));
+  CHECK_THAT(dot, Catch::Contains("  " + fused + " -> n" + std::to_string(m.loss.id()) + " ["));
+  CHECK(occurrences(dot, "causal_dot_product_attention") == 1);  // the cluster's label
+  CHECK_THAT(dot, Catch::Contains("a fused op: the ops it computes in one kernel"));
+  // Each input enters the op that reads it: q the queries' split_heads.
+  CHECK_THAT(dot, Catch::Contains("  n" + std::to_string(m.q.id()) + " -> " + fused + "_"));
+  CHECK(run_dot_program(dot, "fused_expanded") == 0);
+
+  // Off: one node, as the tape holds it.
+  const std::string one = to_dot(tape, {.expand_fused = false});
+  CHECK(occurrences(one, "subgraph cluster_f") == 0);
+  CHECK(occurrences(one, "<b>softmax</b>") == 0);
+  CHECK_THAT(one, Catch::Contains("<b>causal_dot_product_attention</b> <i>context_vec</i>"));
+
+  // The backward is one kernel: one node; values and saved bytes go to the result and the cluster.
+  const std::string all =
+      to_dot(tape, {.backward = true, .values = true, .max_values = 1000, .saved_bytes = true});
+  CHECK_THAT(all, Catch::Contains("<b>causal_dot_product_attention backward</b>"));
+  CHECK_THAT(all, Catch::Contains("one fused op, drawn as the ops it computes; saves "));
+  CHECK(run_dot_program(all, "fused_expanded_all") == 0);
+}
+
+TEST_CASE("dot: a fused op's drawing shows its dropout when it drew a mask", "[dot]") {
+  Tape tape;
+  FusedAttention m(tape, 0.25);
+  const std::string dot = to_dot(tape);
+  CHECK_THAT(dot, Catch::Contains("H = 2, dropout p = 0.25"));
+  CHECK(occurrences(dot, "<b>dropout</b>") == 1);
+  CHECK_THAT(dot, Catch::Contains("p = 0.25</font>"));
+  CHECK(run_dot_program(dot, "fused_dropout") == 0);
 }
 
 TEST_CASE("render: SVG and PNG through libgvc, in-process", "[dot][graphviz]") {
