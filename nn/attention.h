@@ -104,7 +104,8 @@ struct AttentionWeights {
 // output projection (with bias). Parameters: W_query, W_key, W_value ([d_out, d_in], biases when
 // qkv_bias), then out_proj ([d_out, d_out] and its bias), as the book creates them. Everything
 // between the projections and out_proj runs as one op, causal_dot_product_attention (the same
-// numbers and dropout draws as the book's ops one by one, less memory, no head copies).
+// numbers and dropout draws as the book's ops one by one, less memory, no head copies); the DOT
+// drawing still shows those ops, inside a cluster named after the op (OpDef::decomposition).
 class MultiHeadAttention : public UnaryModule {
  public:
   MultiHeadAttention(int64_t d_in, int64_t d_out, int64_t context_length, double dropout,
