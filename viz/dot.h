@@ -39,7 +39,8 @@ struct DotOptions {
   // Draw a fused op whose OpDef has a decomposition (causal_dot_product_attention) as the ops it
   // computes (split heads, q·kᵀ, mask, scale, softmax, dropout, ·v, merge heads), with their
   // shapes, inside a cluster named after the op; false: one node. Its backward, one kernel, is
-  // drawn as one node either way.
+  // drawn as one node either way; `values` shows only the result's (the composed ops are
+  // recorded on a scratch tape for their shapes, not run on the node's values).
   bool expand_fused = true;
   bool saved_bytes = false;  // show what each op keeps for its backward, in bytes
   bool edge_labels = true;   // label edges with the shape they carry

@@ -471,7 +471,7 @@ TEST_CASE("dot: a fused op's decomposition computes what the op computes", "[dot
   }
 }
 
-TEST_CASE("dot: a fused op is drawn as the ops it computes, inside a cluster named after it",
+TEST_CASE("dot: a fused op is drawn as the ops it computes inside a cluster named after it",
           "[dot][graphviz]") {
   Tape tape;
   FusedAttention m(tape, 0.0);
