@@ -15,6 +15,7 @@
 // ids), else their argmax; it stops at <|endoftext|>. The context is cropped to the model's last
 // context_length tokens. Each token is printed as it is produced; the run ends with the
 // prefill's and the decode's tokens/s on stderr.
+#include <tapegrad/cli/cli.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -28,11 +29,12 @@
 
 #include "graph/threads.h"
 #include "tapegrad.h"
-#include "tools/cli.h"
 
 using namespace tapegrad;
 
 namespace {
+
+constexpr const char* kProgram = "tapegrad-generate";  // its name in bin/
 
 // "15496, 11,314" -> {15496, 11, 314}.
 std::vector<int64_t> parse_ids(const std::string& text) {
@@ -56,7 +58,7 @@ std::vector<int64_t> parse_ids(const std::string& text) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Generate text with pretrained GPT-2 weights (Hugging Face model.safetensors)",
-               "tapegrad-generate"};
+               kProgram};
   std::string weights, prompt = "Every effort moves you", ids_text, model_name;
   std::string vocab_dir = default_gpt2_vocab_dir().string();
   int64_t max_new_tokens = 25, top_k = 0, n_heads = 0;
@@ -90,7 +92,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 255));
   if (const std::optional<int> exit_code = cli::parse(app, argc, argv)) return *exit_code;
 
-  try {
+  return cli::run(kProgram, [&] {
     set_num_threads(threads);
     std::unique_ptr<Tokenizer> tokenizer;
     std::string tokenizer_error;
@@ -113,12 +115,21 @@ int main(int argc, char** argv) {
       if (ids.empty()) throw Error("--prompt: the prompt is empty");
     }
 
-    const nn::GPTConfig cfg = nn::infer_gpt2_config(weights, model_name, n_heads);
+    nn::GPTConfig cfg;
+    try {
+      cfg = nn::infer_gpt2_config(weights, model_name, n_heads);
+    } catch (const Error& e) {
+      throw Error("--weights: " + std::string(e.what()));
+    }
     std::cerr << "GPT-2: " << cfg.n_layers << " layers, emb_dim " << cfg.emb_dim << ", "
               << cfg.n_heads << " heads, vocabulary " << cfg.vocab_size << ", context "
               << cfg.context_length << "\n";
     nn::GPTModel model(cfg);
-    nn::load_gpt2_weights(model, weights);
+    try {
+      nn::load_gpt2_weights(model, weights);
+    } catch (const Error& e) {
+      throw Error("--weights: " + std::string(e.what()));
+    }
     model.eval();
 
     Generator generator(seed);
@@ -167,9 +178,6 @@ int main(int argc, char** argv) {
               << " s, " << static_cast<double>(stats.prompt_tokens) / stats.prefill_seconds
               << " tokens/s; decode: " << stats.decode_tokens << " tokens in "
               << stats.decode_seconds << " s, " << decode_rate << " tokens/s\n";
-  } catch (const Error& e) {
-    std::cerr << "tapegrad-generate: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <tapegrad/cli/cli.h>
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cinttypes>
@@ -45,7 +46,6 @@
 #include "io/safetensors.h"
 #include "kernels/matmul_precision.h"
 #include "tapegrad.h"
-#include "tools/cli.h"
 #ifdef TAPEGRAD_HAVE_MPI
 #include "dist/data_parallel.h"
 #endif
@@ -57,15 +57,6 @@ namespace {
 
 // The installed program's name (CMakeLists.txt): every message it prints begins with it.
 const std::string kProgram = "tapegrad-train-gpt";
-
-std::string default_data() {
-  const char* cache = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  const std::string base = cache != nullptr && *cache != '\0' ? cache
-                           : home != nullptr                  ? std::string(home) + "/.cache"
-                                                              : ".cache";
-  return base + "/tapegrad/kjv.txt";
-}
 
 struct Preset {
   std::string tokenizer;
@@ -85,7 +76,7 @@ const std::map<std::string, Preset>& presets() {
 
 struct Options {
   std::string preset = "tiny";
-  std::string data = default_data();
+  std::string data = default_kjv_path();
   int64_t steps = 60;
   std::string out;
   bool resume = false;
@@ -174,30 +165,6 @@ struct Processes {
 // writes exactly the single-process file), "default.rank<r>" for the others.
 std::string dropout_generator_name(int rank) {
   return rank == 0 ? "default" : "default.rank" + std::to_string(rank);
-}
-
-std::string read_text(const std::string& path, const std::string& tokenizer) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) {
-    throw Error(kProgram + ": --data " + path + ": no such file" +
-                (path == default_data() ? " (the default text: `bash tools/kjv_text.sh` writes it "
-                                          "from Debian's bible-kjv, or give --data FILE)"
-                                        : ""));
-  }
-  if (fs::is_directory(path, ec)) throw Error(kProgram + ": --data " + path + ": is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(kProgram + ": --data " + path + ": cannot open");
-  std::ostringstream s;
-  s << in.rdbuf();
-  std::string text = s.str();
-  if (text.empty()) throw Error(kProgram + ": --data " + path + ": the file is empty");
-  const size_t nul = text.find('\0');
-  if (nul != std::string::npos) {
-    throw Error(kProgram + ": --data " + path + ": not a text file (a NUL byte at offset " +
-                std::to_string(nul) + ")");
-  }
-  (void)tokenizer;
-  return text;
 }
 
 // Progress output: a bar redrawn with \r on a terminal, plain lines when piped.
@@ -293,8 +260,13 @@ std::string csv_up_to(const std::string& path, int64_t step) {
   return out;
 }
 
+// A file of the --out folder, written atomically; a failure names the option.
 void write_file(const std::string& path, const std::string& text) {
-  write_file_atomically(path, text);
+  try {
+    write_file_atomically(path, text);
+  } catch (const Error& e) {
+    throw Error("--out: " + std::string(e.what()));
+  }
 }
 
 // loss.png from loss.csv with gnuplot: the book's figure (train and validation loss against
@@ -400,7 +372,7 @@ int run(const Options& o, const Processes& procs) {
   p.cfg.vocab_size = tokenizer->n_vocab();
   nn::check_config(p.cfg);
 
-  const std::string text = read_text(o.data, p.tokenizer);
+  const std::string text = read_training_text(o.data, kProgram + ": --data");
   const TextSplit split = train_val_split(text, o.train_ratio);
   const int64_t T = p.cfg.context_length;
   auto dataset = [&](std::string_view part, const char* which) {
@@ -415,7 +387,7 @@ int run(const Options& o, const Processes& procs) {
   const GPTDataset train_ds = dataset(split.train, "training");
   const GPTDataset val_ds = dataset(split.validation, "validation");
 
-  if (is_main) fs::create_directories(o.out);  // the other processes write nothing
+  if (is_main) cli::create_directories("--out", o.out);  // the other processes write nothing
   const std::string ckpt = o.out + "/checkpoint.safetensors";
   std::string config = config_string(o, p, text.size());
   // N processes train on global batches of N · batch_size rows, batch_size each; a checkpoint
@@ -753,13 +725,15 @@ int main(int argc, char** argv) {
   // others waiting in the next gradient average.
   if (std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr) {
     tapegrad::dist::MpiSession mpi(argc, argv);
-    return tapegrad::dist::run_or_abort([&] { return run(o, {mpi.rank(), mpi.world_size()}); });
+    return tapegrad::dist::run_or_abort([&] {
+      try {
+        return run(o, {mpi.rank(), mpi.world_size()});
+      } catch (const std::exception& e) {  // every message begins with the program's name
+        throw Error(cli::error_message(kProgram, e.what()));
+      }
+    });
   }
 #endif
-  try {
-    return run(o, {});
-  } catch (const std::exception& e) {
-    std::cerr << e.what() << "\n";
-    return 2;
-  }
+  return cli::run(
+      kProgram, [&] { return run(o, {}); }, 2);
 }
