@@ -189,21 +189,21 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
 int main(int argc, char** argv) {
   Options options;
   if (const std::optional<int> exit_code = parse(argc, argv, options)) return *exit_code;
-  return cli::run(
-      kProgram,
-      [&] {
-        Tape mha_tape, sa_tape;  // each keeps its layer's last step, for the drawing
-        if (options.model == "mha" || options.model == "both") train("mha", options, mha_tape);
-        if (options.model == "sa_v1" || options.model == "both") train("sa_v1", options, sa_tape);
-        // The graph of the last training step: the MultiHeadAttention's when it was trained.
-        if (!options.dot_file.empty() || !options.svg_file.empty()) {
-          if (mha_tape.size() > 0) {
-            write_drawing(mha_tape, "MultiHeadAttention", options);
-          } else {
-            write_drawing(sa_tape, "SelfAttention_v1", options);
-          }
-        }
-        return 0;
-      },
-      2);
+  try {
+    Tape mha_tape, sa_tape;  // each keeps its layer's last step, for the drawing
+    if (options.model == "mha" || options.model == "both") train("mha", options, mha_tape);
+    if (options.model == "sa_v1" || options.model == "both") train("sa_v1", options, sa_tape);
+    // The graph of the last training step: the MultiHeadAttention's when it was trained.
+    if (!options.dot_file.empty() || !options.svg_file.empty()) {
+      if (mha_tape.size() > 0) {
+        write_drawing(mha_tape, "MultiHeadAttention", options);
+      } else {
+        write_drawing(sa_tape, "SelfAttention_v1", options);
+      }
+    }
+  } catch (const std::exception& e) {
+    std::cerr << cli::error_message(kProgram, e.what()) << "\n";
+    return 2;
+  }
+  return 0;
 }

@@ -189,7 +189,7 @@ std::optional<int> parse(int argc, char** argv, Arguments& a) {
 int main(int argc, char** argv) {
   Arguments a;
   if (const std::optional<int> exit_code = parse(argc, argv, a)) return *exit_code;
-  return cli::run("tapegrad-dot", [&] {
+  try {
     Tape tape;
     const tools::BuiltModel model = tools::build_model(tape, a.model, a.sizes);
     model.loss.backward({.retain_graph = true});
@@ -208,5 +208,8 @@ int main(int argc, char** argv) {
     if (!a.png_path.empty()) output("--png", [&] { render(dot, "png", a.png_path); });
     if (a.dot_path.empty() && a.svg_path.empty() && a.png_path.empty()) std::cout << dot;
     return 0;
-  });
+  } catch (const std::exception& e) {
+    std::cerr << cli::error_message("tapegrad-dot", e.what()) << "\n";
+    return 1;
+  }
 }
