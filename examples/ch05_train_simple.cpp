@@ -6,7 +6,8 @@
 //   optimizer = AdamW(model.parameters(), lr=0.0004, weight_decay=0.1)
 //   a 0.90 split; create_dataloader_v1(batch_size 2, max_length = stride = context_length;
 //   training: shuffle, drop_last; validation: neither)
-//   train_model_simple(..., eval_freq=5, eval_iter=5, start_context="Every effort moves you")
+//   train_model_simple(..., num_epochs=10, eval_freq=5, eval_iter=5,
+//                      start_context="Every effort moves you")
 // The book trains GPT_CONFIG_124M on "The Verdict" (20,479 characters); this program trains a
 // tiny GPT (bytes tokenizer, C 64, 2 layers) on the first 20,479 characters of the King James
 // Bible (tools/kjv_text.sh) or --data FILE, in seconds. The full trainer is tapegrad-train-gpt.
@@ -32,7 +33,7 @@ struct Settings {
   int64_t max_chars = 20479;  // the length of the book's "The Verdict"; 0: the whole text
   std::string tokenizer = "bytes";
   nn::GPTConfig cfg{0, 64, 64, 4, 2, 0.1, false};  // vocab from the tokenizer, T 64, C 64
-  int64_t num_epochs = 1, batch_size = 2, eval_freq = 5, eval_iter = 5, sample_tokens = 50;
+  int64_t num_epochs = 10, batch_size = 2, eval_freq = 5, eval_iter = 5, sample_tokens = 50;
   double learning_rate = 0.0004, weight_decay = 0.1;
   uint64_t seed = 123;
   std::string start_context = "Every effort moves you";

@@ -59,7 +59,7 @@ if(EXISTS ${WORK_DIR}/build/train_attention)
   endif()
   string(REPEAT "Every effort moves you, said the painter, and smiled at the canvas.\n" 40 text)
   file(WRITE ${WORK_DIR}/text.txt "${text}")
-  execute_process(COMMAND ${WORK_DIR}/build/ch05_train_simple --data ${WORK_DIR}/text.txt
+  execute_process(COMMAND ${WORK_DIR}/build/ch05_train_simple --data ${WORK_DIR}/text.txt --epochs 2
                           --context-length 16 --emb-dim 16 --n-heads 2 --n-layers 1
                           --batch-size 4 --eval-iter 1 --sample-tokens 5
                   OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 120)
