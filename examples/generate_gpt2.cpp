@@ -1,7 +1,7 @@
 // Generates text from OpenAI's pretrained GPT-2 weights (a Hugging Face model.safetensors), as
 // the book's gpt_generate.py does after load_weights_into_gpt (chapter 5).
 //
-// Usage: generate_gpt2 --weights model.safetensors [--prompt TEXT | --ids 15496,11,314]
+// Usage: tapegrad-generate --weights model.safetensors [--prompt TEXT | --ids 15496,11,314]
 //                      [--max-new-tokens N] [--temperature T] [--top-k K] [--seed S]
 //                      [--model NAME] [--n-heads H] [--vocab-dir DIR] [--threads N]
 // The configuration (124M, 355M, 774M or 1558M) is read from the file's shapes

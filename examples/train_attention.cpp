@@ -18,8 +18,8 @@
 // the trained weights). In float32 the loss falls from 0.238 to 0.00052 for MultiHeadAttention
 // and from 0.230 to 0.00039 for SelfAttention_v1.
 //
-// Usage: train_attention [--model mha|sa_v1|both] [--dtype float32|float64] [--steps N]
-//                        [--lr LR] [--dot FILE] [--svg FILE]       (--help lists them)
+// Usage: tapegrad-train-attention [--model mha|sa_v1|both] [--dtype float32|float64] [--steps N]
+//                                 [--lr LR] [--dot FILE] [--svg FILE]       (--help lists them)
 //   --dot FILE / --svg FILE write the graph of the last training step (MultiHeadAttention's
 //   when it trains): Graphviz DOT text (viz/dot.h), or the SVG Graphviz renders from it.
 //
