@@ -98,7 +98,7 @@ if(NOT _tapegrad_dnnl STREQUAL "OFF")
 endif()
 
 if(TAPEGRAD_BUILD_EXAMPLES)
-  # The examples' and tools' command lines (tools/cli.h); header-only.
+  # The examples' and tools' command lines (cli/cli.h); header-only.
   find_package(CLI11 2 QUIET CONFIG)
   tapegrad_require(CLI11_FOUND libcli11-dev "CLI11 (command-line parsing for the examples and tools)")
   add_library(tapegrad_cli INTERFACE)

@@ -15,6 +15,7 @@
 //
 // Dimension names: B = 2 sequences, T = 6 tokens (= context_length), C_in = d_in = 3,
 // D = d_out, H = num_heads, D_h = D / H the head size.
+#include <tapegrad/cli/cli.h>
 #include <cmath>
 #include <iostream>
 #include <optional>
@@ -23,7 +24,6 @@
 
 #include "nn/attention.h"
 #include "tapegrad.h"
-#include "tools/cli.h"
 
 using namespace tapegrad;
 

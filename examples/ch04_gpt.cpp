@@ -11,13 +11,13 @@
 // The 124M model holds 163M float32 weights (~650 MB) and takes some seconds to build.
 //
 // Dimension names: B = 2 sequences, T = 4 tokens, C = emb_dim 768, V = vocab_size 50257.
+#include <tapegrad/cli/cli.h>
 #include <cstdio>
 #include <iostream>
 #include <optional>
 #include <string>
 
 #include "tapegrad.h"
-#include "tools/cli.h"
 
 using namespace tapegrad;
 

@@ -1,6 +1,6 @@
 // What the two fine-tuning programs (finetune_classifier, finetune_instruct) share: where the
 // model comes from (a train_gpt checkpoint, Hugging Face GPT-2 safetensors, or a fresh model of a
-// given size), the default King James text, atomic file writes and the progress line.
+// given size), reading the King James text, writing into --out and the plots.
 #pragma once
 
 #include <unistd.h>
@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "io/atomic_file.h"
 #include "io/safetensors.h"
 #include "tapegrad.h"
 
@@ -24,24 +25,9 @@ namespace tapegrad::finetune {
 
 namespace fs = std::filesystem;
 
-// ${XDG_CACHE_HOME:-~/.cache}/tapegrad/kjv.txt, what tools/kjv_text.sh writes from Debian's
-// bible-kjv (train_gpt's default text too).
-inline std::string default_kjv() {
-  const char* cache = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  const std::string base = cache != nullptr && *cache != '\0' ? cache
-                           : home != nullptr                  ? std::string(home) + "/.cache"
-                                                              : ".cache";
-  return base + "/tapegrad/kjv.txt";
-}
-
+// The King James text (--kjv; default_kjv_path() by default, text/kjv.h), whole.
 inline std::string read_kjv(const std::string& path, const std::string& program) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) {
-    throw Error(program + ": --kjv " + path +
-                ": no such file (`bash tools/kjv_text.sh` writes it from Debian's bible-kjv)");
-  }
-  return read_text_file(path, program + ": --kjv");
+  return read_training_text(path, program + ": --kjv");
 }
 
 // The model's origin and, for a fresh model, its size (the book's test_mode config by default:
@@ -124,15 +110,14 @@ inline int64_t pad_id(const Tokenizer& tokenizer) {
   return tokenizer.eot_token().value_or(0);
 }
 
-// Writes through a temporary file and a rename: `path` is never half written.
+// A file of the --out folder, through the one atomic writer (io/atomic_file.h): `path` is never
+// half written. A failure names the program and the option.
 inline void write_file(const std::string& path, const std::string& text, const std::string& who) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) throw Error(who + ": cannot write " + tmp);
+  try {
+    write_file_atomically(path, text);
+  } catch (const Error& e) {
+    throw Error(who + ": --out: " + e.what());
   }
-  fs::rename(tmp, path);
 }
 
 inline std::vector<double> linspace(double from, double to, size_t n) {  // torch.linspace

@@ -18,6 +18,7 @@
 // AdamW state, generators, data position), written atomically; --resume continues from it.
 // Dimension names: B batch, T tokens per batch (the longest entry + 1, at most
 // --allowed-max-length), C emb_dim.
+#include <tapegrad/cli/cli.h>
 #include <CLI/CLI.hpp>
 #include <cinttypes>
 #include <cstdio>
@@ -27,9 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "examples/finetune_common.h"
+#include "finetune_common.h"
 #include "tapegrad.h"
-#include "tools/cli.h"
 
 using namespace tapegrad;
 namespace ft = tapegrad::finetune;
@@ -37,12 +37,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kProgram = "finetune_instruct";
+constexpr const char* kProgram = "tapegrad-finetune-instruct";
 
 struct Options {
   ft::ModelOptions model;
   std::string data;  // empty: the KJV demonstration set
-  std::string kjv = ft::default_kjv();
+  std::string kjv = default_kjv_path();
   int64_t count = 1100;  // the book's set has 1100 entries
   std::string out;
   bool resume = false;
@@ -111,7 +111,7 @@ int run(const Options& o) {
                 " test entries: at least one batch (--batch-size) of training entries and one "
                 "of each other is needed");
   }
-  fs::create_directories(o.out);
+  cli::create_directories("--out", o.out);
   ft::write_file(o.out + "/instruction-data.json", instruction_json(data), kProgram);
 
   const std::optional<int64_t> allowed = std::min(o.allowed_max_length, cfg.context_length);
@@ -339,10 +339,5 @@ int main(int argc, char** argv) {
   app.add_option("--threads", o.threads, "threads per step")->check(CLI::Range(1, 256));
   app.add_flag("!--no-plot", o.plot, "do not draw loss.png");
   if (const auto code = cli::parse(app, argc, argv)) return *code;
-  try {
-    return run(o);
-  } catch (const std::exception& e) {
-    std::cerr << kProgram << ": " << e.what() << "\n";
-    return 1;
-  }
+  return cli::run(kProgram, [&] { return run(o); });
 }

@@ -1,7 +1,7 @@
 // Generates text from OpenAI's pretrained GPT-2 weights (a Hugging Face model.safetensors), as
 // the book's gpt_generate.py does after load_weights_into_gpt (chapter 5).
 //
-// Usage: generate_gpt2 --weights model.safetensors [--prompt TEXT | --ids 15496,11,314]
+// Usage: tapegrad-generate --weights model.safetensors [--prompt TEXT | --ids 15496,11,314]
 //                      [--max-new-tokens N] [--temperature T] [--top-k K] [--seed S]
 //                      [--model NAME] [--n-heads H] [--vocab-dir DIR] [--threads N]
 // The configuration (124M, 355M, 774M or 1558M) is read from the file's shapes
@@ -15,6 +15,7 @@
 // ids), else their argmax; it stops at <|endoftext|>. The context is cropped to the model's last
 // context_length tokens. Each token is printed as it is produced; the run ends with the
 // prefill's and the decode's tokens/s on stderr.
+#include <tapegrad/cli/cli.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -32,6 +33,8 @@
 using namespace tapegrad;
 
 namespace {
+
+constexpr const char* kProgram = "tapegrad-generate";  // its name in bin/
 
 // "15496, 11,314" -> {15496, 11, 314}.
 std::vector<int64_t> parse_ids(const std::string& text) {
@@ -54,7 +57,8 @@ std::vector<int64_t> parse_ids(const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Generate text with pretrained GPT-2 weights (Hugging Face model.safetensors)"};
+  CLI::App app{"Generate text with pretrained GPT-2 weights (Hugging Face model.safetensors)",
+               kProgram};
   std::string weights, prompt = "Every effort moves you", ids_text, model_name;
   std::string vocab_dir = default_gpt2_vocab_dir().string();
   int64_t max_new_tokens = 25, top_k = 0, n_heads = 0;
@@ -86,9 +90,9 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "Threads for the kernels")
       ->capture_default_str()
       ->check(CLI::Range(1, 255));
-  CLI11_PARSE(app, argc, argv);
+  if (const std::optional<int> exit_code = cli::parse(app, argc, argv)) return *exit_code;
 
-  try {
+  return cli::run(kProgram, [&] {
     set_num_threads(threads);
     std::unique_ptr<Tokenizer> tokenizer;
     std::string tokenizer_error;
@@ -111,12 +115,21 @@ int main(int argc, char** argv) {
       if (ids.empty()) throw Error("--prompt: the prompt is empty");
     }
 
-    const nn::GPTConfig cfg = nn::infer_gpt2_config(weights, model_name, n_heads);
+    nn::GPTConfig cfg;
+    try {
+      cfg = nn::infer_gpt2_config(weights, model_name, n_heads);
+    } catch (const Error& e) {
+      throw Error("--weights: " + std::string(e.what()));
+    }
     std::cerr << "GPT-2: " << cfg.n_layers << " layers, emb_dim " << cfg.emb_dim << ", "
               << cfg.n_heads << " heads, vocabulary " << cfg.vocab_size << ", context "
               << cfg.context_length << "\n";
     nn::GPTModel model(cfg);
-    nn::load_gpt2_weights(model, weights);
+    try {
+      nn::load_gpt2_weights(model, weights);
+    } catch (const Error& e) {
+      throw Error("--weights: " + std::string(e.what()));
+    }
     model.eval();
 
     Generator generator(seed);
@@ -165,9 +178,6 @@ int main(int argc, char** argv) {
               << " s, " << static_cast<double>(stats.prompt_tokens) / stats.prefill_seconds
               << " tokens/s; decode: " << stats.decode_tokens << " tokens in "
               << stats.decode_seconds << " s, " << decode_rate << " tokens/s\n";
-  } catch (const Error& e) {
-    std::cerr << "generate_gpt2: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

@@ -18,13 +18,13 @@
 // the trained weights). In float32 the loss falls from 0.238 to 0.00052 for MultiHeadAttention
 // and from 0.230 to 0.00039 for SelfAttention_v1.
 //
-// Usage: train_attention [--model mha|sa_v1|both] [--dtype float32|float64] [--steps N]
-//                        [--lr LR] [--dot FILE] [--svg FILE]       (--help lists them)
+// Usage: tapegrad-train-attention [--model mha|sa_v1|both] [--dtype float32|float64] [--steps N]
+//                                 [--lr LR] [--dot FILE] [--svg FILE]       (--help lists them)
 //   --dot FILE / --svg FILE write the graph of the last training step (MultiHeadAttention's
 //   when it trains): Graphviz DOT text (viz/dot.h), or the SVG Graphviz renders from it.
 //
 // Dimension names: B = 2 sequences, T = 6 tokens, C_in = d_in = 3, D = d_out = 2, H = 2 heads.
-#include <fstream>
+#include <tapegrad/cli/cli.h>
 #include <functional>
 #include <iomanip>
 #include <iostream>
@@ -33,15 +33,17 @@
 #include <string>
 #include <vector>
 
+#include "io/atomic_file.h"
 #include "nn/attention.h"
 #include "optim/sgd.h"
 #include "tapegrad.h"
-#include "tools/cli.h"
 #include "viz/dot.h"
 
 using namespace tapegrad;
 
 namespace {
+
+constexpr const char* kProgram = "tapegrad-train-attention";  // its name in bin/
 
 const std::vector<double> kInputs = {0.43, 0.15, 0.89,   // Your     (x^1)
                                      0.55, 0.87, 0.66,   // journey  (x^2)
@@ -141,23 +143,29 @@ void write_drawing(const Tape& tape, const std::string& title, const Options& op
   dot_options.title = title + ": the last SGD step's forward, " + dtype_name(options.dtype);
   const std::string dot = to_dot(tape, dot_options);
   if (!options.dot_file.empty()) {
-    std::ofstream out(options.dot_file);
-    out << dot;
-    if (!out) throw Error("train_attention: cannot write " + options.dot_file);
+    try {
+      write_file_atomically(options.dot_file, dot);
+    } catch (const Error& e) {
+      throw Error("--dot: " + std::string(e.what()));
+    }
     std::cout << "wrote " << options.dot_file << "\n";
   }
   if (!options.svg_file.empty()) {
-    render(dot, "svg", options.svg_file);
+    try {
+      render(dot, "svg", options.svg_file);
+    } catch (const Error& e) {
+      throw Error("--svg: " + std::string(e.what()));
+    }
     std::cout << "wrote " << options.svg_file << "\n";
   }
 }
 
-// Fills `o` from the command line (tools/cli.h: --help exits 0, a bad value exits 2).
+// Fills `o` from the command line (cli/cli.h: --help exits 0, a bad value exits 2).
 std::optional<int> parse(int argc, char** argv, Options& o) {
   CLI::App app(
       "Trains chapter 3's attention layers (a student imitating a teacher) by SGD, "
       "the run PyTorch makes step for step.",
-      "train_attention");
+      kProgram);
   std::string dtype = "float32";
   app.add_option("--model", o.model, "the layer(s) to train")
       ->capture_default_str()
@@ -193,8 +201,8 @@ int main(int argc, char** argv) {
         write_drawing(sa_tape, "SelfAttention_v1", options);
       }
     }
-  } catch (const Error& e) {
-    std::cerr << e.what() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << cli::error_message(kProgram, e.what()) << "\n";
     return 2;
   }
   return 0;

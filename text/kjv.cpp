@@ -2,6 +2,10 @@
 #include "text/kjv.h"
 
 #include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "graph/error.h"
 
@@ -70,6 +74,40 @@ std::vector<KjvVerse> parse_kjv_verses(std::string_view text) {
     previous_blank = false;
   }
   return verses;
+}
+
+std::string default_kjv_path() {
+  const char* cache = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  const std::string base = cache != nullptr && *cache != '\0' ? cache
+                           : home != nullptr                  ? std::string(home) + "/.cache"
+                                                              : ".cache";
+  return base + "/tapegrad/kjv.txt";
+}
+
+std::string read_training_text(const std::string& path, const std::string& who) {
+  namespace fs = std::filesystem;
+  const std::string where = who + " " + path + ": ";
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    throw Error(where + "no such file" +
+                (path == default_kjv_path()
+                     ? " (the default text: `bash tools/kjv_text.sh` writes it from Debian's "
+                       "bible-kjv)"
+                     : ""));
+  }
+  if (fs::is_directory(path, ec)) throw Error(where + "is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(where + "cannot open");
+  std::ostringstream s;
+  s << in.rdbuf();
+  std::string text = s.str();
+  if (text.empty()) throw Error(where + "the file is empty");
+  const size_t nul = text.find('\0');
+  if (nul != std::string::npos) {
+    throw Error(where + "not a text file (a NUL byte at offset " + std::to_string(nul) + ")");
+  }
+  return text;
 }
 
 }  // namespace tapegrad

@@ -1,4 +1,5 @@
-// The King James Bible's verses from the text tools/kjv_text.sh writes (Debian's bible-kjv).
+// The King James Bible's verses from the text tools/kjv_text.sh writes (Debian's bible-kjv), where
+// that text lives (the programs' default training text), and reading a training text file.
 #pragma once
 
 #include <cstdint>
@@ -22,5 +23,14 @@ struct KjvVerse {
 // when a verse comes before any heading or a heading is not "Name number"; an empty text gives
 // no verses.
 std::vector<KjvVerse> parse_kjv_verses(std::string_view text);
+
+// Where tools/kjv_text.sh writes the King James Bible, the text every program trains on by
+// default: ${XDG_CACHE_HOME:-$HOME/.cache}/tapegrad/kjv.txt (./.cache/... without HOME).
+std::string default_kjv_path();
+
+// A text file a program trains on, whole. Throws Error "<who> <path>: <reason>" (who names the
+// program and option, "tapegrad-train-gpt: --data") when it is missing (for default_kjv_path(),
+// saying how to write it), a directory, unreadable, empty, or not text (it holds a NUL byte).
+std::string read_training_text(const std::string& path, const std::string& who);
 
 }  // namespace tapegrad

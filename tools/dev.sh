@@ -11,7 +11,7 @@ export CCACHE_NOHASHDIR=1
 # Build and test dependencies, all Debian packages: OpenBLAS (the default GEMM backend), oneDNN
 # (the bf16 products), SLEEF
 # (vectorised math), CLI11 (command lines), PCRE2 and nlohmann-json (the GPT-2 tokenizer), gnuplot (loss
-# plots), the King James Bible and its reader (train_gpt's default text, tools/kjv_text.sh), Open
+# plots), the King James Bible and its reader (the programs' default text, tools/kjv_text.sh), Open
 # MPI (data-parallel training).
 PACKAGES=(cmake make g++ pkg-config ccache libeigen3-dev libboost-graph-dev catch2 graphviz
           libgraphviz-dev python3 python3-numpy libopenblas-dev libopenblas0-pthread libsleef-dev
@@ -46,11 +46,11 @@ case "${1:-}" in
   main)
     install_missing
     bash tools/fetch_gpt2_vocab.sh  # GPT-2's tokenizer files, into the user's cache
-    bash tools/kjv_text.sh          # the King James Bible as plain text: train_gpt's default data
+    bash tools/kjv_text.sh          # the King James Bible as plain text: the programs' default text
     build build
-    ./build/examples/train_attention --dot attention.dot --svg attention.svg
+    ./build/examples/tapegrad-train-attention --dot attention.dot --svg attention.svg
     # Chapter 5: a tiny GPT on a text file (loss.csv, samples.txt, loss.png, checkpoint).
-    ./build/examples/train_gpt --preset tiny --steps 60 --out train_gpt_out
+    ./build/examples/tapegrad-train-gpt --preset tiny --steps 60 --out train_gpt_out
     ;;
   test)
     install_missing

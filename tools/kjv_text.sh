@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Writes the King James Bible as plain text (train_gpt's default data) into the user's cache, from
+# Writes the King James Bible as plain text into the user's cache (text/kjv.h's default_kjv_path(),
+# the default text of tapegrad-train-gpt, tapegrad-train-simple and the fine-tuning programs), from
 # Debian's bible-kjv-text through the `bible` reader of bible-kjv: the package stores the text
 # compressed, in its own format. Usage: tools/kjv_text.sh [FILE]; does nothing when FILE exists.
 set -euo pipefail

@@ -13,9 +13,9 @@
 #include <string>
 #include <string_view>
 
+#include "cli/cli.h"
 #include "graph/error.h"
 #include "io/atomic_file.h"
-#include "tools/cli.h"
 #include "tools/models.h"
 #include "viz/dot.h"
 
@@ -40,7 +40,7 @@ struct Arguments {
   bool title_given = false;
 };
 
-// Fills `a` from the command line (tools/cli.h: --help and --list-models exit 0, a bad value
+// Fills `a` from the command line (cli/cli.h: --help and --list-models exit 0, a bad value
 // exits 2).
 std::optional<int> parse(int argc, char** argv, Arguments& a) {
   CLI::App app(
@@ -195,13 +195,21 @@ int main(int argc, char** argv) {
     model.loss.backward({.retain_graph = true});
     if (!a.title_given) a.dot.title = model.title + "\n" + model.description;
     const std::string dot = to_dot(tape, a.dot);
-    if (!a.dot_path.empty()) write_file_atomically(a.dot_path, dot);
-    if (!a.svg_path.empty()) render(dot, "svg", a.svg_path);
-    if (!a.png_path.empty()) render(dot, "png", a.png_path);
+    // Each output: a failure names its option ("-o: cannot create ...").
+    auto output = [](const char* option, auto write) {
+      try {
+        write();
+      } catch (const Error& e) {
+        throw Error(option + std::string(": ") + e.what());
+      }
+    };
+    if (!a.dot_path.empty()) output("-o", [&] { write_file_atomically(a.dot_path, dot); });
+    if (!a.svg_path.empty()) output("--svg", [&] { render(dot, "svg", a.svg_path); });
+    if (!a.png_path.empty()) output("--png", [&] { render(dot, "png", a.png_path); });
     if (a.dot_path.empty() && a.svg_path.empty() && a.png_path.empty()) std::cout << dot;
     return 0;
   } catch (const std::exception& e) {
-    std::cerr << "tapegrad-dot: " << e.what() << "\n";
+    std::cerr << cli::error_message("tapegrad-dot", e.what()) << "\n";
     return 1;
   }
 }

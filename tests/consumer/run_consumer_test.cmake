@@ -1,6 +1,7 @@
 # Installs tapegrad into a scratch prefix, then configures, builds and runs a consumer project
-# (tests/consumer/CMakeLists.txt: the README's training loop, and examples/custom_op.cpp, a
-# user's own op) that uses find_package(tapegrad).
+# (tests/consumer/CMakeLists.txt: the README's training loop, examples/custom_op.cpp, a user's
+# own op, and copies of the programs' sources train_attention.cpp, ch05_train_simple.cpp and
+# finetune_instruct.cpp) that uses find_package(tapegrad).
 file(REMOVE_RECURSE ${WORK_DIR})
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${BINARY_DIR} --prefix ${WORK_DIR}/prefix
                 RESULT_VARIABLE rc)
@@ -16,7 +17,10 @@ endif()
 file(WRITE ${WORK_DIR}/src/main.cpp "${CMAKE_MATCH_1}")
 file(COPY ${SOURCE_DIR}/tests/consumer/CMakeLists.txt ${SOURCE_DIR}/examples/custom_op.cpp
      ${SOURCE_DIR}/tests/consumer/dist_consumer.cpp
-     ${SOURCE_DIR}/tests/consumer/include_paths_consumer.cpp DESTINATION ${WORK_DIR}/src)
+     ${SOURCE_DIR}/tests/consumer/include_paths_consumer.cpp
+     ${SOURCE_DIR}/examples/train_attention.cpp ${SOURCE_DIR}/examples/ch05_train_simple.cpp
+     ${SOURCE_DIR}/examples/finetune_instruct.cpp ${SOURCE_DIR}/examples/finetune_common.h
+     DESTINATION ${WORK_DIR}/src)
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${WORK_DIR}/src -B ${WORK_DIR}/build
                         -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release
                 RESULT_VARIABLE rc)
@@ -44,6 +48,34 @@ execute_process(COMMAND ${WORK_DIR}/build/include_paths_consumer OUTPUT_VARIABLE
 message("${out}")
 if(rc OR NOT out MATCHES "include paths consumer: [0-9]+ parameters")
   message(FATAL_ERROR "the consumer of the old and new include paths failed")
+endif()
+# The programs' sources built out of the tree (when the package has tapegrad::cli): each runs.
+if(EXISTS ${WORK_DIR}/build/train_attention)
+  execute_process(COMMAND ${WORK_DIR}/build/train_attention --model sa_v1 --steps 3
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 60)
+  message("${out}${err}")
+  if(rc OR NOT out MATCHES "SelfAttention_v1 \\(float32\\): loss [0-9.]+ -> [0-9.]+ after 3 steps")
+    message(FATAL_ERROR "the copied train_attention.cpp failed (${rc})")
+  endif()
+  string(REPEAT "Every effort moves you, said the painter, and smiled at the canvas.\n" 40 text)
+  file(WRITE ${WORK_DIR}/text.txt "${text}")
+  execute_process(COMMAND ${WORK_DIR}/build/ch05_train_simple --data ${WORK_DIR}/text.txt --epochs 2
+                          --context-length 16 --emb-dim 16 --n-heads 2 --n-layers 1
+                          --batch-size 4 --eval-iter 1 --sample-tokens 5
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 120)
+  message("${out}${err}")
+  if(rc OR NOT out MATCHES "Ep 1 \\(Step 000000\\): Train loss [0-9.]+, Val loss [0-9.]+"
+     OR NOT out MATCHES "Training completed in")
+    message(FATAL_ERROR "the copied ch05_train_simple.cpp failed (${rc})")
+  endif()
+  execute_process(COMMAND ${WORK_DIR}/build/finetune_instruct --help
+                  OUTPUT_VARIABLE out RESULT_VARIABLE rc TIMEOUT 60)
+  if(rc OR NOT out MATCHES "--kjv")
+    message(FATAL_ERROR "the copied finetune_instruct.cpp does not answer --help (${rc})")
+  endif()
+  message("copied examples: train_attention, ch05_train_simple, finetune_instruct built and ran")
+elseif(TAPEGRAD_EXPECT_CLI)
+  message(FATAL_ERROR "the package has no tapegrad::cli: the copied examples were not built")
 endif()
 # Built only when the package has tapegrad::dist (tapegrad found MPI). Open MPI keeps what
 # MPI_Init allocates past MPI_Finalize, which LeakSanitizer would report in the sanitizer build

@@ -1,4 +1,4 @@
-// Tests for examples/train_attention.cpp's command line (CLI11 via tools/cli.h): --help, and each
+// Tests for examples/train_attention.cpp's command line (CLI11 via cli/cli.h): --help, and each
 // malformed value refused by name before any training step.
 #ifdef TAPEGRAD_TRAIN_ATTENTION
 

@@ -1,5 +1,5 @@
 // Tests for the command lines of tools/tapegrad_dot.cpp and tools/bench/bench.cpp (CLI11 via
-// tools/cli.h): --help, and each malformed value refused by name.
+// cli/cli.h): --help, and each malformed value refused by name.
 #include <catch2/catch.hpp>
 
 #include "tests/tools/cli_testing.h"

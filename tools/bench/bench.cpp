@@ -39,10 +39,10 @@
 #include "tools/bench/generate_workload.h"
 #include "tools/bench/gpt_workload.h"
 #endif
+#include "cli/cli.h"
 #include "tools/bench/process_stats.h"
 #include "tools/bench/tapegrad_engine.h"
 #include "tools/bench/workload.h"
-#include "tools/cli.h"
 #include "tools/process/heap_counter.h"
 #include "tools/process/worker_process.h"
 

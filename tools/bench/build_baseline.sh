@@ -9,8 +9,9 @@ dir=${2:?usage: build_baseline.sh COMMIT DIR}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 rm -rf "$dir" && mkdir -p "$dir"
 git -C "$here" archive "$commit" | tar -x -C "$dir"
-mkdir -p "$dir/tools"
-cp -r "$here/tools/bench" "$here/tools/cli.h" "$dir/tools/"
+mkdir -p "$dir/tools" "$dir/cli"
+cp -r "$here/tools/bench" "$dir/tools/"
+cp "$here/cli/cli.h" "$dir/cli/"
 # The older tree builds only the attention benchmark (its library has no GPTModel, no SLEEF
 # target, no CLI target): a CMakeLists of its own for tools/bench, CLI11 being header-only.
 cat >"$dir/tools/bench/CMakeLists.txt" <<'CMAKE'

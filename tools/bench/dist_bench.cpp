@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli.h"
 #include "dist/data_parallel.h"
 #include "graph/threads.h"
 #include "tapegrad.h"
-#include "tools/cli.h"
 
 using namespace tapegrad;
 

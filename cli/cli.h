@@ -1,13 +1,19 @@
 // The command-line pieces tapegrad's programs share (on CLI11): validators whose messages name
 // the option, and one way to parse that answers --help with exit 0 and bad input with exit 2.
+// Installed as <tapegrad/cli/cli.h>; a program using it links tapegrad::cli (CLI11).
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdlib>
+#include <exception>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <system_error>
+
+#include "graph/error.h"
 
 namespace tapegrad::cli {
 
@@ -70,6 +76,38 @@ inline std::optional<int> parse(CLI::App& app, int argc, const char* const* argv
     return kUsageError;
   }
   return std::nullopt;
+}
+
+// An error as a program prints it: "program: what", or `what` unchanged when it already begins
+// with "program: " (messages thrown with the program's name and option in them).
+inline std::string error_message(const std::string& program, const std::string& what) {
+  const std::string prefix = program + ": ";
+  return what.rfind(prefix, 0) == 0 ? what : prefix + what;
+}
+
+// Runs a program's work once its options are parsed: returns body()'s exit status; any exception
+// (tapegrad::Error, std::filesystem::filesystem_error, ...) becomes error_message on stderr and
+// `error_status`.
+template <class Body>
+int run(const std::string& program, Body body, int error_status = 1) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    std::cerr << error_message(program, e.what()) << "\n";
+    return error_status;
+  }
+}
+
+// Creates the folder an option names (and its parents), as --out DIR does. Throws Error naming
+// the option, the folder and the system's reason ("--out: cannot create directory a/b: Not a
+// directory"), not std::filesystem's bare message.
+inline void create_directories(const std::string& option, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!ec && !std::filesystem::is_directory(dir, ec)) {
+    ec = std::make_error_code(std::errc::not_a_directory);
+  }
+  if (ec) throw Error(option + ": cannot create directory " + dir + ": " + ec.message());
 }
 
 }  // namespace tapegrad::cli
