@@ -422,7 +422,10 @@ int main(int argc, char** argv) {
   for (const char* gpt : {"gpt-tiny", "gpt2-124m", "generate-124m", "generate-355m"}) {
     workload_list.push_back(gpt);
   }
-  for (const char* ft : {"finetune-124m", "lora-124m", "full-124m"}) workload_list.push_back(ft);
+  for (const char* ft : {"finetune-124m", "lora-124m", "full-124m"}) {
+    workload_list.push_back(ft);
+    workload_list.push_back(std::string(ft) + "-bf16");
+  }
 
   CLI::App app(
       "Times training steps in tapegrad and its peers, interleaved: the attention workloads "

@@ -31,6 +31,7 @@
 #include "graph/tape.h"
 #include "graph/threads.h"
 #include "kernels/gemm.h"
+#include "kernels/matmul_precision.h"
 #include "kernels/vmath.h"
 #include "nn/gpt.h"
 #include "nn/lora.h"
@@ -50,6 +51,9 @@ struct FinetuneWorkload {
   Recipe recipe;
   int64_t lora_rank;  // LoRA only
   double lora_alpha;
+  // The products' operands in bfloat16 (tapegrad: set_matmul_precision(BFloat16); PyTorch:
+  // the step's forward under torch.autocast("cpu", bfloat16)).
+  bool bf16;
 };
 
 // The book's chapter-6 BASE_CONFIG: GPT_CONFIG_124M with qkv_bias and no dropout.
@@ -57,9 +61,12 @@ constexpr tapegrad::nn::GPTConfig kConfig124M{50257, 1024, 768, 12, 12, 0.0, tru
 
 // Warm-up samples: the first steps pay one-time costs (the optimiser's moments, allocator growth).
 const FinetuneWorkload kFinetuneWorkloads[] = {
-    {{"finetune-124m", kConfig124M, 8, 120, 1, 2, 7}, Recipe::Chapter6, 0, 0},
-    {{"lora-124m", kConfig124M, 8, 120, 1, 2, 7}, Recipe::LoRA, 16, 16},
-    {{"full-124m", kConfig124M, 8, 120, 1, 2, 7}, Recipe::Full, 0, 0},
+    {{"finetune-124m", kConfig124M, 8, 120, 1, 2, 5}, Recipe::Chapter6, 0, 0, false},
+    {{"lora-124m", kConfig124M, 8, 120, 1, 2, 5}, Recipe::LoRA, 16, 16, false},
+    {{"full-124m", kConfig124M, 8, 120, 1, 2, 5}, Recipe::Full, 0, 0, false},
+    {{"finetune-124m-bf16", kConfig124M, 8, 120, 1, 2, 5}, Recipe::Chapter6, 0, 0, true},
+    {{"lora-124m-bf16", kConfig124M, 8, 120, 1, 2, 5}, Recipe::LoRA, 16, 16, true},
+    {{"full-124m-bf16", kConfig124M, 8, 120, 1, 2, 5}, Recipe::Full, 0, 0, true},
 };
 
 constexpr double kLr = 5e-5, kWeightDecay = 0.1;  // chapter 6's and appendix E's AdamW
@@ -122,6 +129,7 @@ int finetune_worker_main(const std::vector<std::string>& args) {
   }
   set_num_threads(threads);
   const double gemm_gflops = tapegrad_gemm_gflops();
+  if (f->bf16) set_matmul_precision(MatmulPrecision::BFloat16);
 
   // What a user writes (the book's chapter 6 / appendix E; torch_gpt.py's build_finetune).
   const nn::GPTConfig& cfg = f->w.cfg;
@@ -167,7 +175,9 @@ int finetune_worker_main(const std::vector<std::string>& args) {
   }
   return serve(step, checksum, gemm_gflops,
                std::string("tapegrad (GEMM: ") + gemm_backend_info() + "; vmath: SLEEF " +
-                   vmath::isa() + "; " + std::to_string(model.num_parameters()) + " parameters, " +
+                   vmath::isa() + "; " +
+                   (f->bf16 ? std::string("bf16 products: ") + bf16_engine_info() + "; " : "") +
+                   std::to_string(model.num_parameters()) + " parameters, " +
                    std::to_string(model.num_trainable_parameters()) + " trainable)",
                steps);
 }
@@ -236,9 +246,11 @@ int run_finetune_workloads(const std::vector<std::string>& names,
   // A LoRA step against a full fine-tuning step and a chapter-6 step, per engine (medians from
   // their groups above).
   for (const Median& lora : medians) {
-    if (lora.workload != "lora-124m") continue;
+    if (!lora.workload.starts_with("lora-")) continue;
+    const std::string suffix = lora.workload.substr(std::string("lora-").size());  // "124m[-bf16]"
     for (const Median& other : medians) {
-      if (other.workload == "lora-124m" || other.threads != lora.threads) continue;
+      if (other.workload.starts_with("lora-") || other.threads != lora.threads) continue;
+      if (other.workload.substr(other.workload.find('-') + 1) != suffix) continue;
       std::printf(
           "\nLoRA step / %s step, %d thread%s (median times): tapegrad %.3f, PyTorch eager "
           "%.3f\n",

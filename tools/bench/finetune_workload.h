@@ -7,7 +7,8 @@
 
 namespace tapegrad_bench {
 
-// True for "finetune-124m", "lora-124m" and "full-124m" (every parameter trainable).
+// True for "finetune-124m", "lora-124m" and "full-124m" (every parameter trainable), and their
+// "-bf16" variants (the products on bfloat16 operands, against torch.autocast).
 bool is_finetune_workload(const std::string& name);
 
 // The worker side ("--worker tapegrad-finetune --workload NAME --threads N --steps K"): one

@@ -70,11 +70,14 @@ GENERATE_WORKLOADS = {
 
 # The fine-tuning workloads: the book's chapter-6 BASE_CONFIG (124M, qkv_bias, no dropout),
 # batch 8 of 120 tokens, AdamW's lr and weight decay from chapter 6 and appendix E.
+# The "-bf16" variants run the step's forward under torch.autocast("cpu", bfloat16).
 FINETUNE_WORKLOADS = {
-    name: dict(cfg=dict(WORKLOADS["gpt2-124m"]["cfg"], drop_rate=0.0, qkv_bias=True), batch=8,
-               T=120, lr=5e-5, weight_decay=0.1, recipe=recipe)
+    name + suffix: dict(cfg=dict(WORKLOADS["gpt2-124m"]["cfg"], drop_rate=0.0, qkv_bias=True),
+                        batch=8, T=120, lr=5e-5, weight_decay=0.1, recipe=recipe,
+                        bf16=suffix == "-bf16")
     for name, recipe in (("finetune-124m", "chapter6"), ("lora-124m", "lora"),
                          ("full-124m", "full"))
+    for suffix in ("", "-bf16")
 }
 
 
@@ -230,14 +233,16 @@ def build_finetune(args, torch):
 
     def step():
         optimizer.zero_grad()
-        loss = calc_loss_batch(inputs, labels, model)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=w["bf16"]):
+            loss = calc_loss_batch(inputs, labels, model)
         loss.backward()
         optimizer.step()
         return loss.item()
 
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     total = sum(p.numel() for p in model.parameters())
-    return model, step, f"{total} parameters, {trainable} trainable"
+    autocast = "; forward under torch.autocast(cpu, bfloat16)" if w["bf16"] else ""
+    return model, step, f"{total} parameters, {trainable} trainable{autocast}"
 
 
 def run_generate(args, torch):
