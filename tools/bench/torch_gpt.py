@@ -13,14 +13,15 @@
 #   /usr/bin/python3 tools/bench/torch_gpt.py --workload gpt-tiny --threads 1 --steps 20
 #   /usr/bin/python3 tools/bench/torch_gpt.py --workload gpt2-124m --malloc tuned
 #
-# The fine-tuning workloads (finetune-124m, lora-124m; tools/bench/finetune_workload.cpp): one
-# step of the book's chapter-6 recipe (GPT_CONFIG_124M with qkv_bias, out_head a new
-# Linear(768, 2), everything frozen but the last block, the final norm and the head) or of
-# appendix E's (the same head, everything frozen, then replace_linear_with_lora rank 16 alpha
-# 16): calc_loss_batch on the last token, backward, AdamW(model.parameters(), 5e-5, weight decay
-# 0.1), as the book's train_classifier_simple steps (no clipping). full-124m: every parameter
-# trainable (full fine-tuning with the new head), what a LoRA step is compared with. The LoRA classes and
-# calc_loss_batch come from tests/goldens/finetune/finetune_reference.py.
+# The fine-tuning workloads (finetune-124m, lora-124m, full-124m and their -bf16 variants;
+# tools/bench/finetune_workload.cpp): one step of the book's chapter-6 recipe (GPT_CONFIG_124M
+# with qkv_bias, out_head a new Linear(768, 2), everything frozen but the last block, the final
+# norm and the head) or of appendix E's (the same head, everything frozen, then
+# replace_linear_with_lora rank 16 alpha 16): calc_loss_batch on the last token, backward,
+# AdamW(model.parameters(), 5e-5, weight decay 0.1), as the book's train_classifier_simple steps
+# (no clipping). full-124m: every parameter trainable (full fine-tuning with the new head), what
+# a LoRA step is compared with. The LoRA classes and calc_loss_batch come from
+# tests/goldens/finetune/finetune_reference.py.
 #
 # --serve: the worker of tapegrad-bench's GPT workloads (tools/bench/gpt_workload.cpp): prints
 # "ready <init checksum> <sgemm 1024^3 GFLOP/s> <info>", then for each "s" on stdin runs --steps
