@@ -10,6 +10,8 @@
 #include <set>
 
 #include "graph/error.h"
+#include "graph/scope.h"
+#include "graph/tape.h"
 #include "io/safetensors.h"
 
 namespace tapegrad::nn {
@@ -411,10 +413,58 @@ Sequential::Sequential(std::vector<std::shared_ptr<UnaryModule>> modules, std::s
   }
 }
 
+namespace {
+
+// The two tapes a Sequential's frozen prefix runs on (one thread's, kept with their memory), and
+// whether one such run is under way on this thread (a Sequential inside it records as usual).
+struct FrozenPrefixTapes {
+  Tape tapes[2];
+  bool busy = false;
+};
+
+FrozenPrefixTapes& frozen_prefix_tapes() {
+  thread_local FrozenPrefixTapes t;
+  return t;
+}
+
+bool has_trainable_parameter(const Module& m) {
+  const std::vector<Parameter> params = m.parameters();
+  return std::any_of(params.begin(), params.end(),
+                     [](const Parameter& p) { return p.requires_grad(); });
+}
+
+}  // namespace
+
 Tensor Sequential::forward(const Tensor& x) const {
   NameScope scope(name(), x.tape());
   Tensor y = x;
-  for (const auto& m : modules_) y = (*m)(y);
+  size_t first = 0;
+  // A frozen prefix (the leading children without a trainable parameter, fed an input that needs
+  // no gradient, as the book's chapter-6 recipe makes of all blocks but the last) needs nothing
+  // kept for backward: its children run on two scratch tapes in turn, each reset before its
+  // next child, and only the prefix's output is copied onto x's tape (a constant leaf). So the
+  // step holds one frozen child's intermediate values at a time, not all of them, as torch frees
+  // them; values, gradients and the random draws are the same as when recorded.
+  FrozenPrefixTapes& scratch = frozen_prefix_tapes();
+  if (grad_enabled() && !x.requires_grad() && !scratch.busy) {
+    while (first < modules_.size() && !has_trainable_parameter(*modules_[first])) ++first;
+  }
+  if (first > 0) {
+    scratch.busy = true;
+    struct Release {
+      bool& busy;
+      ~Release() { busy = false; }
+    } release{scratch.busy};
+    Tensor cur = x;
+    for (size_t i = 0; i < first; ++i) {
+      Tape& tape = scratch.tapes[i % 2];  // cur lives on the other one (or on x's tape)
+      tape.reset();
+      TapeScope on_scratch(tape);
+      cur = (*modules_[i])(tape.leaf(cur.shape(), cur.dtype(), cur.node().value, false));
+    }
+    y = x.tape().leaf(cur.shape(), cur.dtype(), cur.node().value, false);
+  }
+  for (size_t i = first; i < modules_.size(); ++i) y = (*modules_[i])(y);
   return y;
 }
 

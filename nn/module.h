@@ -223,7 +223,11 @@ class UnaryModule : public Module {
   }
 };
 
-// torch.nn.Sequential: children named "0", "1", ...; forward applies them in order.
+// torch.nn.Sequential: children named "0", "1", ...; forward applies them in order. A frozen
+// prefix (the leading children without a trainable parameter, fed an input that needs no
+// gradient, grad mode on) runs on two scratch tapes of the calling thread, one child at a time,
+// and x's tape gets one constant leaf holding its output: nothing of it is needed for backward,
+// so its values are not kept (the same values and gradients as when recorded).
 class Sequential : public UnaryModule {
  public:
   explicit Sequential(std::vector<std::shared_ptr<UnaryModule>> modules,

@@ -132,6 +132,49 @@ TEST_CASE("frozen weights cost no gradient product in backward", "[finetune][mod
   }
 }
 
+TEST_CASE("a frozen prefix of a Sequential is not kept on the tape", "[finetune][module]") {
+  // The same weights twice: everything trainable, and the chapter-6 recipe (block 0 frozen and
+  // fed the frozen embeddings: trf_blocks runs it on its scratch tapes).
+  nn::GPTModel all = chapter6_model(kTiny);
+  all.requires_grad_(true);
+  nn::GPTModel recipe = chapter6_model(kTiny);
+  recipe.trf_blocks[recipe.trf_blocks.size() - 1].requires_grad_(true);
+  recipe.final_norm.requires_grad_(true);
+  recipe.out_head.requires_grad_(true);
+  struct Run {
+    double loss;
+    int32_t nodes;
+    std::vector<std::vector<double>> grads;  // the recipe's trainable parameters'
+  };
+  auto run = [&](nn::GPTModel& model) {
+    Tape tape;
+    TapeScope scope(tape);
+    Tensor loss = classifier::calc_loss_batch(kInIdx, kLabels, model);
+    tape.backward(loss);
+    Run r{loss.item(), tape.size(), {}};
+    for (const auto& [name, p] : model.named_parameters()) {
+      if (name.starts_with("trf_blocks.1.") || name.starts_with("final_norm.") ||
+          name.starts_with("out_head.")) {
+        r.grads.push_back(p.grad_values());
+      }
+    }
+    return r;
+  };
+  const Run a = run(all), b = run(recipe);
+  CHECK(b.loss == a.loss);  // the same ops on the same values, bit for bit
+  REQUIRE(b.grads.size() == a.grads.size());
+  REQUIRE(!a.grads.empty());
+  for (size_t i = 0; i < a.grads.size(); ++i) CHECK(b.grads[i] == a.grads[i]);
+  // Block 0's nodes are not on the step's tape: one constant leaf stands for its output.
+  const int32_t block_nodes = a.nodes - b.nodes;
+  CHECK(block_nodes > 20);
+  for (const auto& [name, p] : recipe.named_parameters()) {
+    if (name.starts_with("trf_blocks.0.")) CHECK(!p.has_grad());
+  }
+  // A second step on the same scratch tapes gives the same loss.
+  CHECK(run(recipe).loss == a.loss);
+}
+
 TEST_CASE("chapter 6: the classifier's logits and AdamW steps match torch", "[finetune][goldens]") {
   const testing::GoldenFile goldens("finetune", "finetune_goldens.txt");
   nn::GPTModel model = chapter6_model(kTiny);

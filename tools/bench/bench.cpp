@@ -36,6 +36,7 @@
 #include "kernels/gemm.h"
 #endif
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
+#include "tools/bench/finetune_workload.h"
 #include "tools/bench/generate_workload.h"
 #include "tools/bench/gpt_workload.h"
 #endif
@@ -196,6 +197,7 @@ int worker_main(const std::vector<std::string>& args) {
   }
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
   if (engine == "tapegrad-gpt" || engine == "torch-gpt") return tgb::gpt_worker_main(args);
+  if (engine == "tapegrad-finetune") return tgb::finetune_worker_main(args);
 #endif
   if (engine == "tapegrad") {
     // PATH or PATH+openblas.
@@ -420,6 +422,10 @@ int main(int argc, char** argv) {
   for (const char* gpt : {"gpt-tiny", "gpt2-124m", "generate-124m", "generate-355m"}) {
     workload_list.push_back(gpt);
   }
+  for (const char* ft : {"finetune-124m", "lora-124m", "full-124m"}) {
+    workload_list.push_back(ft);
+    workload_list.push_back(std::string(ft) + "-bf16");
+  }
 
   CLI::App app(
       "Times training steps in tapegrad and its peers, interleaved: the attention workloads "
@@ -516,6 +522,16 @@ int main(int argc, char** argv) {
   if (!gpt_names.empty()) {
     tgb::run_gpt_workloads(gpt_names, thread_counts, sample_factor,
                            torch ? plugin_path() : nullptr);
+  }
+  // The fine-tuning workloads (finetune-124m, lora-124m, full-124m), with PyTorch eager as peer.
+  std::vector<std::string> finetune_names;
+  std::erase_if(workload_names, [&](const std::string& n) {
+    if (!tgb::is_finetune_workload(n)) return false;
+    finetune_names.push_back(n);
+    return true;
+  });
+  if (!finetune_names.empty()) {
+    tgb::run_finetune_workloads(finetune_names, thread_counts, sample_factor);
   }
 #endif
   // The generation workloads (generate-124m, generate-355m), with PyTorch eager as the peer.

@@ -50,13 +50,6 @@ namespace tapegrad_bench {
 
 namespace {
 
-struct GptWorkload {
-  const char* name;
-  tapegrad::nn::GPTConfig cfg;
-  int64_t batch, t;
-  int steps_per_sample, warmup, samples;
-};
-
 // The shapes of torch_gpt.py's WORKLOADS. Warm-up samples are run and not timed: at gpt2-124m
 // every engine's first three steps pay one-time costs (tapegrad's second step 2.1x its later
 // ones, LibTorch's second and third 1.8x and 1.6x: first touches of the optimiser's moments,
@@ -68,11 +61,6 @@ const GptWorkload kGptWorkloads[] = {
 
 // AdamW's settings, the same for every engine (torch_gpt.py's defaults; betas and eps torch's).
 constexpr double kLr = 4e-4, kWeightDecay = 0.1;
-
-// glibc's malloc told to keep its memory: no mmap/munmap of large buffers every step.
-const char* const kMallocTuned[][2] = {{"MALLOC_MMAP_THRESHOLD_", "4294967296"},
-                                       {"MALLOC_TRIM_THRESHOLD_", "4294967296"},
-                                       {"MALLOC_TOP_PAD_", "1073741824"}};
 
 const GptWorkload& find_workload(const std::string& name) {
   for (const GptWorkload& w : kGptWorkloads) {
@@ -94,68 +82,6 @@ double gpt_step_flops(const GptWorkload& w) {
   const double forward = static_cast<double>(w.cfg.n_layers) * block +
                          2 * n * c * static_cast<double>(w.cfg.vocab_size);
   return 3 * forward;
-}
-
-// GFLOP/s of the library's own float32 product (its default backend) on 1024³: best of 5.
-double tapegrad_gemm_gflops() {
-  const int64_t n = 1024;
-  std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
-  double best = 1e30;
-  for (int r = 0; r < 6; ++r) {
-    const double t0 = now_seconds();
-    tapegrad::gemm<float>(tapegrad::matrix(c.data(), n, n),
-                          tapegrad::matrix(static_cast<const float*>(a.data()), n, n),
-                          tapegrad::matrix(static_cast<const float*>(b.data()), n, n));
-    if (r > 0) best = std::min(best, now_seconds() - t0);
-  }
-  return 2.0 * static_cast<double>(n * n * n) / best / 1e9;
-}
-
-struct Result {
-  std::string label, info;
-  double checksum = 0, gemm_gflops = 0;
-  std::vector<double> ms, cpu_ms;  // per step, one per sample
-  // CPU time of the thread that runs the step (per step): with more threads, the work the others
-  // did not take off it, so 1-thread CPU / n-thread main-thread CPU bounds the speed-up threads
-  // can give on idle cores, whatever the machine's load does to the wall times.
-  std::vector<double> main_cpu_ms;
-  double loss_first = 0, loss_last = 0;
-  double allocations = 0;  // per step; negative when not counted
-  long rss_kib = 0;
-
-  static double median_of(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const size_t m = v.size() / 2;
-    return v.size() % 2 == 1 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-  }
-  double median() const { return median_of(ms); }
-};
-
-// "ready <checksum> <gemm GFLOP/s> <info...>"
-void parse_ready(const std::string& line, Result& r) {
-  std::istringstream ss(line);
-  std::string word;
-  ss >> word >> r.checksum >> r.gemm_gflops;
-  std::getline(ss, r.info);
-  if (!r.info.empty() && r.info[0] == ' ') r.info.erase(0, 1);
-}
-
-const char* torch_gpt_script() {
-  if (const char* env = std::getenv("TAPEGRAD_BENCH_TORCH_GPT")) return env;
-#ifdef TAPEGRAD_BENCH_TORCH_GPT
-  return TAPEGRAD_BENCH_TORCH_GPT;
-#else
-  return "tools/bench/torch_gpt.py";
-#endif
-}
-
-// The worker's side of bench.cpp's protocol: "ready <checksum> <sgemm GFLOP/s> <info>", then
-// for each "s" K steps, answered "<seconds> <first loss> <last loss> <allocations> <CPU
-// seconds> <CPU seconds of the calling thread>", and for "q" the peak RSS (KiB).
-int serve(const std::function<double()>& step, double checksum, double gemm_gflops,
-          const std::string& info, int steps) {
-  std::printf("ready %.17g %.6g %s\n", checksum, gemm_gflops, info.c_str());
-  return serve_steps(step, steps);
 }
 
 // The LibTorch worker: the plugin's GPT step (torch_engine.cpp), loaded only in this process.
@@ -197,6 +123,52 @@ int torch_worker(const GptWorkload& w, const std::string& plugin, int threads, i
 }
 
 }  // namespace
+
+// GFLOP/s of the library's own float32 product (its default backend) on 1024³: best of 5.
+double tapegrad_gemm_gflops() {
+  const int64_t n = 1024;
+  std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
+  double best = 1e30;
+  for (int r = 0; r < 6; ++r) {
+    const double t0 = now_seconds();
+    tapegrad::gemm<float>(tapegrad::matrix(c.data(), n, n),
+                          tapegrad::matrix(static_cast<const float*>(a.data()), n, n),
+                          tapegrad::matrix(static_cast<const float*>(b.data()), n, n));
+    if (r > 0) best = std::min(best, now_seconds() - t0);
+  }
+  return 2.0 * static_cast<double>(n * n * n) / best / 1e9;
+}
+
+namespace {
+
+// "ready <checksum> <gemm GFLOP/s> <info...>"
+void parse_ready(const std::string& line, Result& r) {
+  std::istringstream ss(line);
+  std::string word;
+  ss >> word >> r.checksum >> r.gemm_gflops;
+  std::getline(ss, r.info);
+  if (!r.info.empty() && r.info[0] == ' ') r.info.erase(0, 1);
+}
+
+}  // namespace
+
+const char* torch_gpt_script() {
+  if (const char* env = std::getenv("TAPEGRAD_BENCH_TORCH_GPT")) return env;
+#ifdef TAPEGRAD_BENCH_TORCH_GPT
+  return TAPEGRAD_BENCH_TORCH_GPT;
+#else
+  return "tools/bench/torch_gpt.py";
+#endif
+}
+
+// The worker's side of bench.cpp's protocol: "ready <checksum> <sgemm GFLOP/s> <info>", then
+// for each "s" K steps, answered "<seconds> <first loss> <last loss> <allocations> <CPU
+// seconds> <CPU seconds of the calling thread>", and for "q" the peak RSS (KiB).
+int serve(const std::function<double()>& step, double checksum, double gemm_gflops,
+          const std::string& info, int steps) {
+  std::printf("ready %.17g %.6g %s\n", checksum, gemm_gflops, info.c_str());
+  return serve_steps(step, steps);
+}
 
 bool is_gpt_workload(const std::string& name) {
   return std::any_of(std::begin(kGptWorkloads), std::end(kGptWorkloads),
@@ -263,15 +235,6 @@ int gpt_worker_main(const std::vector<std::string>& args) {
                steps);
 }
 
-namespace {
-
-// One engine of a GPT workload: its row label, its peer ("" for tapegrad), its command line and
-// environment.
-struct Engine {
-  std::string label, peer;
-  std::vector<std::string> argv, env;
-};
-
 // Runs the engines of one group interleaved (alternating who goes first), returns their results.
 std::vector<Result> run_group(const GptWorkload& w, const std::vector<Engine>& engines,
                               int samples) {
@@ -319,8 +282,7 @@ std::vector<Result> run_group(const GptWorkload& w, const std::vector<Engine>& e
 
 // Prints one group's rows; "x torch" and "RSS/tch" are against the group's fastest peer run.
 void print_rows(const GptWorkload& w, const std::vector<Engine>& engines,
-                const std::vector<Result>& r, double peak) {
-  const double flops = gpt_step_flops(w);
+                const std::vector<Result>& r, double peak, double flops) {
   size_t best = 1;
   for (size_t e = 1; e < r.size(); ++e) {
     if (r[e].median() < r[best].median()) best = e;
@@ -368,8 +330,6 @@ void print_rows(const GptWorkload& w, const std::vector<Engine>& engines,
         p.loss_last, rel_last);
   }
 }
-
-}  // namespace
 
 int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<int>& thread_counts,
                       double sample_factor, const char* torch_plugin) {
@@ -462,7 +422,7 @@ int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<i
                       x.gemm_gflops);
         }
         std::printf("  -> GEMM peak measured: %.1f GFLOP/s (the best sgemm above)\n", peak);
-        print_rows(w, group, r, peak);
+        print_rows(w, group, r, peak, gpt_step_flops(w));
         for (const Result& x : r) {
           const bool seen = std::any_of(scaling.begin(), scaling.end(), [&](const Scaling& q) {
             return q.workload == w.name && q.label == x.label && q.threads == threads;

@@ -3,8 +3,13 @@
 // interleaved in one run.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "nn/gpt.h"
 
 namespace tapegrad_bench {
 
@@ -21,5 +26,72 @@ int gpt_worker_main(const std::vector<std::string>& args);
 // malloc) interleaved, and prints the rows and ratios.
 int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<int>& threads,
                       double sample_factor, const char* torch_plugin);
+
+// What the GPT workloads share with the fine-tuning workloads (finetune_workload.cpp), which run
+// their engines the same way.
+
+// A workload: the model's config, one fixed batch [batch, t], how many steps one sample times,
+// how many samples are warm-up (run, not timed) and how many are timed.
+struct GptWorkload {
+  const char* name;
+  tapegrad::nn::GPTConfig cfg;
+  int64_t batch, t;
+  int steps_per_sample, warmup, samples;
+};
+
+// glibc's malloc told to keep its memory: no mmap/munmap of large buffers every step.
+inline constexpr const char* kMallocTuned[][2] = {{"MALLOC_MMAP_THRESHOLD_", "4294967296"},
+                                                  {"MALLOC_TRIM_THRESHOLD_", "4294967296"},
+                                                  {"MALLOC_TOP_PAD_", "1073741824"}};
+
+// One engine's figures from run_group.
+struct Result {
+  std::string label, info;
+  double checksum = 0, gemm_gflops = 0;
+  std::vector<double> ms, cpu_ms;  // per step, one per sample
+  // CPU time of the thread that runs the step (per step): with more threads, the work the others
+  // did not take off it, so 1-thread CPU / n-thread main-thread CPU bounds the speed-up threads
+  // can give on idle cores, whatever the machine's load does to the wall times.
+  std::vector<double> main_cpu_ms;
+  double loss_first = 0, loss_last = 0;
+  double allocations = 0;  // per step; negative when not counted
+  long rss_kib = 0;
+
+  static double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t m = v.size() / 2;
+    return v.size() % 2 == 1 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+  }
+  double median() const { return median_of(ms); }
+};
+
+// One engine of a workload: its row label, its peer ("" for tapegrad), its command line and
+// environment.
+struct Engine {
+  std::string label, peer;
+  std::vector<std::string> argv, env;
+};
+
+// GFLOP/s of the library's own float32 product (its default backend) on 1024³: best of 5.
+double tapegrad_gemm_gflops();
+
+// The PyTorch-eager peer's script (TAPEGRAD_BENCH_TORCH_GPT overrides the built-in path).
+const char* torch_gpt_script();
+
+// The worker's side of bench.cpp's protocol: "ready <checksum> <sgemm GFLOP/s> <info>", then
+// for each "s" K steps, answered "<seconds> <first loss> <last loss> <allocations> <CPU
+// seconds> <CPU seconds of the calling thread>", and for "q" the peak RSS (KiB).
+int serve(const std::function<double()>& step, double checksum, double gemm_gflops,
+          const std::string& info, int steps);
+
+// Runs the engines of one group, each a process of its own, interleaved (alternating who goes
+// first), and returns their results (engine 0 is tapegrad's).
+std::vector<Result> run_group(const GptWorkload& w, const std::vector<Engine>& engines,
+                              int samples);
+
+// Prints one group's rows ("x torch" and "RSS/tch" against the group's fastest peer run; GFLOP/s
+// from `flops` per step) and each peer's check against tapegrad (init checksum, losses).
+void print_rows(const GptWorkload& w, const std::vector<Engine>& engines,
+                const std::vector<Result>& r, double peak, double flops);
 
 }  // namespace tapegrad_bench

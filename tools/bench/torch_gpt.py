@@ -13,6 +13,16 @@
 #   /usr/bin/python3 tools/bench/torch_gpt.py --workload gpt-tiny --threads 1 --steps 20
 #   /usr/bin/python3 tools/bench/torch_gpt.py --workload gpt2-124m --malloc tuned
 #
+# The fine-tuning workloads (finetune-124m, lora-124m, full-124m and their -bf16 variants;
+# tools/bench/finetune_workload.cpp): one step of the book's chapter-6 recipe (GPT_CONFIG_124M
+# with qkv_bias, out_head a new Linear(768, 2), everything frozen but the last block, the final
+# norm and the head) or of appendix E's (the same head, everything frozen, then
+# replace_linear_with_lora rank 16 alpha 16): calc_loss_batch on the last token, backward,
+# AdamW(model.parameters(), 5e-5, weight decay 0.1), as the book's train_classifier_simple steps
+# (no clipping). full-124m: every parameter trainable (full fine-tuning with the new head), what
+# a LoRA step is compared with. The LoRA classes and calc_loss_batch come from
+# tests/goldens/finetune/finetune_reference.py.
+#
 # --serve: the worker of tapegrad-bench's GPT workloads (tools/bench/gpt_workload.cpp): prints
 # "ready <init checksum> <sgemm 1024^3 GFLOP/s> <info>", then for each "s" on stdin runs --steps
 # steps and prints "<seconds> <first loss> <last loss> -1 <CPU seconds> <main thread's CPU seconds>"
@@ -59,10 +69,24 @@ GENERATE_WORKLOADS = {
 }
 
 
+# The fine-tuning workloads: the book's chapter-6 BASE_CONFIG (124M, qkv_bias, no dropout),
+# batch 8 of 120 tokens, AdamW's lr and weight decay from chapter 6 and appendix E.
+# The "-bf16" variants run the step's forward under torch.autocast("cpu", bfloat16).
+FINETUNE_WORKLOADS = {
+    name + suffix: dict(cfg=dict(WORKLOADS["gpt2-124m"]["cfg"], drop_rate=0.0, qkv_bias=True),
+                        batch=8, T=120, lr=5e-5, weight_decay=0.1, recipe=recipe,
+                        bf16=suffix == "-bf16")
+    for name, recipe in (("finetune-124m", "chapter6"), ("lora-124m", "lora"),
+                         ("full-124m", "full"))
+    for suffix in ("", "-bf16")
+}
+
+
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--workload", choices=sorted(WORKLOADS) + sorted(GENERATE_WORKLOADS),
-                   default="gpt-tiny")
+    p.add_argument("--workload", default="gpt-tiny",
+                   choices=sorted(WORKLOADS) + sorted(GENERATE_WORKLOADS) +
+                   sorted(FINETUNE_WORKLOADS))
     p.add_argument("--generate", action="store_true",
                    help="time greedy generation with the KV cache (generate-* workloads)")
     p.add_argument("--prompt-ids", default="", help="--generate: the prompt, as 1,2,3")
@@ -172,6 +196,56 @@ def build_model():
     return GPTModel
 
 
+def build_finetune(args, torch):
+    """A fine-tuning workload's model (random weights, seed 123), optimiser, batch and step, as
+    the book's chapter 6 and appendix E set them up."""
+    w = FINETUNE_WORKLOADS[args.workload]
+    cfg = w["cfg"]
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", "..", "tests", "goldens", "finetune"))
+    from finetune_reference import calc_loss_batch, replace_linear_with_lora
+    torch.manual_seed(args.seed)
+    model = build_model()(cfg)
+    if w["recipe"] == "full":  # every parameter trainable, the new head
+        torch.manual_seed(123)
+        model.out_head = torch.nn.Linear(in_features=cfg["emb_dim"], out_features=2)
+    elif w["recipe"] == "chapter6":  # freeze, new head, then the last block and norm trainable
+        for param in model.parameters():
+            param.requires_grad = False
+        torch.manual_seed(123)
+        model.out_head = torch.nn.Linear(in_features=cfg["emb_dim"], out_features=2)
+        for param in model.trf_blocks[-1].parameters():
+            param.requires_grad = True
+        for param in model.final_norm.parameters():
+            param.requires_grad = True
+    else:  # appendix E: new head, freeze everything, then the adapters
+        torch.manual_seed(123)
+        model.out_head = torch.nn.Linear(in_features=cfg["emb_dim"], out_features=2)
+        for param in model.parameters():
+            param.requires_grad = False
+        replace_linear_with_lora(model, rank=16, alpha=16)
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=w["lr"], weight_decay=w["weight_decay"])
+    # One fixed batch: torch.randint's tokens (as the GPT workloads), the label of each row the
+    # parity of its extra last token.
+    gen = torch.Generator().manual_seed(args.seed)
+    tokens = torch.randint(0, cfg["vocab_size"], (w["batch"], w["T"] + 1), generator=gen)
+    inputs, labels = tokens[:, :-1], tokens[:, -1] % 2
+
+    def step():
+        optimizer.zero_grad()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=w["bf16"]):
+            loss = calc_loss_batch(inputs, labels, model)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    total = sum(p.numel() for p in model.parameters())
+    autocast = "; forward under torch.autocast(cpu, bfloat16)" if w["bf16"] else ""
+    return model, step, f"{total} parameters, {trainable} trainable{autocast}"
+
+
 def run_generate(args, torch):
     """--generate: the book's generate_text_simple_cached, prefill and decode timed apart."""
     cfg = GENERATE_WORKLOADS[args.workload]["cfg"]
@@ -216,6 +290,12 @@ def main():
         return
 
     torch.set_num_threads(args.threads)
+    if args.workload in FINETUNE_WORKLOADS:
+        model, step, counts = build_finetune(args, torch)
+        if not args.serve:
+            sys.exit("torch_gpt.py: the fine-tuning workloads run only with --serve")
+        serve(args, torch, model, step, counts)
+        return
     w = WORKLOADS[args.workload]
     cfg, batch, T = w["cfg"], w["batch"], w["T"]
     steps = args.steps or (20 if args.workload == "gpt-tiny" else 6)
@@ -276,13 +356,13 @@ def peak_rss_kib():
         return int(next(line.split()[1] for line in f if line.startswith("VmHWM:")))
 
 
-def serve(args, torch, model, step):
+def serve(args, torch, model, step, counts=""):
     """tapegrad-bench's worker protocol (see the header)."""
     steps = args.steps or 1
     gflops = sgemm_gflops(torch, 1024)
     checksum = sum(p.detach().double().sum().item() for p in model.parameters())
     print(f"ready {checksum!r} {gflops:.6g} PyTorch eager {torch.__version__} ({blas_report()}; "
-          f"{args.malloc} malloc)", flush=True)
+          f"{args.malloc} malloc{'; ' + counts if counts else ''})", flush=True)
     for line in sys.stdin:
         if line.startswith("q"):
             print(peak_rss_kib(), flush=True)

@@ -12,7 +12,6 @@ recipe (torch.manual_seed(123), model.out_head = Linear(emb_dim, 2), everything 
 last block, the final norm and the head) and appendix E's LoRALayer / LinearWithLoRA /
 replace_linear_with_lora, as the book writes them.
 """
-import math
 import os
 import sys
 
@@ -24,6 +23,10 @@ from gpt_reference import GPTModel  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, ".."))
 from golden_format import golden_line  # noqa: E402
+
+sys.path.insert(0, HERE)
+# appendix E's LoRA classes and chapter 6's calc_loss_batch, as the book writes them
+from finetune_reference import calc_loss_batch, replace_linear_with_lora  # noqa: E402
 
 OUT = os.path.join(HERE, "finetune_goldens.txt")
 TINY = {"vocab_size": 50, "context_length": 8, "emb_dim": 8, "n_heads": 2, "n_layers": 2,
@@ -38,38 +41,6 @@ def emit(name, t):
     lines.append(golden_line(name, t))
 
 
-# --- appendix E, as the book defines them ---------------------------------------------------
-class LoRALayer(torch.nn.Module):
-    def __init__(self, in_dim, out_dim, rank, alpha):
-        super().__init__()
-        self.A = torch.nn.Parameter(torch.empty(in_dim, rank))
-        torch.nn.init.kaiming_uniform_(self.A, a=math.sqrt(5))
-        self.B = torch.nn.Parameter(torch.zeros(rank, out_dim))
-        self.alpha = alpha
-        self.rank = rank
-
-    def forward(self, x):
-        return (self.alpha / self.rank) * (x @ self.A @ self.B)
-
-
-class LinearWithLoRA(torch.nn.Module):
-    def __init__(self, linear, rank, alpha):
-        super().__init__()
-        self.linear = linear
-        self.lora = LoRALayer(linear.in_features, linear.out_features, rank, alpha)
-
-    def forward(self, x):
-        return self.linear(x) + self.lora(x)
-
-
-def replace_linear_with_lora(model, rank, alpha):
-    for name, module in model.named_children():
-        if isinstance(module, torch.nn.Linear):
-            setattr(model, name, LinearWithLoRA(module, rank, alpha))
-        else:
-            replace_linear_with_lora(module, rank, alpha)
-
-
 def chapter6_model():
     """The book's recipe: frozen, a new 2-class head (seed 123), last block and norm trainable."""
     torch.manual_seed(123)
@@ -79,11 +50,6 @@ def chapter6_model():
     torch.manual_seed(123)
     model.out_head = torch.nn.Linear(in_features=TINY["emb_dim"], out_features=2)
     return model
-
-
-def calc_loss_batch(input_batch, target_batch, model):
-    logits = model(input_batch)[:, -1, :]  # Logits of last output token
-    return torch.nn.functional.cross_entropy(logits, target_batch)
 
 
 def train(model, lr, steps):
