@@ -37,7 +37,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kProgram = "finetune_instruct";
+constexpr const char* kProgram = "tapegrad-finetune-instruct";
 
 struct Options {
   ft::ModelOptions model;

@@ -28,6 +28,7 @@
 
 #include "graph/threads.h"
 #include "tapegrad.h"
+#include "tools/cli.h"
 
 using namespace tapegrad;
 
@@ -54,7 +55,8 @@ std::vector<int64_t> parse_ids(const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Generate text with pretrained GPT-2 weights (Hugging Face model.safetensors)"};
+  CLI::App app{"Generate text with pretrained GPT-2 weights (Hugging Face model.safetensors)",
+               "tapegrad-generate"};
   std::string weights, prompt = "Every effort moves you", ids_text, model_name;
   std::string vocab_dir = default_gpt2_vocab_dir().string();
   int64_t max_new_tokens = 25, top_k = 0, n_heads = 0;
@@ -86,7 +88,7 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "Threads for the kernels")
       ->capture_default_str()
       ->check(CLI::Range(1, 255));
-  CLI11_PARSE(app, argc, argv);
+  if (const std::optional<int> exit_code = cli::parse(app, argc, argv)) return *exit_code;
 
   try {
     set_num_threads(threads);
@@ -166,7 +168,7 @@ int main(int argc, char** argv) {
               << " tokens/s; decode: " << stats.decode_tokens << " tokens in "
               << stats.decode_seconds << " s, " << decode_rate << " tokens/s\n";
   } catch (const Error& e) {
-    std::cerr << "generate_gpt2: " << e.what() << "\n";
+    std::cerr << "tapegrad-generate: " << e.what() << "\n";
     return 1;
   }
   return 0;

@@ -143,7 +143,7 @@ void write_drawing(const Tape& tape, const std::string& title, const Options& op
   if (!options.dot_file.empty()) {
     std::ofstream out(options.dot_file);
     out << dot;
-    if (!out) throw Error("train_attention: cannot write " + options.dot_file);
+    if (!out) throw Error("tapegrad-train-attention: cannot write " + options.dot_file);
     std::cout << "wrote " << options.dot_file << "\n";
   }
   if (!options.svg_file.empty()) {
@@ -157,7 +157,7 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
   CLI::App app(
       "Trains chapter 3's attention layers (a student imitating a teacher) by SGD, "
       "the run PyTorch makes step for step.",
-      "train_attention");
+      "tapegrad-train-attention");
   std::string dtype = "float32";
   app.add_option("--model", o.model, "the layer(s) to train")
       ->capture_default_str()

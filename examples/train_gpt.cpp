@@ -45,6 +45,7 @@
 #include "io/safetensors.h"
 #include "kernels/matmul_precision.h"
 #include "tapegrad.h"
+#include "tools/cli.h"
 #ifdef TAPEGRAD_HAVE_MPI
 #include "dist/data_parallel.h"
 #endif
@@ -53,6 +54,9 @@ using namespace tapegrad;
 namespace fs = std::filesystem;
 
 namespace {
+
+// The installed program's name (CMakeLists.txt): every message it prints begins with it.
+const std::string kProgram = "tapegrad-train-gpt";
 
 std::string default_data() {
   const char* cache = std::getenv("XDG_CACHE_HOME");
@@ -175,21 +179,21 @@ std::string dropout_generator_name(int rank) {
 std::string read_text(const std::string& path, const std::string& tokenizer) {
   std::error_code ec;
   if (!fs::exists(path, ec)) {
-    throw Error("train_gpt: --data " + path + ": no such file" +
+    throw Error(kProgram + ": --data " + path + ": no such file" +
                 (path == default_data() ? " (the default text: `bash tools/kjv_text.sh` writes it "
                                           "from Debian's bible-kjv, or give --data FILE)"
                                         : ""));
   }
-  if (fs::is_directory(path, ec)) throw Error("train_gpt: --data " + path + ": is a directory");
+  if (fs::is_directory(path, ec)) throw Error(kProgram + ": --data " + path + ": is a directory");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("train_gpt: --data " + path + ": cannot open");
+  if (!in) throw Error(kProgram + ": --data " + path + ": cannot open");
   std::ostringstream s;
   s << in.rdbuf();
   std::string text = s.str();
-  if (text.empty()) throw Error("train_gpt: --data " + path + ": the file is empty");
+  if (text.empty()) throw Error(kProgram + ": --data " + path + ": the file is empty");
   const size_t nul = text.find('\0');
   if (nul != std::string::npos) {
-    throw Error("train_gpt: --data " + path + ": not a text file (a NUL byte at offset " +
+    throw Error(kProgram + ": --data " + path + ": not a text file (a NUL byte at offset " +
                 std::to_string(nul) + ")");
   }
   (void)tokenizer;
@@ -272,7 +276,7 @@ std::vector<int64_t> split_ints(const std::string& s) {
 const std::string& meta(const std::map<std::string, std::string>& m, const std::string& key,
                         const std::string& path) {
   const auto it = m.find(key);
-  if (it == m.end()) throw Error("train_gpt: --resume: " + path + " has no \"" + key + "\"");
+  if (it == m.end()) throw Error(kProgram + ": --resume: " + path + " has no \"" + key + "\"");
   return it->second;
 }
 
@@ -329,7 +333,7 @@ void plot(const std::string& dir, Reporter& reporter) {
   }
   const int status = pipe ? pclose(pipe) : -1;
   if (status != 0) {
-    std::cerr << "train_gpt: gnuplot failed or is missing (install gnuplot-nox); no loss.png"
+    std::cerr << kProgram << ": gnuplot failed or is missing (install gnuplot-nox); no loss.png"
               << (output.empty() ? "" : ":\n" + output) << "\n";
     return;
   }
@@ -367,7 +371,7 @@ void plot_last_block_attention(nn::GPTModel& model, const Tokenizer& tokenizer,
                        std::to_string(model.config().n_layers - 1) + ")");
     reporter.line("wrote " + dir + "/attention.png");
   } catch (const Error& e) {
-    std::cerr << "train_gpt: no attention.png: " << e.what() << "\n";
+    std::cerr << kProgram << ": no attention.png: " << e.what() << "\n";
   }
   block.att.keep_attention(false);
   model.train(was_training);
@@ -377,7 +381,7 @@ int run(const Options& o, const Processes& procs) {
   const bool is_main = procs.rank == 0;  // the process that prints and writes
   const auto found = presets().find(o.preset);
   if (found == presets().end()) {
-    throw Error("train_gpt: --preset must be tiny, small or 124M, not \"" + o.preset + "\"");
+    throw Error(kProgram + ": --preset must be tiny, small or 124M, not \"" + o.preset + "\"");
   }
   Preset p = found->second;
   if (!o.tokenizer.empty()) p.tokenizer = o.tokenizer;
@@ -403,7 +407,7 @@ int run(const Options& o, const Processes& procs) {
     try {
       return GPTDataset(part, *tokenizer, T, T);
     } catch (const Error& e) {
-      throw Error("train_gpt: --data " + o.data + ": the " + which +
+      throw Error(kProgram + ": --data " + o.data + ": the " + which +
                   " part is too short for one window of " + std::to_string(T) +
                   " tokens (--context-length) + 1: " + e.what());
     }
@@ -425,8 +429,8 @@ int run(const Options& o, const Processes& procs) {
       << " eval_iter=" << o.eval_iter << " checkpoint_every=" << o.checkpoint_every
       << " resume=" << o.resume;
   if (const std::string rank0 = procs.broadcast(job.str()); rank0 != job.str()) {
-    throw Error("train_gpt: the options of this process differ from rank 0's:\n  rank 0: " + rank0 +
-                "\n  this process: " + job.str());
+    throw Error(kProgram + ": the options of this process differ from rank 0's:\n  rank 0: " +
+                rank0 + "\n  this process: " + job.str());
   }
 
   manual_seed(o.seed);  // the model's initial weights, then dropout: torch.manual_seed
@@ -442,7 +446,7 @@ int run(const Options& o, const Processes& procs) {
   Generator data_generator(o.seed);  // the loaders' shuffling: torch.Generator().manual_seed
   DataLoader train_loader(train_ds, global_batch, true, true, &data_generator);
   if (train_loader.size() == 0) {
-    throw Error("train_gpt: --data " + o.data + ": " + std::to_string(train_ds.size()) +
+    throw Error(kProgram + ": --data " + o.data + ": " + std::to_string(train_ds.size()) +
                 " training windows, fewer than one batch of " + std::to_string(global_batch) +
                 " (--batch-size × processes)");
   }
@@ -452,7 +456,7 @@ int run(const Options& o, const Processes& procs) {
   AdamW optimizer(model.parameters(), AdamWOptions{.lr = p.lr, .weight_decay = o.weight_decay});
   std::unique_ptr<LRScheduler> scheduler;
   if (o.warmup > 0) {
-    if (o.warmup >= o.steps) throw Error("train_gpt: --warmup must be smaller than --steps");
+    if (o.warmup >= o.steps) throw Error(kProgram + ": --warmup must be smaller than --steps");
     scheduler = std::make_unique<WarmupCosineLR>(optimizer, o.warmup, o.steps, 0.01, o.min_lr);
   }
   const NamedParameters params = model.named_parameters();
@@ -470,7 +474,7 @@ int run(const Options& o, const Processes& procs) {
     // Rank 0 reads the file; every process gets its bytes.
     std::vector<uint8_t> bytes;
     if (is_main) {
-      if (!fs::exists(ckpt)) throw Error("train_gpt: --resume: no checkpoint at " + ckpt);
+      if (!fs::exists(ckpt)) throw Error(kProgram + ": --resume: no checkpoint at " + ckpt);
       bytes = read_whole_file(ckpt);
     }
     procs.broadcast(bytes);
@@ -478,10 +482,10 @@ int run(const Options& o, const Processes& procs) {
     const SafetensorsView view = parse_safetensors(bytes, ckpt);
     const std::string* saved = view.find_metadata("train_gpt.config");
     if (saved == nullptr) {
-      throw Error("train_gpt: --resume: " + ckpt + " was not written by train_gpt");
+      throw Error(kProgram + ": --resume: " + ckpt + " was not written by train_gpt");
     }
     if (*saved != config) {
-      throw Error("train_gpt: --resume: " + ckpt +
+      throw Error(kProgram + ": --resume: " + ckpt +
                   " is a checkpoint of another configuration (nothing was changed):\n  file: " +
                   *saved + "\n  this run: " + config);
     }
@@ -493,7 +497,7 @@ int run(const Options& o, const Processes& procs) {
       load_checkpoint_bytes(bytes, ckpt, params, mine);
       extras.metadata = mine.metadata;
     } catch (const Error& e) {
-      throw Error(std::string("train_gpt: --resume: ") + e.what());
+      throw Error(kProgram + ": --resume: " + e.what());
     }
     const auto& m = extras.metadata;
     start.step = std::stoll(meta(m, "train_gpt.step", ckpt));
@@ -538,7 +542,7 @@ int run(const Options& o, const Processes& procs) {
 
   if (is_main) {
     std::ostringstream head;
-    head << "train_gpt: preset " << o.preset << ", " << model.num_parameters()
+    head << kProgram << ": preset " << o.preset << ", " << model.num_parameters()
          << " parameters, tokenizer " << p.tokenizer << ", data " << o.data << " (" << text.size()
          << " bytes: " << train_ds.size() << " training and " << val_ds.size()
          << " validation windows of " << T << " tokens), batch " << p.batch_size << ", lr " << p.lr
@@ -676,9 +680,10 @@ CLI::Validator number_at_least(double least, const std::string& what) {
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{
-      "train_gpt: trains chapter 4's GPT on a text file as chapter 5 of Build a Large Language "
+      "Trains chapter 4's GPT on a text file as chapter 5 of Build a Large Language "
       "Model (From Scratch) does (AdamW, train/val loss, samples, checkpoints). Writes loss.csv, "
-      "samples.txt, loss.png and checkpoint.safetensors into --out."};
+      "samples.txt, loss.png and checkpoint.safetensors into --out.",
+      kProgram};
   // A repeated option takes its last value, so a script's options can be overridden.
   app.option_defaults()->always_capture_default()->multi_option_policy(
       CLI::MultiOptionPolicy::TakeLast);
@@ -741,11 +746,7 @@ int main(int argc, char** argv) {
   app.add_option("--sample-tokens", o.sample_tokens, "tokens per sample")
       ->check(number_at_least(0.0, "a number >= 0"));
   app.add_flag("!--no-plot", o.plot, "do not run gnuplot for loss.png");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (const std::optional<int> exit_code = cli::parse(app, argc, argv)) return *exit_code;
 #ifdef TAPEGRAD_HAVE_MPI
   // Under mpirun (Open MPI sets OMPI_COMM_WORLD_SIZE): one process of a data-parallel job. A
   // process that fails ends the whole job with its message (run_or_abort) instead of leaving the

@@ -165,7 +165,8 @@ std::map<std::string, std::vector<double>> printed_losses(const std::string& out
 
 void check_program(const std::string& args, DType dtype, double rtol) {
   int status = -1;
-  const std::string command = golden::example_binary("train_attention") + " " + args + " 2>&1";
+  const std::string command =
+      golden::example_binary("tapegrad-train-attention") + " " + args + " 2>&1";
   const std::string output = golden::run_program(command, &status);
   INFO("command: " << command << " (build the examples: cmake --build build)\noutput:\n"
                    << output.substr(0, 2000));
@@ -201,8 +202,8 @@ TEST_CASE("example train_attention --dtype float64 prints PyTorch's float64 loss
 
 TEST_CASE("example train_attention rejects bad options", "[chapter3][examples][train]") {
   int status = -1;
-  const std::string output =
-      golden::run_program(golden::example_binary("train_attention") + " --model gpt 2>&1", &status);
+  const std::string output = golden::run_program(
+      golden::example_binary("tapegrad-train-attention") + " --model gpt 2>&1", &status);
   CHECK(status != 0);
   CHECK(output.find("--model: gpt not in {mha,sa_v1,both}") != std::string::npos);  // CLI11's
 }
@@ -215,7 +216,7 @@ TEST_CASE("example train_attention --dot/--svg draws MultiHeadAttention's last s
   std::remove(svg_path.c_str());
   int status = -1;
   const std::string output =
-      golden::run_program(golden::example_binary("train_attention") + " --steps 2 --dot " +
+      golden::run_program(golden::example_binary("tapegrad-train-attention") + " --steps 2 --dot " +
                               dot_path + " --svg " + svg_path + " 2>&1",
                           &status);
   INFO(output);

@@ -66,7 +66,7 @@ struct Result {
 
 Result train_gpt(const std::string& args) {
   int status = -1;
-  const std::string command = example_binary("train_gpt") + " " + args + " 2>&1";
+  const std::string command = example_binary("tapegrad-train-gpt") + " " + args + " 2>&1";
   std::string output = run_program(command, &status);
   return {status, "command: " + command + "\n" + output};
 }
@@ -107,7 +107,7 @@ TEST_CASE("example train_gpt: killed with SIGKILL, --resume ends exactly as the 
   if (pid == 0) {
     freopen("/dev/null", "w", stdout);
     freopen("/dev/null", "w", stderr);
-    const std::string binary = example_binary("train_gpt");
+    const std::string binary = example_binary("tapegrad-train-gpt");
     std::vector<std::string> words;
     std::istringstream split(args + " --checkpoint-every 5 --out " + killed);
     for (std::string w; split >> w;) words.push_back(w);
