@@ -31,7 +31,8 @@ PATH_RE = re.compile(r"`([A-Za-z0-9_][A-Za-z0-9_./-]*/[A-Za-z0-9_.-]+\.(?:h|cpp|
 PENDING_PAGES = {"docs/finetuning.md"}
 LINK_RE = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 # Headers and includes every wrapped fragment gets; the fragment runs as main's body.
-WRAP_HEAD = """#include <cmath>
+WRAP_HEAD = """#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
