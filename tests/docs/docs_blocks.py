@@ -141,10 +141,11 @@ def fixtures(source, cwd):
 
 
 def run(source, work_dir, prefix):
-    work = pathlib.Path(work_dir)
+    work = pathlib.Path(work_dir).resolve()
+    prefix = pathlib.Path(prefix).resolve()
     manifest = json.loads((work / "src/blocks.json").read_text(encoding="utf-8"))
     env = dict(os.environ)
-    env["PATH"] = str(pathlib.Path(prefix) / "bin") + os.pathsep + env.get("PATH", "")
+    env["PATH"] = str(prefix / "bin") + os.pathsep + env.get("PATH", "")
     failures, ran_cpp, ran_sh, skipped, other_sh = [], 0, 0, [], 0
     for n, e in enumerate(manifest):
         where = f"{e['page']}:{e['line']}"
@@ -160,13 +161,24 @@ def run(source, work_dir, prefix):
             else:
                 ran_cpp += 1
         elif e["lang"] in SH_LANGS and not e["illustrative"] and e["programs"]:
-            absent = [p for p in e["programs"] if not (pathlib.Path(prefix) / "bin" / p).exists()]
+            absent = [p for p in e["programs"] if not (prefix / "bin" / p).exists()]
             if absent:
-                print(f"SKIP {where}: {', '.join(absent)} not installed in {prefix}/bin")
+                print(f"SKIP {where}: {', '.join(absent)} not installed in {prefix / 'bin'}")
                 skipped.append(where)
                 continue
+            block_env = dict(env)
+            if re.search(r"^\s*mpirun\b", e["code"], re.M):
+                if shutil.which("mpirun", path=env["PATH"]) is None:
+                    print(f"SKIP {where}: mpirun is not installed")
+                    skipped.append(where)
+                    continue
+                # Open MPI refuses root without these (CI runs as root); LeakSanitizer would
+                # report Open MPI's own allocations held until exit.
+                block_env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+                block_env["ASAN_OPTIONS"] = ":".join(
+                    filter(None, [env.get("ASAN_OPTIONS", ""), "detect_leaks=0"]))
             fixtures(source, cwd)
-            r = subprocess.run(["bash", "-euo", "pipefail", "-c", e["code"]], cwd=cwd, env=env,
+            r = subprocess.run(["bash", "-euo", "pipefail", "-c", e["code"]], cwd=cwd, env=block_env,
                                capture_output=True, text=True, timeout=600)
             if r.returncode != 0:
                 failures.append(f"{where}: the shell block exited with {r.returncode}\n"
