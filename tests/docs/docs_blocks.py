@@ -115,11 +115,17 @@ def extract(source, src_dir):
                 whole = re.search(r"\bint\s+main\s*\(", code) is not None
                 directive = f'#line {line} "{page}"\n'
                 text = directive + code if whole else WRAP_HEAD + directive + code + WRAP_TAIL
-                (out / f"{name}.cpp").write_text(text, encoding="utf-8")
+                target = out / f"{name}.cpp"
+                # Unchanged blocks keep their file (and time stamp), so a rebuild is incremental.
+                if not target.exists() or target.read_text(encoding="utf-8") != text:
+                    target.write_text(text, encoding="utf-8")
                 entry.update(target=name, whole=whole)
             elif lang in SH_LANGS:
                 entry.update(code=code, programs=sorted(set(PROGRAM_RE.findall(code))))
             manifest.append(entry)
+    for stale in set(out.glob("block_*.cpp")) - {out / f"{e['target']}.cpp" for e in manifest
+                                                  if e.get("target")}:
+        stale.unlink()
     (out / "blocks.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     for m in missing:
         print(m)
