@@ -160,7 +160,7 @@ def run(source, work_dir, prefix):
             fixtures(source, cwd)
             exe = work / "build" / e["target"]
             r = subprocess.run([str(exe)], cwd=cwd, env=env, capture_output=True, text=True,
-                               timeout=300)
+                               errors="replace", timeout=300)
             if r.returncode != 0:
                 failures.append(f"{where}: the C++ block ({e['target']}) exited with {r.returncode}\n"
                                 f"{r.stdout}{r.stderr}")
@@ -185,7 +185,7 @@ def run(source, work_dir, prefix):
                     filter(None, [env.get("ASAN_OPTIONS", ""), "detect_leaks=0"]))
             fixtures(source, cwd)
             r = subprocess.run(["bash", "-euo", "pipefail", "-c", e["code"]], cwd=cwd, env=block_env,
-                               capture_output=True, text=True, timeout=600)
+                               capture_output=True, text=True, errors="replace", timeout=600)
             if r.returncode != 0:
                 failures.append(f"{where}: the shell block exited with {r.returncode}\n"
                                 f"{e['code']}{r.stdout}{r.stderr}")
