@@ -2,7 +2,8 @@
 # package and run), runs every shell block that calls an installed program, and checks every
 # repository path the pages name. Driven by tests/docs/run_docs_test.cmake (ctest: docs_blocks).
 #
-#   docs_blocks.py extract SOURCE_DIR SRC_DIR   writes SRC_DIR/block_NN.cpp + blocks.json, checks paths
+#   docs_blocks.py extract SOURCE_DIR SRC_DIR   writes SRC_DIR/block_NN.cpp and blocks.json,
+#                                               checks paths
 #   docs_blocks.py run SOURCE_DIR WORK_DIR PREFIX   runs the built blocks and the shell blocks
 #
 # A block is marked illustrative (not built, not run, but counted) by an HTML comment on the line
@@ -25,7 +26,8 @@ PROGRAM_RE = re.compile(r"(?<![\w/-])(" + "|".join(map(re.escape, PROGRAMS)) + r
 CPP_LANGS = {"cpp", "c++", "cxx"}
 SH_LANGS = {"sh", "bash", "shell", "console"}
 # A repository path in backticks: a folder, a slash, a file with one of these endings.
-PATH_RE = re.compile(r"`([A-Za-z0-9_][A-Za-z0-9_./-]*/[A-Za-z0-9_.-]+\.(?:h|cpp|py|sh|md|cmake|txt|png|in|supp))`")
+PATH_RE = re.compile(r"`([A-Za-z0-9_][A-Za-z0-9_./-]*/[A-Za-z0-9_.-]+"
+                     r"\.(?:h|cpp|py|sh|md|cmake|txt|png|in|supp))`")
 # Pages another branch is writing: a link to one is reported, not failed, until it lands (remove
 # the name from here once it has).
 PENDING_PAGES = {"docs/finetuning.md"}
@@ -92,7 +94,8 @@ def check_paths(source, page):
             checked += 1
             target = (page.parent / link).resolve()
             if not target.exists() and str(target.relative_to(root.resolve())) in PENDING_PAGES:
-                print(f"PENDING {page.relative_to(root)}:{n}: link {link}: the page is not here yet")
+                print(f"PENDING {page.relative_to(root)}:{n}: link {link}: "
+                      "the page is not here yet")
             elif not target.exists():
                 missing.append(f"{page.relative_to(root)}:{n}: link {link} does not exist")
     return missing, checked
@@ -162,8 +165,8 @@ def run(source, work_dir, prefix):
             r = subprocess.run([str(exe)], cwd=cwd, env=env, capture_output=True, text=True,
                                errors="replace", timeout=300)
             if r.returncode != 0:
-                failures.append(f"{where}: the C++ block ({e['target']}) exited with {r.returncode}\n"
-                                f"{r.stdout}{r.stderr}")
+                failures.append(f"{where}: the C++ block ({e['target']}) exited with "
+                                f"{r.returncode}\n{r.stdout}{r.stderr}")
             else:
                 ran_cpp += 1
         elif e["lang"] in SH_LANGS and not e["illustrative"] and e["programs"]:
@@ -184,8 +187,9 @@ def run(source, work_dir, prefix):
                 block_env["ASAN_OPTIONS"] = ":".join(
                     filter(None, [env.get("ASAN_OPTIONS", ""), "detect_leaks=0"]))
             fixtures(source, cwd)
-            r = subprocess.run(["bash", "-euo", "pipefail", "-c", e["code"]], cwd=cwd, env=block_env,
-                               capture_output=True, text=True, errors="replace", timeout=600)
+            r = subprocess.run(["bash", "-euo", "pipefail", "-c", e["code"]], cwd=cwd,
+                               env=block_env, capture_output=True, text=True, errors="replace",
+                               timeout=600)
             if r.returncode != 0:
                 failures.append(f"{where}: the shell block exited with {r.returncode}\n"
                                 f"{e['code']}{r.stdout}{r.stderr}")
