@@ -2,12 +2,9 @@
 # (tests/consumer/CMakeLists.txt: the README's training loop, examples/custom_op.cpp, a user's
 # own op, and copies of the programs' sources train_attention.cpp, ch05_train_simple.cpp and
 # finetune_instruct.cpp) that uses find_package(tapegrad).
+include(${CMAKE_CURRENT_LIST_DIR}/consumer_project.cmake)
 file(REMOVE_RECURSE ${WORK_DIR})
-execute_process(COMMAND ${CMAKE_COMMAND} --install ${BINARY_DIR} --prefix ${WORK_DIR}/prefix
-                RESULT_VARIABLE rc)
-if(rc)
-  message(FATAL_ERROR "install failed")
-endif()
+tapegrad_install_into(${BINARY_DIR} ${WORK_DIR}/prefix)
 # The README's loop, cut out from between its markers, is the consumer's main.
 file(READ ${SOURCE_DIR}/README.md readme)
 string(REGEX MATCH "<!-- readme-loop-begin -->[^`]*```cpp\n(.*)```[^`]*<!-- readme-loop-end -->" _ "${readme}")
@@ -21,16 +18,7 @@ file(COPY ${SOURCE_DIR}/tests/consumer/CMakeLists.txt ${SOURCE_DIR}/examples/cus
      ${SOURCE_DIR}/examples/train_attention.cpp ${SOURCE_DIR}/examples/ch05_train_simple.cpp
      ${SOURCE_DIR}/examples/finetune_instruct.cpp ${SOURCE_DIR}/examples/finetune_common.h
      DESTINATION ${WORK_DIR}/src)
-execute_process(COMMAND ${CMAKE_COMMAND} -S ${WORK_DIR}/src -B ${WORK_DIR}/build
-                        -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release
-                RESULT_VARIABLE rc)
-if(rc)
-  message(FATAL_ERROR "configuring the consumer failed")
-endif()
-execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build RESULT_VARIABLE rc)
-if(rc)
-  message(FATAL_ERROR "building the consumer failed")
-endif()
+tapegrad_build_consumer(${WORK_DIR}/src ${WORK_DIR}/build ${WORK_DIR}/prefix "the consumer")
 execute_process(COMMAND ${WORK_DIR}/build/consumer OUTPUT_VARIABLE out RESULT_VARIABLE rc)
 message("${out}")
 if(rc)

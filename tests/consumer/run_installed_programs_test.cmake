@@ -1,12 +1,9 @@
 # Installs tapegrad into a scratch prefix and checks that PREFIX/bin holds every program of
 # PROGRAMS (the top-level CMakeLists.txt's list) and that each answers --help with exit 0 and
 # its usage.
+include(${CMAKE_CURRENT_LIST_DIR}/consumer_project.cmake)
 file(REMOVE_RECURSE ${WORK_DIR})
-execute_process(COMMAND ${CMAKE_COMMAND} --install ${BINARY_DIR} --prefix ${WORK_DIR}/prefix
-                OUTPUT_QUIET RESULT_VARIABLE rc)
-if(rc)
-  message(FATAL_ERROR "install failed")
-endif()
+tapegrad_install_into(${BINARY_DIR} ${WORK_DIR}/prefix)
 list(LENGTH PROGRAMS count)
 if(count LESS 5)
   message(FATAL_ERROR "only ${count} programs to check: ${PROGRAMS}")

@@ -1,6 +1,6 @@
-// The README's "GPT" model definition, compiled and checked against nn::GPTModel (same keys,
+// docs/models.md's "MyGPT" model definition, compiled and checked against nn::GPTModel (same keys,
 // same weights, same logits): keep the two in sync (the block between the markers is copied
-// from the README verbatim).
+// from docs/models.md, which the docs_blocks test also builds and runs).
 #include <catch2/catch.hpp>
 #include <memory>
 #include <numeric>
