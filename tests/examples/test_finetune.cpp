@@ -1,8 +1,10 @@
 // Tests for examples/finetune_instruct.cpp and examples/finetune_classifier.cpp, run as programs
 // end to end on the committed King James sample (tests/text/data/kjv_sample.txt) with a tiny
 // fresh model on the bytes tokenizer (no GPT-2 files needed): the files each writes, the losses
-// or accuracies printed before and after, --resume, --help, and options that are refused naming
-// themselves.
+// or accuracies printed before and after, LoRA, --resume, --help, the book's parameter counts,
+// and options that are refused naming themselves.
+#if defined(TAPEGRAD_FINETUNE_CLASSIFIER) && defined(TAPEGRAD_FINETUNE_INSTRUCT)
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -16,7 +18,6 @@
 #include "tests/examples/chapter3_goldens.h"
 
 namespace fs = std::filesystem;
-using tapegrad::testing::chapter3::example_binary;
 using tapegrad::testing::chapter3::run_program;
 
 namespace {
@@ -47,9 +48,12 @@ struct Result {
   std::string output;
 };
 
+const std::string kInstruct = TAPEGRAD_FINETUNE_INSTRUCT;
+const std::string kClassifier = TAPEGRAD_FINETUNE_CLASSIFIER;
+
 Result run(const std::string& program, const std::string& args) {
   int status = -1;
-  const std::string command = example_binary(program) + " " + args + " 2>&1";
+  const std::string command = program + " " + args + " 2>&1";
   std::string output = run_program(command, &status);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, "command: " + command + "\n" + output};
 }
@@ -61,6 +65,14 @@ double number_after(const std::string& text, const std::string& label, size_t fr
   return std::stod(text.substr(at + label.size()));
 }
 
+// The rest of the line that starts with `label`.
+std::string line_after(const std::string& text, const std::string& label) {
+  const size_t at = text.find(label);
+  REQUIRE(at != std::string::npos);
+  const size_t from = at + label.size();
+  return text.substr(from, text.find('\n', from) - from);
+}
+
 }  // namespace
 
 TEST_CASE("example finetune_instruct: a short run on the KJV sample, losses, responses, resume",
@@ -70,7 +82,7 @@ TEST_CASE("example finetune_instruct: a short run on the KJV sample, losses, res
                            " --count 20 --batch-size 2 --epochs 2 --eval-freq 4 --eval-iter 1"
                            " --lr 1e-3 --max-new-tokens 6 --out " +
                            out;
-  const Result r = run("finetune_instruct", args);
+  const Result r = run(kInstruct, args);
   INFO(r.output);
   REQUIRE(r.status == 0);
   CHECK(r.output.find("17 training, 1 validation, 2 test entries") != std::string::npos);
@@ -92,13 +104,13 @@ TEST_CASE("example finetune_instruct: a short run on the KJV sample, losses, res
   CHECK(slurp(out + "/loss.csv").rfind("step,train_loss,val_loss,tokens_seen\n", 0) == 0);
 
   // A finished run resumed: nothing left to train, the same final losses from the checkpoint.
-  const Result again = run("finetune_instruct", args + " --resume");
+  const Result again = run(kInstruct, args + " --resume");
   INFO(again.output);
   REQUIRE(again.status == 0);
   CHECK(again.output.find("resumed") != std::string::npos);
   CHECK(number_after(again.output, "Final losses\n   Training loss: ") == after);
   // Another configuration is refused, naming both.
-  const Result other = run("finetune_instruct", args + " --lr 2e-3 --resume");
+  const Result other = run(kInstruct, args + " --lr 2e-3 --resume");
   CHECK(other.status == 1);
   CHECK(other.output.find("not a checkpoint of this configuration") != std::string::npos);
 }
@@ -113,10 +125,10 @@ TEST_CASE("example finetune_instruct: --data in the book's layout, and bad input
             std::to_string(i) + "\", \"output\": \"w" + std::to_string(i) + "\"}";
   }
   std::ofstream(out + "/data.json") << json << "]";
-  const Result r = run("finetune_instruct", kTinyModel + " --data " + out +
-                                                "/data.json --batch-size 2 --epochs 1 "
-                                                "--eval-iter 1 --max-new-tokens 3 --out " +
-                                                out + "/run");
+  const Result r = run(kInstruct, kTinyModel + " --data " + out +
+                                      "/data.json --batch-size 2 --epochs 1 "
+                                      "--eval-iter 1 --max-new-tokens 3 --out " +
+                                      out + "/run");
   INFO(r.output);
   REQUIRE(r.status == 0);
   CHECK(r.output.find("10 training, 1 validation, 1 test entries") != std::string::npos);
@@ -124,22 +136,22 @@ TEST_CASE("example finetune_instruct: --data in the book's layout, and bad input
   std::ofstream(out + "/bad.json")
       << "[{\"instruction\": \"a\", \"output\": \"b\"},\n {\"input\": 1}]";
   const Result bad =
-      run("finetune_instruct", kTinyModel + " --data " + out + "/bad.json --out " + out + "/x");
+      run(kInstruct, kTinyModel + " --data " + out + "/bad.json --out " + out + "/x");
   CHECK(bad.status == 1);
   CHECK(bad.output.find("entry 1 has no \"instruction\"") != std::string::npos);
   std::ofstream(out + "/broken.json") << "[\n  {\"instruction\": \"a\",, }\n]";
   const Result broken =
-      run("finetune_instruct", kTinyModel + " --data " + out + "/broken.json --out " + out + "/x");
+      run(kInstruct, kTinyModel + " --data " + out + "/broken.json --out " + out + "/x");
   CHECK(broken.status == 1);
   CHECK(broken.output.find("line 2, column") != std::string::npos);
 
-  const Result help = run("finetune_instruct", "--help");
+  const Result help = run(kInstruct, "--help");
   CHECK(help.status == 0);
   CHECK(help.output.find("--allowed-max-length") != std::string::npos);
-  const Result lr = run("finetune_instruct", "--lr abc --out " + out);
+  const Result lr = run(kInstruct, "--lr abc --out " + out);
   CHECK(lr.status == 2);
   CHECK(lr.output.find("--lr") != std::string::npos);
-  const Result epochs = run("finetune_instruct", "--epochs 0 --out " + out);
+  const Result epochs = run(kInstruct, "--epochs 0 --out " + out);
   CHECK(epochs.status == 2);
   CHECK(epochs.output.find("--epochs") != std::string::npos);
 }
@@ -151,7 +163,7 @@ TEST_CASE(
   const std::string args = kTinyModel + " --kjv " + kjv_sample() +
                            " --per-class 10 --batch-size 2 --epochs 2 --eval-freq 3 --eval-iter 1"
                            " --lr 1e-3";
-  const Result r = run("finetune_classifier", args + " --out " + out);
+  const Result r = run(kClassifier, args + " --out " + out);
   INFO(r.output);
   REQUIRE(r.status == 0);
   CHECK(r.output.find("14 training, 2 validation, 4 test texts") != std::string::npos);
@@ -167,24 +179,83 @@ TEST_CASE(
   }
   const std::string train_tsv = slurp(out + "/train.tsv");
   CHECK(std::count(train_tsv.begin(), train_tsv.end(), '\n') == 14);
+  CHECK(number_after(r.output, "Loss before fine-tuning: training ") > 0);
+  CHECK(number_after(r.output, "Loss after fine-tuning: training ") > 0);
+
+  // A finished run resumed: nothing left to train, the same validation and test results (the
+  // training set's batches are drawn afresh, so its last partial batch may differ).
+  const Result again = run(kClassifier, args + " --resume --out " + out);
+  INFO(again.output);
+  REQUIRE(again.status == 0);
+  CHECK(again.output.find("resumed") != std::string::npos);
+  const std::string val_loss = line_after(r.output, "Loss after fine-tuning: training ");
+  const std::string val_loss_again = line_after(again.output, "Loss after fine-tuning: training ");
+  CHECK(val_loss.substr(val_loss.find("validation")) ==
+        val_loss_again.substr(val_loss_again.find("validation")));
+  const Result other = run(kClassifier, args + " --lr 2e-3 --resume --out " + out);
+  CHECK(other.status == 1);
+  CHECK(other.output.find("not a checkpoint of this configuration") != std::string::npos);
 
   const Result lora =
-      run("finetune_classifier", args + " --lora-rank 2 --lora-alpha 2 --out " + out + "_lora");
+      run(kClassifier, args + " --lora-rank 2 --lora-alpha 2 --out " + out + "_lora");
   INFO(lora.output);
   REQUIRE(lora.status == 0);
   CHECK(number_after(lora.output, "Total parameters: ") > total);  // the adapters
   CHECK(number_after(lora.output, "Trainable parameters: ") < trainable);
+  CHECK(lora.output.find("LoRA rank 2, alpha 2") != std::string::npos);
+  CHECK(fs::exists(out + "_lora/lora.safetensors"));
+  // A rank above a layer's inputs (emb_dim 16) is refused before training.
+  const Result big = run(kClassifier, args + " --lora-rank 99 --out " + out + "_big");
+  CHECK(big.status == 1);
+  CHECK(big.output.find("LoRA rank 99 must be in [1, 16]") != std::string::npos);
 
-  const Result help = run("finetune_classifier", "--help");
+  const Result help = run(kClassifier, "--help");
   CHECK(help.status == 0);
   CHECK(help.output.find("--lora-rank") != std::string::npos);
-  const Result rank = run("finetune_classifier", "--lora-rank -1 --out " + out);
+  const Result rank = run(kClassifier, "--lora-rank -1 --out " + out);
   CHECK(rank.status == 2);
   CHECK(rank.output.find("--lora-rank") != std::string::npos);
   fs::create_directories(out);
   std::ofstream(out + "/bad.tsv") << "ham\tfine\nspam no tab\n";
   const Result bad =
-      run("finetune_classifier", kTinyModel + " --data " + out + "/bad.tsv --out " + out + "/x");
+      run(kClassifier, kTinyModel + " --data " + out + "/bad.tsv --out " + out + "/x");
   CHECK(bad.status == 1);
   CHECK(bad.output.find("line 2, column 1") != std::string::npos);
+  std::ofstream(out + "/labels.tsv") << "ham\tfine\neggs\tnot a class\n";
+  const Result labels =
+      run(kClassifier, kTinyModel + " --data " + out + "/labels.tsv --out " + out + "/x");
+  CHECK(labels.status == 1);
+  CHECK(labels.output.find("label 'eggs'") != std::string::npos);
+  for (const std::string& program : {kClassifier, kInstruct}) {
+    const Result precision = run(program, "--matmul-precision fp8 --out " + out);
+    CHECK(precision.status == 2);
+    CHECK(precision.output.find("--matmul-precision") != std::string::npos);
+  }
 }
+
+TEST_CASE("example finetune_classifier: --print-counts gives the book's counts",
+          "[examples][finetune][124m]") {
+  const Result r = run(kClassifier, "--print-counts");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(number_after(r.output, "Total parameters: ") == 124'441'346);
+  CHECK(number_after(r.output, "the last block, the final norm and the head: ") == 7'090'946);
+  CHECK(number_after(r.output, "LoRA rank 16, alpha 16: ") == 2'666'528);
+}
+
+TEST_CASE("example finetune_instruct: LoRA trains the adapters only", "[examples][finetune]") {
+  const std::string out = scratch("instruct_lora");
+  const Result r = run(kInstruct, kTinyModel + " --kjv " + kjv_sample() +
+                                      " --count 20 --batch-size 2 --epochs 1 --eval-freq 4"
+                                      " --eval-iter 1 --lr 1e-3 --max-new-tokens 2 --max-test 1"
+                                      " --lora-rank 2 --lora-alpha 4 --matmul-precision highest"
+                                      " --out " +
+                                      out);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("LoRA rank 2, alpha 4") != std::string::npos);
+  CHECK(fs::exists(out + "/lora.safetensors"));
+  CHECK(std::isfinite(number_after(r.output, "Final losses\n   Training loss: ")));
+}
+
+#endif
