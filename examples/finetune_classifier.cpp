@@ -89,23 +89,14 @@ int print_counts(const Options& o) {
   ft::RunOptions lora = o.run;
   if (lora.lora_rank == 0) lora.lora_rank = 16;
   ft::apply_lora(model, lora);
-  std::printf("GPT_CONFIG_124M, qkv_bias, a 2-class head
-              Total parameters
-              : % " PRId64
-                  "
-                    Trainable parameters,
-                the last block, the final norm and the head
-              : % " PRId64
-                  "
-                    Trainable parameters,
-                LoRA rank % " PRId64 ", alpha % g
-              : % " PRId64
-                  " (of %" PRId64
-                  " with the adapters)
-                  ",
-                    total,
-                recipe, lora.lora_rank, lora.lora_alpha, model.num_trainable_parameters(),
-                model.num_parameters());
+  std::printf("GPT_CONFIG_124M, qkv_bias, a 2-class head\n");
+  std::printf("Total parameters: %" PRId64 "\n", total);
+  std::printf("Trainable parameters, the last block, the final norm and the head: %" PRId64 "\n",
+              recipe);
+  std::printf("Trainable parameters, LoRA rank %" PRId64 ", alpha %g: %" PRId64 " (of %" PRId64
+              " with the adapters)\n",
+              lora.lora_rank, lora.lora_alpha, model.num_trainable_parameters(),
+              model.num_parameters());
   return 0;
 }
 

@@ -243,6 +243,28 @@ TEST_CASE("example finetune_classifier: --print-counts gives the book's counts",
   CHECK(number_after(r.output, "LoRA rank 16, alpha 16: ") == 2'666'528);
 }
 
+#ifdef TAPEGRAD_TRAIN_GPT
+TEST_CASE("example finetune_classifier: starts from a train_gpt checkpoint",
+          "[examples][finetune]") {
+  const std::string out = scratch("from_train_gpt");
+  const Result pre = run(TAPEGRAD_TRAIN_GPT,
+                         "--preset tiny --context-length 128 --emb-dim 16 --n-heads 2 --n-layers 1"
+                         " --steps 2 --batch-size 2 --eval-freq 1 --eval-iter 1 --no-plot --data " +
+                             kjv_sample() + " --out " + out + "/pretrain");
+  INFO(pre.output);
+  REQUIRE(pre.status == 0);
+  const Result r = run(kClassifier, "--checkpoint " + out + "/pretrain/checkpoint.safetensors" +
+                                        " --kjv " + kjv_sample() +
+                                        " --per-class 10 --batch-size 2 --epochs 1 --eval-iter 1"
+                                        " --no-plot --out " +
+                                        out + "/classifier");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("train_gpt checkpoint") != std::string::npos);
+  CHECK(r.output.find("Accuracy after fine-tuning") != std::string::npos);
+}
+#endif
+
 TEST_CASE("example finetune_instruct: LoRA trains the adapters only", "[examples][finetune]") {
   const std::string out = scratch("instruct_lora");
   const Result r = run(kInstruct, kTinyModel + " --kjv " + kjv_sample() +
