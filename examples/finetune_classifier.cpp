@@ -205,8 +205,8 @@ int run(const Options& o) {
   std::string metrics = "epoch,step,train_loss,val_loss,train_acc,val_acc\n";
   if (o.resume) {
     const std::vector<uint8_t> bytes = read_whole_file(ckpt);
-    const std::string* saved =
-        parse_safetensors(bytes, ckpt).find_metadata("finetune_classifier.config");
+    const SafetensorsView view = parse_safetensors(bytes, ckpt);  // holds the metadata
+    const std::string* saved = view.find_metadata("finetune_classifier.config");
     if (saved == nullptr || *saved != config) {
       throw Error(std::string(kProgram) + ": --resume: " + ckpt +
                   " is not a checkpoint of this configuration (nothing was changed)" +
