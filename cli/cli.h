@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "graph/error.h"
+#include "kernels/matmul_precision.h"
 
 namespace tapegrad::cli {
 
@@ -58,6 +59,23 @@ inline CLI::Validator positive_finite() {
 // A dropout probability: 0 <= p < 1, as the dropout op accepts.
 inline CLI::Validator probability() {
   return detail::number_check("IN [0, 1)", "in [0, 1)", [](double v) { return v >= 0 && v < 1; });
+}
+
+// --matmul-precision, the same option in every program that trains: "highest" (float32 products)
+// or "bf16" (bfloat16-rounded operands, float32 sums; kernels/matmul_precision.h). The option
+// keeps the name in `name` (programs print it); matmul_precision_named turns it into the enum.
+inline constexpr const char* kMatmulPrecisionHelp =
+    "bf16: every float32 product takes bfloat16-rounded operands and sums in float32 "
+    "(torch's set_float32_matmul_precision(\"medium\")); highest: float32";
+inline CLI::Option* add_matmul_precision(CLI::App& app, std::string& name) {
+  return app.add_option("--matmul-precision", name, kMatmulPrecisionHelp)
+      ->check(CLI::IsMember({"highest", "bf16"}));
+}
+// "highest" -> Highest, "bf16" -> BFloat16; anything else is an Error naming the option.
+inline MatmulPrecision matmul_precision_named(const std::string& name) {
+  if (name == "highest") return MatmulPrecision::Highest;
+  if (name == "bf16") return MatmulPrecision::BFloat16;
+  throw Error("--matmul-precision must be highest or bf16, not \"" + name + "\"");
 }
 
 // Parses argv into `app`. --help: prints the help, returns 0. A malformed, missing or unknown

@@ -1,10 +1,12 @@
 // What the two fine-tuning programs (finetune_classifier, finetune_instruct) share: where the
 // model comes from (a train_gpt checkpoint, Hugging Face GPT-2 safetensors, or a fresh model of a
-// given size), reading the King James text, writing into --out and the plots.
+// given size) and its options, the run options (threads, --matmul-precision, LoRA), the default
+// King James text, atomic file writes and the plots.
 #pragma once
 
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -17,8 +19,10 @@
 #include <string>
 #include <vector>
 
+#include <tapegrad/cli/cli.h>
 #include "io/atomic_file.h"
 #include "io/safetensors.h"
+#include "nn/lora.h"
 #include "tapegrad.h"
 
 namespace tapegrad::finetune {
@@ -57,6 +61,73 @@ inline std::map<std::string, std::string> key_values(const std::string& text) {
     if (eq != std::string::npos) out[word.substr(0, eq)] = word.substr(eq + 1);
   }
   return out;
+}
+
+// The model's options, the same in both programs.
+inline void add_model_options(CLI::App& app, ModelOptions& o) {
+  auto* ckpt = app.add_option("--checkpoint", o.checkpoint, "start from a train_gpt checkpoint")
+                   ->check(CLI::ExistingFile);
+  app.add_option("--gpt2", o.gpt2, "start from Hugging Face GPT-2 model.safetensors")
+      ->check(CLI::ExistingFile)
+      ->excludes(ckpt);
+  app.add_option("--gpt2-name", o.gpt2_name, "the GPT-2 size when heads cannot be inferred");
+  app.add_option("--tokenizer", o.tokenizer, "a fresh model's tokenizer: gpt2 or bytes")
+      ->check(CLI::IsMember({"gpt2", "bytes"}));
+  app.add_option("--context-length", o.context_length, "a fresh model's context length")
+      ->check(cli::positive());
+  app.add_option("--emb-dim", o.emb_dim, "a fresh model's embedding size")->check(cli::positive());
+  app.add_option("--n-heads", o.n_heads, "a fresh model's heads")->check(cli::positive());
+  app.add_option("--n-layers", o.n_layers, "a fresh model's blocks")->check(cli::positive());
+  app.add_option("--drop-rate", o.drop_rate, "dropout while fine-tuning")
+      ->check(cli::probability());
+  app.add_option("--seed", o.seed,
+                 "torch.manual_seed before the model (and the classifier's new head); the data "
+                 "loader's generator");
+}
+
+// How a run computes and what it trains: threads, matrix-product precision, and appendix E's
+// LoRA (rank 0: no adapters).
+struct RunOptions {
+  int threads = 1;
+  std::string matmul_precision = "highest";
+  int64_t lora_rank = 0;
+  double lora_alpha = 16;
+};
+
+inline void add_run_options(CLI::App& app, RunOptions& o) {
+  app.add_option("--threads", o.threads, "threads per step")->check(CLI::Range(1, 256));
+  cli::add_matmul_precision(app, o.matmul_precision);
+  app.add_option("--lora-rank", o.lora_rank,
+                 "freeze the model and train LoRA adapters of this rank on every Linear (the "
+                 "book's appendix E; 0: off)")
+      ->check(cli::non_negative());
+  app.add_option("--lora-alpha", o.lora_alpha, "the adapters' alpha (output scaled by alpha/rank)")
+      ->check(cli::positive_finite());
+}
+
+// Threads and precision, for the whole process.
+inline void apply_run_options(const RunOptions& o) {
+  set_num_threads(o.threads);
+  set_matmul_precision(cli::matmul_precision_named(o.matmul_precision));
+}
+
+// Appendix E's recipe when --lora-rank is set: every weight frozen, then every Linear wrapped in
+// a LoRA adapter, each A drawn from the default generator where it stands (the book draws them
+// right after the new head, without reseeding). Returns the report's words for what is trained.
+inline std::string apply_lora(nn::GPTModel& model, const RunOptions& o) {
+  if (o.lora_rank <= 0) return "";
+  model.requires_grad_(false);
+  const int64_t n = nn::replace_linear_with_lora(model, o.lora_rank, o.lora_alpha);
+  std::ostringstream s;
+  s << "LoRA rank " << o.lora_rank << ", alpha " << o.lora_alpha << " on " << n << " Linear layers";
+  return s.str();
+}
+
+inline std::string run_config(const RunOptions& o) {
+  std::ostringstream s;
+  s << " matmul_precision=" << o.matmul_precision << " lora_rank=" << o.lora_rank
+    << " lora_alpha=" << o.lora_alpha;
+  return s.str();
 }
 
 // Builds the model: torch.manual_seed(seed) then GPTModel(cfg), and the weights of the checkpoint

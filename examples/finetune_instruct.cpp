@@ -41,6 +41,7 @@ constexpr const char* kProgram = "tapegrad-finetune-instruct";
 
 struct Options {
   ft::ModelOptions model;
+  ft::RunOptions run;
   std::string data;  // empty: the KJV demonstration set
   std::string kjv = default_kjv_path();
   int64_t count = 1100;  // the book's set has 1100 entries
@@ -56,7 +57,6 @@ struct Options {
   int64_t max_new_tokens = 256;
   int64_t max_test = 0;  // 0: every test entry gets a response
   int64_t checkpoint_every = 0;
-  int threads = 1;
   bool plot = true;
 };
 
@@ -68,7 +68,7 @@ std::string config_string(const Options& o, const nn::GPTConfig& cfg, const Toke
     << " n_heads=" << cfg.n_heads << " n_layers=" << cfg.n_layers << " drop_rate=" << cfg.drop_rate
     << " qkv_bias=" << cfg.qkv_bias << " batch_size=" << o.batch_size << " lr=" << o.lr
     << " weight_decay=" << o.weight_decay << " seed=" << o.model.seed << " entries=" << entries
-    << " allowed_max_length=" << o.allowed_max_length;
+    << " allowed_max_length=" << o.allowed_max_length << ft::run_config(o.run);
   return s.str();
 }
 
@@ -84,7 +84,7 @@ std::string csv_up_to(const std::string& path, int64_t step) {
 }
 
 int run(const Options& o) {
-  set_num_threads(o.threads);
+  ft::apply_run_options(o.run);
   ft::LoadedModel loaded = ft::load_model(o.model, kProgram);
   nn::GPTModel& model = *loaded.model;
   const Tokenizer& tokenizer = *loaded.tokenizer;
@@ -123,7 +123,11 @@ int run(const Options& o) {
                                           allowed, pad);
   InstructionDataLoader val_loader(val_ds, o.batch_size, false, false, &data_generator, allowed,
                                    pad);
-  AdamW optimizer(model.parameters(), AdamWOptions{.lr = o.lr, .weight_decay = o.weight_decay});
+  // Appendix E's LoRA when --lora-rank is set: only the adapters train.
+  std::string trained = ft::apply_lora(model, o.run);
+  if (trained.empty()) trained = "every weight";
+  AdamW optimizer(model.trainable_parameters(),
+                  AdamWOptions{.lr = o.lr, .weight_decay = o.weight_decay});
   const std::string config = config_string(o, cfg, tokenizer, data.size());
   const std::string ckpt = o.out + "/checkpoint.safetensors";
   CheckpointExtras extras;
@@ -131,10 +135,11 @@ int run(const Options& o) {
   extras.generators = {{"default", &default_generator()}, {"data", &data_generator}};
   const NamedParameters params = model.named_parameters();
 
-  std::printf("%s: %s, %" PRId64
-              " parameters, tokenizer %s; data %s: %zu training, %zu validation, "
+  std::printf("%s: %s, %" PRId64 " parameters (%" PRId64
+              " trained: %s), tokenizer %s; data %s: %zu training, %zu validation, "
               "%zu test entries; batch %" PRId64 ", lr %g, %" PRId64 " epoch(s)\n",
-              kProgram, loaded.origin.c_str(), model.num_parameters(), tokenizer.name().c_str(),
+              kProgram, loaded.origin.c_str(), model.num_parameters(),
+              model.num_trainable_parameters(), trained.c_str(), tokenizer.name().c_str(),
               data_origin.c_str(), split.train.size(), split.validation.size(), split.test.size(),
               o.batch_size, o.lr, o.epochs);
 
@@ -221,6 +226,10 @@ int run(const Options& o) {
   std::printf("Training completed in %.2f minutes.\n", minutes);
   ft::write_file(o.out + "/loss.csv", csv, kProgram);
   save(end);
+  if (o.run.lora_rank > 0) {  // appendix E's small file: the adapters alone
+    nn::save_lora(model, o.out + "/lora.safetensors");
+    std::printf("LoRA adapters saved as %s\n", (o.out + "/lora.safetensors").c_str());
+  }
 
   const EvalLosses after = evaluate_model(model, train_eval_loader, val_loader, o.eval_iter);
   std::printf("Final losses\n   Training loss: %.4f\n   Validation loss: %.4f\n", after.train_loss,
@@ -290,26 +299,8 @@ int main(int argc, char** argv) {
       "weights or a fresh model; by default on a demonstration set built from the King "
       "James Bible.",
       kProgram};
-  auto* ckpt =
-      app.add_option("--checkpoint", o.model.checkpoint, "start from a train_gpt checkpoint")
-          ->check(CLI::ExistingFile);
-  app.add_option("--gpt2", o.model.gpt2, "start from Hugging Face GPT-2 model.safetensors")
-      ->check(CLI::ExistingFile)
-      ->excludes(ckpt);
-  app.add_option("--gpt2-name", o.model.gpt2_name, "the GPT-2 size when heads cannot be inferred");
-  app.add_option("--tokenizer", o.model.tokenizer, "a fresh model's tokenizer: gpt2 or bytes")
-      ->check(CLI::IsMember({"gpt2", "bytes"}));
-  app.add_option("--context-length", o.model.context_length, "a fresh model's context length")
-      ->check(cli::positive());
-  app.add_option("--emb-dim", o.model.emb_dim, "a fresh model's embedding size")
-      ->check(cli::positive());
-  app.add_option("--n-heads", o.model.n_heads, "a fresh model's heads")->check(cli::positive());
-  app.add_option("--n-layers", o.model.n_layers, "a fresh model's blocks")->check(cli::positive());
-  app.add_option("--drop-rate", o.model.drop_rate, "dropout while fine-tuning")
-      ->check(cli::probability());
-  app.add_option("--seed", o.model.seed,
-                 "torch.manual_seed before building the model; the data "
-                 "loader's generator");
+  ft::add_model_options(app, o.model);
+  ft::add_run_options(app, o.run);
   app.add_option("--data", o.data,
                  "instruction data in the book's JSON layout (default: the KJV "
                  "demonstration set)")
@@ -336,7 +327,6 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint-every", o.checkpoint_every,
                  "also save every N steps (0: at the end)")
       ->check(cli::non_negative());
-  app.add_option("--threads", o.threads, "threads per step")->check(CLI::Range(1, 256));
   app.add_flag("!--no-plot", o.plot, "do not draw loss.png");
   if (const auto code = cli::parse(app, argc, argv)) return *code;
   return cli::run(kProgram, [&] { return run(o); });

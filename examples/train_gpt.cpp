@@ -365,8 +365,7 @@ int run(const Options& o, const Processes& procs) {
   if (o.lr) p.lr = *o.lr;
   if (o.drop_rate) p.cfg.drop_rate = *o.drop_rate;
   set_num_threads(o.threads);
-  set_matmul_precision(o.matmul_precision == "bf16" ? MatmulPrecision::BFloat16
-                                                    : MatmulPrecision::Highest);
+  set_matmul_precision(cli::matmul_precision_named(o.matmul_precision));
 
   std::unique_ptr<Tokenizer> tokenizer = make_tokenizer(p.tokenizer);
   p.cfg.vocab_size = tokenizer->n_vocab();
@@ -675,10 +674,7 @@ int main(int argc, char** argv) {
                  "default: the preset's")
       ->check(CLI::IsMember({"gpt2", "bytes"}));
   app.add_option("--threads", o.threads, "threads per step")->check(CLI::Range(1, 256));
-  app.add_option("--matmul-precision", o.matmul_precision,
-                 "bf16: every float32 product takes bfloat16-rounded operands and sums in float32 "
-                 "(torch's set_float32_matmul_precision(\"medium\")); highest: float32")
-      ->check(CLI::IsMember({"highest", "bf16"}));
+  cli::add_matmul_precision(app, o.matmul_precision);
   app.add_option("--seed", o.seed,
                  "torch.manual_seed for the weights and dropout; the data "
                  "loader's generator gets the same seed");

@@ -28,9 +28,6 @@ SH_LANGS = {"sh", "bash", "shell", "console"}
 # A repository path in backticks: a folder, a slash, a file with one of these endings.
 PATH_RE = re.compile(r"`([A-Za-z0-9_][A-Za-z0-9_./-]*/[A-Za-z0-9_.-]+"
                      r"\.(?:h|cpp|py|sh|md|cmake|txt|png|in|supp))`")
-# Pages another branch is writing: a link to one is reported, not failed, until it lands (remove
-# the name from here once it has).
-PENDING_PAGES = {"docs/finetuning.md"}
 LINK_RE = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 # Headers and includes every wrapped fragment gets; the fragment runs as main's body.
 WRAP_HEAD = """#include <algorithm>
@@ -93,10 +90,7 @@ def check_paths(source, page):
                 continue
             checked += 1
             target = (page.parent / link).resolve()
-            if not target.exists() and str(target.relative_to(root.resolve())) in PENDING_PAGES:
-                print(f"PENDING {page.relative_to(root)}:{n}: link {link}: "
-                      "the page is not here yet")
-            elif not target.exists():
+            if not target.exists():
                 missing.append(f"{page.relative_to(root)}:{n}: link {link} does not exist")
     return missing, checked
 
