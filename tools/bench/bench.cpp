@@ -175,8 +175,9 @@ int worker_main(const std::vector<std::string>& args) {
     } else if (key == "--shape") {
       const std::vector<std::string> v = split(value, ',');
       if (v.size() != 6) die("--shape wants b,t,d_in,d_out,heads,scaled");
-      shape = {std::stoll(v[0]), std::stoll(v[1]), std::stoll(v[2]),
-               std::stoll(v[3]), std::stoll(v[4]), std::stoi(v[5])};
+      const double dropout = shape.dropout;  // --dropout may come first
+      shape = {std::stoll(v[0]), std::stoll(v[1]), std::stoll(v[2]), std::stoll(v[3]),
+               std::stoll(v[4]), std::stoi(v[5]),  dropout};
     } else if (key == "--threads") {
       threads = std::stoi(value);
     } else if (key == "--steps") {
