@@ -110,33 +110,30 @@ void backward_head(const Heads& g, const T* q, const T* k, const T* v, const T* 
 
 // Every head's forward, then every head's backward: the (batch, head) pairs split over the
 // threads, each with its scratch from `arena`; each writes only its own slices, so the result is
-// the same whatever the thread count.
-template <class T>
-void forward_heads(const Heads& g, const T* q, const T* k, const T* v, T* o, T* lse, Arena& arena) {
-  const int64_t per_part = forward_scratch<T>(g);
+// the same whatever the thread count. f(pair, offset of its head, its thread's scratch).
+template <class T, class F>
+void for_each_head(const Heads& g, int64_t per_part, double cost, Arena& arena, F&& f) {
   T* scratch = arena.allocate_array<T>(per_part * num_threads());
-  const double cost = 2.5 * static_cast<double>(g.t * g.t * g.d);
   parallel_for(g.batch * g.heads, cost, [&](int part, int64_t begin, int64_t end) {
     for (int64_t pair = begin; pair < end; ++pair) {
-      const int64_t off = g.offset(pair);
-      forward_head<T>(g, q + off, k + off, v + off, o + off, lse + pair * g.t,
-                      scratch + per_part * part);
+      f(pair, g.offset(pair), scratch + per_part * part);
     }
+  });
+}
+template <class T>
+void forward_heads(const Heads& g, const T* q, const T* k, const T* v, T* o, T* lse, Arena& arena) {
+  const double cost = 2.5 * static_cast<double>(g.t * g.t * g.d);
+  for_each_head<T>(g, forward_scratch<T>(g), cost, arena, [&](int64_t pair, int64_t off, T* s) {
+    forward_head<T>(g, q + off, k + off, v + off, o + off, lse + pair * g.t, s);
   });
 }
 template <class T>
 void backward_heads(const Heads& g, const T* q, const T* k, const T* v, const T* o, const T* dout,
                     const T* lse, T* dq, T* dk, T* dv, Arena& arena) {
-  const int64_t per_part = backward_scratch<T>(g);
-  T* scratch = arena.allocate_array<T>(per_part * num_threads());
   const double cost = 5.0 * static_cast<double>(g.t * g.t * g.d);
-  parallel_for(g.batch * g.heads, cost, [&](int part, int64_t begin, int64_t end) {
-    for (int64_t pair = begin; pair < end; ++pair) {
-      const int64_t off = g.offset(pair);
-      backward_head<T>(g, q + off, k + off, v + off, o + off, dout + off, lse + pair * g.t,
-                       dq ? dq + off : nullptr, dk ? dk + off : nullptr, dv ? dv + off : nullptr,
-                       scratch + per_part * part);
-    }
+  for_each_head<T>(g, backward_scratch<T>(g), cost, arena, [&](int64_t pair, int64_t off, T* s) {
+    backward_head<T>(g, q + off, k + off, v + off, o + off, dout + off, lse + pair * g.t,
+                     dq ? dq + off : nullptr, dk ? dk + off : nullptr, dv ? dv + off : nullptr, s);
   });
 }
 
