@@ -1,4 +1,5 @@
-// The fused causal attention kernels behind ops/causal_attention.cpp, per (batch, head):
+// The fused causal attention kernels behind ops/causal_attention.cpp and (without dropout)
+// ops/causal_dot_product_attention.cpp, per (batch, head):
 // softmax(causal_mask(q·kᵀ) / √D)·v and its backward. Two kernels, chosen by shape: the direct
 // one (kernels/attention_direct.cpp) for short sequences with D a multiple of the 64-byte vector
 // (16 floats, 8 doubles; D <= 4 vectors), the blocked one (kernels/attention_blocked.cpp,
@@ -9,7 +10,9 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "graph/arena.h"
 #include "graph/shape.h"
+#include "graph/threads.h"
 #include "kernels/matmul_precision.h"
 
 namespace tapegrad::detail::attention {
@@ -52,35 +55,28 @@ inline bool exact_reciprocal(T c) {
   return std::frexp(c, &exponent) == T(0.5) && std::isnormal(T(1) / c);
 }
 
-// The blocked kernel (kernels/attention_blocked.cpp): scratch elements per thread, and one head.
+// One kernel's entry points for dtype T: scratch elements per thread, and one head's forward (o
+// and its rows' log-sum-exps lse) and backward (dq, dk, dv accumulated; any of them may be null).
 template <class T>
-int64_t blocked_forward_scratch(const Heads& g);
-template <class T>
-int64_t blocked_backward_scratch(const Heads& g);
-template <class T>
-void blocked_forward_head(const Heads& g, const T* q, const T* k, const T* v, T* o, T* lse,
-                          T* scratch);
-template <class T>
-void blocked_backward_head(const Heads& g, const T* q, const T* k, const T* v, const T* o,
-                           const T* dout, const T* lse, T* dq, T* dk, T* dv, T* scratch);
+struct Kernel {
+  int64_t (*forward_scratch)(const Heads& g);
+  int64_t (*backward_scratch)(const Heads& g);
+  void (*forward_head)(const Heads& g, const T* q, const T* k, const T* v, T* o, T* lse,
+                       T* scratch);
+  void (*backward_head)(const Heads& g, const T* q, const T* k, const T* v, const T* o,
+                        const T* dout, const T* lse, T* dq, T* dk, T* dv, T* scratch);
+};
 
-// The direct kernel (kernels/attention_direct.cpp): whether it takes a shape, scratch elements
-// per thread, and one head.
+// The two kernels (kernels/attention_blocked.cpp, kernels/attention_direct.cpp), and whether
+// the direct one takes a shape.
+template <class T>
+const Kernel<T>& blocked_kernel();
+template <class T>
+const Kernel<T>& direct_kernel();
 template <class T>
 bool direct_takes(const Heads& g);
-template <class T>
-int64_t direct_forward_scratch(const Heads& g);
-template <class T>
-int64_t direct_backward_scratch(const Heads& g);
-template <class T>
-void direct_forward_head(const Heads& g, const T* q, const T* k, const T* v, T* o, T* lse,
-                         T* scratch);
-template <class T>
-void direct_backward_head(const Heads& g, const T* q, const T* k, const T* v, const T* o,
-                          const T* dout, const T* lse, T* dq, T* dk, T* dv, T* scratch);
 
-// The kernel for this shape: scratch elements per thread, and one head's forward (o and its
-// rows' log-sum-exps lse) and backward (dq, dk, dv accumulated; any of them may be null).
+// The kernel for this shape and its entry points.
 // At MatmulPrecision::BFloat16 float32 heads run the blocked kernel, whose products are gemm's
 // (the direct kernel forms them itself, in float32).
 template <class T>
@@ -91,25 +87,54 @@ bool direct_runs(const Heads& g) {
   return direct_takes<T>(g);
 }
 template <class T>
+const Kernel<T>& kernel_for(const Heads& g) {
+  return direct_runs<T>(g) ? direct_kernel<T>() : blocked_kernel<T>();
+}
+template <class T>
 int64_t forward_scratch(const Heads& g) {
-  return direct_runs<T>(g) ? direct_forward_scratch<T>(g) : blocked_forward_scratch<T>(g);
+  return kernel_for<T>(g).forward_scratch(g);
 }
 template <class T>
 int64_t backward_scratch(const Heads& g) {
-  return direct_runs<T>(g) ? direct_backward_scratch<T>(g) : blocked_backward_scratch<T>(g);
+  return kernel_for<T>(g).backward_scratch(g);
 }
 template <class T>
 void forward_head(const Heads& g, const T* q, const T* k, const T* v, T* o, T* lse, T* scratch) {
-  if (direct_runs<T>(g)) return direct_forward_head<T>(g, q, k, v, o, lse, scratch);
-  blocked_forward_head<T>(g, q, k, v, o, lse, scratch);
+  kernel_for<T>(g).forward_head(g, q, k, v, o, lse, scratch);
 }
 template <class T>
 void backward_head(const Heads& g, const T* q, const T* k, const T* v, const T* o, const T* dout,
                    const T* lse, T* dq, T* dk, T* dv, T* scratch) {
-  if (direct_runs<T>(g)) {
-    return direct_backward_head<T>(g, q, k, v, o, dout, lse, dq, dk, dv, scratch);
-  }
-  blocked_backward_head<T>(g, q, k, v, o, dout, lse, dq, dk, dv, scratch);
+  kernel_for<T>(g).backward_head(g, q, k, v, o, dout, lse, dq, dk, dv, scratch);
+}
+
+// Every head's forward, then every head's backward: the (batch, head) pairs split over the
+// threads, each with its scratch from `arena`; each writes only its own slices, so the result is
+// the same whatever the thread count. f(pair, offset of its head, its thread's scratch).
+template <class T, class F>
+void for_each_head(const Heads& g, int64_t per_part, double cost, Arena& arena, F&& f) {
+  T* scratch = arena.allocate_array<T>(per_part * num_threads());
+  parallel_for(g.batch * g.heads, cost, [&](int part, int64_t begin, int64_t end) {
+    for (int64_t pair = begin; pair < end; ++pair) {
+      f(pair, g.offset(pair), scratch + per_part * part);
+    }
+  });
+}
+template <class T>
+void forward_heads(const Heads& g, const T* q, const T* k, const T* v, T* o, T* lse, Arena& arena) {
+  const double cost = 2.5 * static_cast<double>(g.t * g.t * g.d);
+  for_each_head<T>(g, forward_scratch<T>(g), cost, arena, [&](int64_t pair, int64_t off, T* s) {
+    forward_head<T>(g, q + off, k + off, v + off, o + off, lse + pair * g.t, s);
+  });
+}
+template <class T>
+void backward_heads(const Heads& g, const T* q, const T* k, const T* v, const T* o, const T* dout,
+                    const T* lse, T* dq, T* dk, T* dv, Arena& arena) {
+  const double cost = 5.0 * static_cast<double>(g.t * g.t * g.d);
+  for_each_head<T>(g, backward_scratch<T>(g), cost, arena, [&](int64_t pair, int64_t off, T* s) {
+    backward_head<T>(g, q + off, k + off, v + off, o + off, dout + off, lse + pair * g.t,
+                     dq ? dq + off : nullptr, dk ? dk + off : nullptr, dv ? dv + off : nullptr, s);
+  });
 }
 
 }  // namespace tapegrad::detail::attention

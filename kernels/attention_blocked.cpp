@@ -159,19 +159,14 @@ template <class T>
 int64_t blocked_backward_scratch(const Heads& g) {
   return 2 * kBr * kBc + g.t;
 }
-template int64_t blocked_forward_scratch<float>(const Heads&);
-template int64_t blocked_backward_scratch<float>(const Heads&);
-template void blocked_forward_head<float>(const Heads&, const float*, const float*, const float*,
-                                          float*, float*, float*);
-template void blocked_backward_head<float>(const Heads&, const float*, const float*, const float*,
-                                           const float*, const float*, const float*, float*, float*,
-                                           float*, float*);
-template int64_t blocked_forward_scratch<double>(const Heads&);
-template int64_t blocked_backward_scratch<double>(const Heads&);
-template void blocked_forward_head<double>(const Heads&, const double*, const double*,
-                                           const double*, double*, double*, double*);
-template void blocked_backward_head<double>(const Heads&, const double*, const double*,
-                                            const double*, const double*, const double*,
-                                            const double*, double*, double*, double*, double*);
+
+template <class T>
+const Kernel<T>& blocked_kernel() {
+  static constexpr Kernel<T> kernel{blocked_forward_scratch<T>, blocked_backward_scratch<T>,
+                                    blocked_forward_head<T>, blocked_backward_head<T>};
+  return kernel;
+}
+template const Kernel<float>& blocked_kernel<float>();
+template const Kernel<double>& blocked_kernel<double>();
 
 }  // namespace tapegrad::detail::attention

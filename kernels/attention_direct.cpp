@@ -412,21 +412,15 @@ void direct_backward_head(const Heads& g, const T* q, const T* k, const T* v, co
   }
 }
 
+template <class T>
+const Kernel<T>& direct_kernel() {
+  static constexpr Kernel<T> kernel{direct_forward_scratch<T>, direct_backward_scratch<T>,
+                                    direct_forward_head<T>, direct_backward_head<T>};
+  return kernel;
+}
 template bool direct_takes<float>(const Heads&);
-template int64_t direct_forward_scratch<float>(const Heads&);
-template int64_t direct_backward_scratch<float>(const Heads&);
-template void direct_forward_head<float>(const Heads&, const float*, const float*, const float*,
-                                         float*, float*, float*);
-template void direct_backward_head<float>(const Heads&, const float*, const float*, const float*,
-                                          const float*, const float*, const float*, float*, float*,
-                                          float*, float*);
 template bool direct_takes<double>(const Heads&);
-template int64_t direct_forward_scratch<double>(const Heads&);
-template int64_t direct_backward_scratch<double>(const Heads&);
-template void direct_forward_head<double>(const Heads&, const double*, const double*, const double*,
-                                          double*, double*, double*);
-template void direct_backward_head<double>(const Heads&, const double*, const double*,
-                                           const double*, const double*, const double*,
-                                           const double*, double*, double*, double*, double*);
+template const Kernel<float>& direct_kernel<float>();
+template const Kernel<double>& direct_kernel<double>();
 
 }  // namespace tapegrad::detail::attention

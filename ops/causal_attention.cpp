@@ -1,7 +1,6 @@
 // causal_attention: softmax(causal_mask(q·kᵀ) / √D)·v per (batch, head), fused: the kernels
-// (direct for short sequences, blocked with an online softmax otherwise) are in
-// kernels/attention.h. (batch, head) pairs are split over the threads; each writes only its own
-// slices, so the result is the same whatever the thread count.
+// (direct for short sequences, blocked with an online softmax otherwise) and their run over the
+// threads are in kernels/attention.h.
 #include <string>
 #include <utility>
 
@@ -34,22 +33,10 @@ void causal_attention_backward(Tape& tape, const Node& node) {
     T* dv = tape.input_grad<T>(node, 2).to_add();
     if (!dq && !dk && !dv) return;
     const auto& [num_heads, saved_lse] = node.state_as<CausalAttentionState>();
-    const Heads g = heads_of(node.shape, num_heads);
-    const int64_t pairs = g.batch * g.heads;
-    const int64_t per_part = detail::attention::backward_scratch<T>(g);
-    T* scratch = tape.arena().allocate_array<T>(per_part * num_threads());
-    const T* lse = static_cast<const T*>(saved_lse);
-    const double cost = 5.0 * static_cast<double>(g.t * g.t * g.d);
-    parallel_for(pairs, cost, [&](int part, int64_t begin, int64_t end) {
-      for (int64_t pair = begin; pair < end; ++pair) {
-        const int64_t off = g.offset(pair);
-        detail::attention::backward_head<T>(
-            g, qn.value_as<const T>() + off, kn.value_as<const T>() + off,
-            vn.value_as<const T>() + off, node.value_as<const T>() + off,
-            node.grad_as<const T>() + off, lse + pair * g.t, dq ? dq + off : nullptr,
-            dk ? dk + off : nullptr, dv ? dv + off : nullptr, scratch + per_part * part);
-      }
-    });
+    detail::attention::backward_heads<T>(
+        heads_of(node.shape, num_heads), qn.value_as<const T>(), kn.value_as<const T>(),
+        vn.value_as<const T>(), node.value_as<const T>(), node.grad_as<const T>(),
+        static_cast<const T*>(saved_lse), dq, dk, dv, tape.arena());
   });
 }
 
@@ -108,21 +95,8 @@ Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64
   Tensor y = q.tape().record(kCausalAttention, q.shape(), q.dtype(), {q, k, v},
                              CausalAttentionState{num_heads, saved_lse});
   dispatch(y.dtype(), [&]<class T>() {
-    T* lse = static_cast<T*>(saved_lse);
-    const int64_t per_part = detail::attention::forward_scratch<T>(g);
-    T* scratch = arena.allocate_array<T>(per_part * num_threads());
-    const T* qv = q.data<T>();
-    const T* kv = k.data<T>();
-    const T* vv = v.data<T>();
-    T* out = output_data<T>(y);
-    const double cost = 2.5 * static_cast<double>(g.t * g.t * g.d);
-    parallel_for(pairs, cost, [&](int part, int64_t begin, int64_t end) {
-      for (int64_t pair = begin; pair < end; ++pair) {
-        const int64_t off = g.offset(pair);
-        detail::attention::forward_head<T>(g, qv + off, kv + off, vv + off, out + off,
-                                           lse + pair * g.t, scratch + per_part * part);
-      }
-    });
+    detail::attention::forward_heads<T>(g, q.data<T>(), k.data<T>(), v.data<T>(), output_data<T>(y),
+                                        static_cast<T*>(saved_lse), arena);
   });
   return y;
 }

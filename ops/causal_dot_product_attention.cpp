@@ -1,14 +1,26 @@
-// causal_dot_product_attention: MultiHeadAttention's composed attention in one op, bit for bit.
+// causal_dot_product_attention: MultiHeadAttention's composed attention in one op, on one of two
+// kernels chosen inside the op (the op, its name and arguments are the same either way):
+//
+// - with dropout drawn (training and p > 0): the exact kernel below, bit for bit the composed
+//   ops, with torch's dropout mask stream;
+// - without (eval, or p == 0): the fused kernels of kernels/attention.h (direct for short
+//   sequences, FlashAttention's blocked online softmax otherwise), which keep only the output
+//   and one log-sum-exp per row, no [T, T] weights. Their sums run in another order (online
+//   softmax, products formed in registers or per tile), so they are NOT bit for bit the
+//   composed ops: within float32 rounding, which tests/ops/test_causal_dot_product_attention.cpp
+//   checks against the composed ops and torch's numbers (tolerances stated there).
+//   causal_attention_weights recomputes the weights of such a node with the exact kernel's
+//   forward (bit for bit the composed softmax) from q and k, which the node keeps.
 //
 // A kernel, so over the 120-line budget of an op file: forward, backward and the layout they
 // share only make sense read together.
 //
-// Per (batch, head), on q, k, v read in place from [B, T, H·D] and the output written in place
-// there: S = q·kᵀ, causal mask (-inf above the diagonal), ÷ √D, softmax, torch's dropout, ·v —
-// the composed ops matmul(q, transpose(k)), causal_mask, div_scalar, softmax, dropout, matmul of
-// split_heads/merge_heads views, with the same arithmetic: each product is the same gemm call
-// (same shapes, the same operand transposes: kᵀ is copied as transpose() does, only the
-// leading dimensions differ), the elementwise steps are the same expressions, the rows go
+// The exact kernel, per (batch, head), on q, k, v read in place from [B, T, H·D] and the output
+// written in place there: S = q·kᵀ, causal mask (-inf above the diagonal), ÷ √D, softmax, torch's
+// dropout, ·v — the composed ops matmul(q, transpose(k)), causal_mask, div_scalar, softmax,
+// dropout, matmul of split_heads/merge_heads views, with the same arithmetic: each product is the
+// same gemm call (same shapes, the same operand transposes: kᵀ is copied as transpose() does, only
+// the leading dimensions differ), the elementwise steps are the same expressions, the rows go
 // through the softmax op's own row functions (kernels/softmax_rows.h), and dropout's mask is
 // drawn for the whole [B, H, T, T] weights at once, masked positions included, as torch's
 // dropout on the weights tensor draws it.
@@ -25,6 +37,7 @@
 
 #include "graph/random.h"
 #include "graph/threads.h"
+#include "kernels/attention.h"
 #include "kernels/gemm.h"
 #include "kernels/softmax_rows.h"
 #include "ops/detail/op_util.h"
@@ -48,9 +61,16 @@ Heads heads_of(const Shape& s, int64_t num_heads) {
 struct AttentionState {
   int64_t num_heads;
   double p;             // dropout probability; 0 when no mask was drawn
-  const void* probs;    // P [B, H, T, T] in the dtype, from the tape's arena (64-byte aligned)
+  const void* probs;    // exact kernel: P [B, H, T, T] in the dtype, from the tape's arena
+                        // (64-byte aligned); null on the fused kernel
   const uint8_t* keep;  // dropout's keep mask [B, H, T, T], or null without dropout
+  const void* lse;      // fused kernel: [B·H, T] row log-sum-exps in the dtype; else null
 };
+
+// The fused kernels' view of the same [B, T, H·D] heads.
+detail::attention::Heads fused_heads(const Shape& s, int64_t num_heads) {
+  return detail::attention::heads_of(s, num_heads);
+}
 
 // Runs f(pair, parallel_gemm) for every (batch, head), as matmul runs its batch slices: split
 // over the threads when there are at least as many pairs as threads (each product then on one
@@ -83,13 +103,11 @@ void dropped(const T* p, const uint8_t* keep, double prob, T* w, int64_t n) {
   for (int64_t i = 0; i < n; ++i) w[i] = p[i] * (keep[i] != 0 ? scale : T(0));
 }
 
+// P [T, T] = softmax(causal_mask(q·kᵀ) / √D) of one head; kt [D, T] scratch.
 template <class T>
-void forward_pair(const Heads& g, const T* q, const T* k, const T* v, T* out, T* p,
-                  const uint8_t* keep, double prob, T* scratch, bool par) {
+void probabilities_pair(const Heads& g, const T* q, const T* k, T* p, T* kt, bool par) {
   const int64_t t = g.t, d = g.d;
   const T c = static_cast<T>(std::sqrt(static_cast<double>(d)));
-  T* kt = scratch;    // [D, T]
-  T* w = kt + d * t;  // [T, T] dropped weights
   transpose_head(g, k, kt);
   gemm(matrix(p, t, t), matrix(q, t, d, g.ld), matrix<const T>(kt, d, t),
        {.parallel = par});  // S = q·kᵀ
@@ -99,6 +117,15 @@ void forward_pair(const Heads& g, const T* q, const T* k, const T* v, T* out, T*
     std::fill(row + i + 1, row + t, -std::numeric_limits<T>::infinity());
     detail::softmax_row(row, row, t);
   }
+}
+
+template <class T>
+void forward_pair(const Heads& g, const T* q, const T* k, const T* v, T* out, T* p,
+                  const uint8_t* keep, double prob, T* scratch, bool par) {
+  const int64_t t = g.t, d = g.d;
+  T* kt = scratch;    // [D, T]
+  T* w = kt + d * t;  // [T, T] dropped weights
+  probabilities_pair(g, q, k, p, kt, par);
   const T* weights = p;
   if (keep != nullptr) {
     dropped(p, keep, prob, w, t * t);
@@ -162,12 +189,18 @@ void attention_backward(Tape& tape, const Node& node) {
     T* dk = tape.input_grad<T>(node, 1).to_add();
     T* dv = tape.input_grad<T>(node, 2).to_add();
     if (!dq && !dk && !dv) return;
-    const auto& [num_heads, prob, probs, keep] = node.state_as<AttentionState>();
+    const auto& [num_heads, prob, probs, keep, saved_lse] = node.state_as<AttentionState>();
     const Heads g = heads_of(node.shape, num_heads);
     const T* q = tape.input(node, 0).value_as<const T>();
     const T* k = tape.input(node, 1).value_as<const T>();
     const T* v = tape.input(node, 2).value_as<const T>();
     const T* dout = node.grad_as<const T>();
+    if (saved_lse != nullptr) {  // the fused kernel: P recomputed per block from the lse
+      detail::attention::backward_heads<T>(
+          fused_heads(node.shape, num_heads), q, k, v, node.value_as<const T>(), dout,
+          static_cast<const T*>(saved_lse), dq, dk, dv, tape.arena());
+      return;
+    }
     const T* p = static_cast<const T*>(probs);
     const int64_t tt = g.t * g.t;
     const int64_t per_part = g.d * g.t + 3 * tt;
@@ -223,8 +256,15 @@ const OpDef kCausalDotProductAttention{
         [](const Tape&, const Node& n) {
           const AttentionState& s = n.state_as<AttentionState>();
           const Heads g = heads_of(n.shape, s.num_heads);
+          if (s.lse != nullptr) return g.pairs() * g.t * dtype_size(n.dtype);
           const int64_t weights = g.pairs() * g.t * g.t;
           return weights * dtype_size(n.dtype) + (s.keep != nullptr ? weights : 0);
+        },
+    // The fused kernel's backward reads the output too.
+    .saves_of =
+        [](const Node& n) {
+          const uint32_t inputs = saves::kInput0 | saves::kInput1 | saves::kInput2;
+          return n.state_as<AttentionState>().lse != nullptr ? inputs | saves::kOutput : inputs;
         },
     .decomposition = attention_decomposition};
 TAPEGRAD_REGISTER_OP(kCausalDotProductAttention);
@@ -259,12 +299,24 @@ Tensor causal_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   const bool drop = training && dropout_p > 0.0;
   const int64_t weights = g.pairs() * g.t * g.t;
   Arena& arena = q.tape().arena();
+  if (!drop) {  // nothing drawn: the fused kernel (see the top of this file)
+    void* lse = arena.allocate(static_cast<size_t>(g.pairs() * g.t * dtype_size(q.dtype())));
+    Tensor y = q.tape().record(kCausalDotProductAttention, q.shape(), q.dtype(), {q, k, v},
+                               AttentionState{num_heads, 0.0, nullptr, nullptr, lse});
+    if (weights == 0) return y;
+    dispatch(y.dtype(), [&]<class T>() {
+      detail::attention::forward_heads<T>(fused_heads(q.shape(), num_heads), q.data<T>(),
+                                          k.data<T>(), v.data<T>(), output_data<T>(y),
+                                          static_cast<T*>(lse), arena);
+    });
+    return y;
+  }
   void* probs = arena.allocate(static_cast<size_t>(weights * dtype_size(q.dtype())));
-  uint8_t* keep = drop ? arena.allocate_array<uint8_t>(weights) : nullptr;
+  uint8_t* keep = arena.allocate_array<uint8_t>(weights);
   Tensor y = q.tape().record(kCausalDotProductAttention, q.shape(), q.dtype(), {q, k, v},
-                             AttentionState{num_heads, drop ? dropout_p : 0.0, probs, keep});
+                             AttentionState{num_heads, dropout_p, probs, keep, nullptr});
   // dropout on the [B, H, T, T] weights draws its mask in one go, in their order.
-  if (drop) generator.dropout_keep_mask(keep, weights, dropout_p);
+  generator.dropout_keep_mask(keep, weights, dropout_p);
   if (weights == 0) return y;  // no tokens or no sequences: an empty output
   dispatch(y.dtype(), [&]<class T>() {
     const int64_t tt = g.t * g.t;
@@ -295,8 +347,22 @@ std::vector<double> causal_attention_weights(const Tensor& out) {
   const auto n = static_cast<size_t>(g.pairs() * g.t * g.t);
   std::vector<double> values(n);
   dispatch(node.dtype, [&]<class T>() {
-    const T* p = static_cast<const T*>(s.probs);
-    std::copy(p, p + n, values.begin());
+    if (s.probs != nullptr) {
+      const T* p = static_cast<const T*>(s.probs);
+      std::copy(p, p + n, values.begin());
+      return;
+    }
+    // The fused kernel kept no weights: the exact kernel's softmax from q and k, one head at a
+    // time, in order.
+    const Tape& tape = out.tape();
+    const T* q = tape.input(node, 0).value_as<const T>();
+    const T* k = tape.input(node, 1).value_as<const T>();
+    std::vector<T> p(static_cast<size_t>(g.t * g.t)), kt(static_cast<size_t>(g.d * g.t));
+    for (int64_t pair = 0; pair < g.pairs(); ++pair) {
+      const int64_t off = g.offset(pair);
+      probabilities_pair<T>(g, q + off, k + off, p.data(), kt.data(), false);
+      std::copy(p.begin(), p.end(), values.begin() + pair * g.t * g.t);
+    }
   });
   return values;
 }

@@ -67,7 +67,7 @@ TEST_CASE("tapegrad-dot: --list-models answers without --model", "[cli][tapegrad
 
 #ifdef TAPEGRAD_BENCH_TOOL
 TEST_CASE("tapegrad-bench: --help lists every option", "[cli][bench]") {
-  check_help(TAPEGRAD_BENCH_TOOL, {"--threads", "--workloads", "--path", "--samples-factor",
+  check_help(TAPEGRAD_BENCH_TOOL, {"--threads", "--workloads", "--dropout", "--samples-factor",
                                    "--no-torch", "--baseline", "--keep-openblas-env"});
 }
 
@@ -83,8 +83,8 @@ TEST_CASE("tapegrad-bench: a malformed value exits non-zero naming the option", 
       {"--samples-factor abc", "--samples-factor"},
       {"--samples-factor 0", "--samples-factor"},
       {"--workloads book,nope", "--workloads"},
-      {"--path composed,nope", "--path"},
-      {"--path attention+cuda", "--path"},
+      {"--dropout 0,nope", "--dropout"},
+      {"--dropout 1", "--dropout"},
       {"--frobnicate", "--frobnicate"},
   };
   for (const auto& c : cases) check_refused(TAPEGRAD_BENCH_TOOL, c.args, c.option);

@@ -1,5 +1,8 @@
 // tapegrad-bench: times the attention training step of tapegrad against LibTorch's, interleaved in
-// one run, with the machine's measured GEMM peak and each engine's peak memory.
+// one run, with the machine's measured GEMM peak and each engine's peak memory. The step is what
+// a user runs: the book's MultiHeadAttention module (nn::MultiHeadAttention; LibTorch's the book's
+// module in torch::nn) in training mode, mean(out²), backward, SGD; one row per dropout setting,
+// since the module's attention runs another kernel with dropout drawn than without.
 //
 // Every engine runs in a worker process of its own (this program, re-executed), so each gets its
 // own peak RSS and LibTorch's libraries are never loaded into tapegrad's process. The parent
@@ -141,16 +144,6 @@ int run_step_worker(const StepFns& fns, int steps) {
   return tgb::serve_steps(fns.step, steps);
 }
 
-tgb::TapegradEngine::Path parse_path(const std::string& name) {
-  for (int p = 0;; ++p) {
-    const auto path = static_cast<tgb::TapegradEngine::Path>(p);
-    const std::string n = tgb::TapegradEngine::path_name(path);
-    if (n == "?") break;
-    if (n == name) return path;
-  }
-  die("unknown --path " + name);
-}
-
 // GFLOP/s of Eigen's float32 product on n x n matrices, split over `threads` row blocks the way
 // tapegrad splits its products: the best of `reps` (after one warm-up).
 double eigen_gemm_gflops(int64_t n, int reps, int threads) {
@@ -171,7 +164,7 @@ double eigen_gemm_gflops(int64_t n, int reps, int threads) {
 }
 
 int worker_main(const std::vector<std::string>& args) {
-  std::string engine, path = "composed";
+  std::string engine;
   tgb_shape shape{};
   int threads = 1, steps = 1;
   int64_t n = 1024;
@@ -183,14 +176,15 @@ int worker_main(const std::vector<std::string>& args) {
     } else if (key == "--shape") {
       const std::vector<std::string> v = split(value, ',');
       if (v.size() != 6) die("--shape wants b,t,d_in,d_out,heads,scaled");
-      shape = {std::stoll(v[0]), std::stoll(v[1]), std::stoll(v[2]),
-               std::stoll(v[3]), std::stoll(v[4]), std::stoi(v[5])};
+      const double dropout = shape.dropout;  // --dropout may come first
+      shape = {std::stoll(v[0]), std::stoll(v[1]), std::stoll(v[2]), std::stoll(v[3]),
+               std::stoll(v[4]), std::stoi(v[5]),  dropout};
     } else if (key == "--threads") {
       threads = std::stoi(value);
     } else if (key == "--steps") {
       steps = std::stoi(value);
-    } else if (key == "--path") {
-      path = value;
+    } else if (key == "--dropout") {
+      shape.dropout = std::stod(value);
     } else if (key == "--n") {
       n = std::stoll(value);
     }
@@ -200,11 +194,8 @@ int worker_main(const std::vector<std::string>& args) {
   if (engine == "tapegrad-finetune") return tgb::finetune_worker_main(args);
 #endif
   if (engine == "tapegrad") {
-    // PATH or PATH+openblas.
-    const size_t plus = path.find('+');
-    const bool openblas = plus != std::string::npos && path.substr(plus + 1) == "openblas";
-    tgb::TapegradEngine e(shape, threads, parse_path(path.substr(0, plus)), openblas);
-    std::string info = "tapegrad, path " + path;
+    tgb::TapegradEngine e(shape, threads);
+    std::string info = "tapegrad, nn::MultiHeadAttention";
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
     info += std::string(", GEMM: ") + tapegrad::gemm_backend_info();
 #endif
@@ -285,7 +276,7 @@ struct EngineResult {
 };
 
 std::vector<std::string> step_worker_args(const char* engine, const tgb::Workload& w, int threads,
-                                          int steps, const std::string& path) {
+                                          int steps, double dropout) {
   return {"--worker",
           engine,
           "--shape",
@@ -296,8 +287,8 @@ std::vector<std::string> step_worker_args(const char* engine, const tgb::Workloa
           std::to_string(threads),
           "--steps",
           std::to_string(steps),
-          "--path",
-          path};
+          "--dropout",
+          std::to_string(dropout)};
 }
 
 void parse_ready(const std::string& line, EngineResult& r) {
@@ -406,17 +397,11 @@ int main(int argc, char** argv) {
 
   std::vector<int> thread_counts{1};
   std::vector<std::string> workload_names{"book", "small", "gpt2"};
-  std::vector<std::string> paths;
+  std::vector<double> dropouts{0.0, 0.1};
   double sample_factor = 1.0;
   bool torch = plugin_path() != nullptr;
   std::string baseline;
   bool keep_openblas_env = false, no_torch = false;
-  std::vector<std::string> path_names;  // tapegrad's attention paths, most fused last
-  for (int p = 0;; ++p) {
-    const char* n = tgb::TapegradEngine::path_name(static_cast<tgb::TapegradEngine::Path>(p));
-    if (std::string(n) == "?") break;
-    path_names.push_back(n);
-  }
   std::vector<std::string> workload_list;
   for (const tgb::Workload& c : tgb::kWorkloads) workload_list.push_back(c.name);
   for (const char* gpt : {"gpt-tiny", "gpt2-124m", "generate-124m", "generate-355m"}) {
@@ -429,7 +414,8 @@ int main(int argc, char** argv) {
 
   CLI::App app(
       "Times training steps in tapegrad and its peers, interleaved: the attention workloads "
-      "(book, small, gpt2: one causal multi-head self-attention step, forward, backward, SGD) "
+      "(book, small, gpt2: one training step of the book's MultiHeadAttention module, forward, "
+      "mean(out^2), backward, SGD, per dropout setting) "
       "against LibTorch when built with it; the GPT workloads (gpt-tiny, gpt2-124m: GPTModel, "
       "cross_entropy, clip_grad_norm_, AdamW) against LibTorch and PyTorch eager.",
       "tapegrad-bench");
@@ -441,45 +427,26 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::IsMember(workload_list));
-  // A path, optionally +openblas (products on OpenBLAS).
-  const CLI::Validator path_check(
-      [&path_names](std::string& p) -> std::string {
-        const std::string base = p.substr(0, p.find('+'));
-        const bool known =
-            std::find(path_names.begin(), path_names.end(), base) != path_names.end();
-        if (known && (base == p || p == base + "+openblas")) return "";
-        return "unknown path " + p;
-      },
-      "PATH[+openblas]");
-  app.add_option(
-         "--path", paths,
-         "tapegrad's attention path(s), P[,P...]: attention, causal_softmax, composed, each "
-         "optionally +openblas (products on OpenBLAS); default: all, and "
-         "attention+openblas when this tapegrad links OpenBLAS")
+  app.add_option("--dropout", dropouts,
+                 "the attention workloads' dropout settings, P[,P...] (0: the kernel eval and "
+                 "p = 0 run; > 0: the one training with dropout runs)")
       ->delimiter(',')
-      ->check(path_check);
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 0.99));
   app.add_option("--samples-factor", sample_factor, "scales the number of samples")
       ->capture_default_str()
       ->check(tapegrad::cli::positive_finite());
   app.add_flag("--no-torch", no_torch, "leave the LibTorch comparator out");
   app.add_option("--baseline", baseline,
-                 "EXE[:PATH]: another build of tapegrad-bench (e.g. of an older commit) whose PATH "
-                 "(default composed) runs interleaved with the others, labelled baseline/PATH");
+                 "EXE: another build of tapegrad-bench (e.g. of an older commit, built by "
+                 "tools/bench/build_baseline.sh: the book's ops one by one, dropout 0 only) run "
+                 "interleaved with the others, labelled baseline");
   app.add_flag("--keep-openblas-env", keep_openblas_env,
                "keep OPENBLAS_CORETYPE from the environment (default: removed)");
   if (const std::optional<int> exit_code = tapegrad::cli::parse(app, argc, argv)) {
     return *exit_code;
   }
   if (no_torch) torch = false;
-  if (paths.empty()) {
-    paths = path_names;
-    std::reverse(paths.begin(), paths.end());  // the most fused path first
-#ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
-    if (tapegrad::gemm_backend_available(tapegrad::GemmBackend::OpenBLAS)) {
-      paths.push_back("attention+openblas");
-    }
-#endif
-  }
 
   // OpenBLAS picks its kernels for the CPU unless OPENBLAS_CORETYPE forces some (this
   // machine's environment may set it, e.g. to Haswell's AVX2 kernels on an AVX-512 CPU): the
@@ -496,11 +463,10 @@ int main(int argc, char** argv) {
   std::printf("Eigen %d.%d.%d, SIMD: %s\n", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
               EIGEN_MINOR_VERSION, Eigen::SimdInstructionSetsInUse());
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
-  // Each tapegrad worker sets its backend explicitly and reports it below (with OpenBLAS's
-  // kernels, which it picks in the worker, after OPENBLAS_CORETYPE is handled).
+  // The tapegrad workers run the library's default backend, as a user does; each reports it
+  // below (with OpenBLAS's kernels, which it picks in the worker, after OPENBLAS_CORETYPE).
   std::printf(
-      "tapegrad GEMM: rows without +openblas on Eigen's kernel, +openblas rows on "
-      "OpenBLAS (this build's default: %s)\n",
+      "tapegrad GEMM: the library's default, %s\n",
       tapegrad::gemm_backend_available(tapegrad::GemmBackend::OpenBLAS) ? "OpenBLAS" : "Eigen");
 #endif
   if (!torch) std::printf("LibTorch comparator: not built or disabled (--no-torch)\n");
@@ -563,6 +529,8 @@ int main(int argc, char** argv) {
     const Peaks before = measure_peaks(threads, n, torch, &torch_info);
     struct Done {
       const tgb::Workload* w;
+      double dropout;
+      std::string name;  // "book p=0.1"
       Plan plan;
       std::vector<std::string> labels;
       std::vector<EngineResult> r;
@@ -575,32 +543,31 @@ int main(int argc, char** argv) {
       }
       if (w == nullptr) die("unknown workload " + name);
       const Plan plan = plan_for(*w, sample_factor);
-      std::vector<std::vector<std::string>> engines;
-      std::vector<std::string> labels;
-      for (const std::string& p : paths) {
-        engines.push_back(step_worker_args("tapegrad", *w, threads, plan.steps_per_sample, p));
-        labels.push_back("tapegrad/" + p);
+      for (const double dropout : dropouts) {
+        std::vector<std::vector<std::string>> engines;
+        std::vector<std::string> labels;
+        engines.push_back(
+            step_worker_args("tapegrad", *w, threads, plan.steps_per_sample, dropout));
+        labels.push_back("tapegrad");
+        if (!baseline.empty() && dropout == 0.0) {
+          engines.push_back(
+              step_worker_args("tapegrad", *w, threads, plan.steps_per_sample, dropout));
+          engines.back().insert(engines.back().begin(), "--exe=" + baseline);
+          labels.push_back("baseline");
+        }
+        if (torch) {
+          labels.push_back("libtorch");
+          engines.push_back(step_worker_args("torch", *w, threads, plan.steps_per_sample, dropout));
+          // LibTorch's OpenMP and OpenBLAS threads asleep soon after their work, not spinning
+          // against each other (as the GPT workloads' peers; see gpt_workload.cpp).
+          engines.back().insert(engines.back().begin(), {"--env=OMP_WAIT_POLICY=PASSIVE",
+                                                         "--env=OPENBLAS_THREAD_TIMEOUT=4"});
+        }
+        char name_buf[64];
+        std::snprintf(name_buf, sizeof name_buf, "%s p=%g", w->name, dropout);
+        std::fprintf(stderr, "  %s...\n", name_buf);
+        done.push_back({w, dropout, name_buf, plan, labels, run_workload(plan, engines)});
       }
-      if (!baseline.empty()) {
-        // EXE or EXE:PATH (the path the other build runs; composed unless given).
-        const size_t colon = baseline.rfind(':');
-        const std::string exe = colon == std::string::npos ? baseline : baseline.substr(0, colon);
-        const std::string path =
-            colon == std::string::npos ? "composed" : baseline.substr(colon + 1);
-        engines.push_back(step_worker_args("tapegrad", *w, threads, plan.steps_per_sample, path));
-        engines.back().insert(engines.back().begin(), "--exe=" + exe);
-        labels.push_back("baseline/" + path);
-      }
-      if (torch) {
-        labels.push_back("libtorch");
-        engines.push_back(step_worker_args("torch", *w, threads, plan.steps_per_sample, "-"));
-        // LibTorch's OpenMP and OpenBLAS threads asleep soon after their work, not spinning
-        // against each other (as the GPT workloads' peers; see gpt_workload.cpp).
-        engines.back().insert(engines.back().begin(),
-                              {"--env=OMP_WAIT_POLICY=PASSIVE", "--env=OPENBLAS_THREAD_TIMEOUT=4"});
-      }
-      std::fprintf(stderr, "  %s...\n", w->name);
-      done.push_back({w, plan, labels, run_workload(plan, engines)});
     }
     const Peaks after = measure_peaks(threads, n, torch, nullptr);
     const double peak = std::max(before.best(), after.best());
@@ -630,7 +597,7 @@ int main(int argc, char** argv) {
         std::printf("%s GEMM: %s\n", done.front().labels[e].c_str(), info.c_str() + gemm + 6);
       }
     }
-    std::printf("%-6s %-27s %5s %10s %10s %10s %10s %7s %5s %7s %6s %8s %7s %13s\n", "work",
+    std::printf("%-12s %-10s %5s %10s %10s %10s %10s %7s %5s %7s %6s %8s %7s %13s\n", "work",
                 "engine", "steps", "median us", "min us", "max us", "cpu us", "GFLOP/s", "%peak",
                 "x torch", "RSS MB", "RSS/tch", "allocs", "loss@1");
     for (const Done& d : done) {
@@ -646,9 +613,9 @@ int main(int argc, char** argv) {
                                              static_cast<double>(r.back().peak_rss_kib)
                                        : 0.0;
         std::printf(
-            "%-6s %-27s %5d %10.2f %10.2f %10.2f %10.2f %7.2f %5.1f %7.2f %6.1f %8.3f %7.1f "
+            "%-12s %-10s %5d %10.2f %10.2f %10.2f %10.2f %7.2f %5.1f %7.2f %6.1f %8.3f %7.1f "
             "%13.8g\n",
-            w->name, d.labels[e].c_str(), plan.steps_per_sample, r[e].median(), r[e].min(),
+            d.name.c_str(), d.labels[e].c_str(), plan.steps_per_sample, r[e].median(), r[e].min(),
             r[e].max(), EngineResult::median_of(r[e].cpu_us_per_step), gflops,
             100.0 * gflops / peak, speedup, r[e].peak_rss_kib / 1024.0, rss_ratio,
             r[e].allocations_per_step, r[e].loss_first);
@@ -660,12 +627,12 @@ int main(int argc, char** argv) {
         const double rel_last = std::abs(g.loss_last - t.loss_last) / std::abs(t.loss_last);
         const bool same_init = g.checksum == t.checksum;
         std::printf(
-            "%-6s check: init checksum %s (%.9g); loss@1 rel. diff %.2e %s; loss after "
+            "%-12s check: init checksum %s (%.9g); loss@1 rel. diff %.2e %s; loss after "
             "%d steps %.9g vs %.9g (rel. diff %.2e)\n",
-            w->name, same_init ? "identical" : "DIFFERS", g.checksum, rel,
+            d.name.c_str(), same_init ? "identical" : "DIFFERS", g.checksum, rel,
             rel < 1e-5 ? "OK" : "MISMATCH", (plan.warmup + plan.samples) * plan.steps_per_sample,
             g.loss_last, t.loss_last, rel_last);
-        std::printf("%-6s ratio tapegrad/LibTorch, median time (peak RSS):", w->name);
+        std::printf("%-12s ratio tapegrad/LibTorch, median time (peak RSS):", d.name.c_str());
         for (size_t e = 0; e + 1 < r.size(); ++e) {
           std::printf(" %s %.4f (%.3f)", d.labels[e].c_str(), r[e].median() / t.median(),
                       static_cast<double>(r[e].peak_rss_kib) / static_cast<double>(t.peak_rss_kib));
@@ -673,7 +640,7 @@ int main(int argc, char** argv) {
         std::printf("\n");
       }
       for (size_t e = 0; e < r.size(); ++e)
-        rows.push_back({w->name, threads, d.labels[e], r[e].median()});
+        rows.push_back({d.name, threads, d.labels[e], r[e].median()});
     }
     std::fflush(stdout);
   }
@@ -685,7 +652,7 @@ int main(int argc, char** argv) {
       if (a.threads != thread_counts.front()) continue;
       for (const Row& b : rows) {
         if (b.workload == a.workload && b.label == a.label && b.threads != a.threads) {
-          std::printf("  %-6s %-27s %d threads: %.2fx\n", a.workload.c_str(), a.label.c_str(),
+          std::printf("  %-12s %-10s %d threads: %.2fx\n", a.workload.c_str(), a.label.c_str(),
                       b.threads, a.median / b.median);
         }
       }

@@ -1,18 +1,19 @@
-// The tapegrad side of the benchmark: one training step of causal multi-head self-attention,
-// recorded on a tape that is reset (its memory kept) every step.
+// The tapegrad side of the benchmark: one training step of causal multi-head self-attention
+// through nn::MultiHeadAttention, recorded on a tape that is reset (its memory kept) every step.
 #include "tools/bench/tapegrad_engine.h"
 
 #include <cmath>
 #include <memory>
 #include <stdexcept>
-#include <string>
+#include <vector>
 
 #include "graph/random.h"
 #include "graph/tape.h"
 #include "graph/threads.h"
 #include "ops/ops.h"
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
-#include "kernels/gemm.h"
+#include "nn/attention.h"
+#include "optim/sgd.h"
 #endif
 
 namespace tapegrad_bench {
@@ -21,15 +22,15 @@ using namespace tapegrad;
 
 namespace {
 
-Parameter random_parameter(const Shape& shape, const char* name, double factor) {
-  Parameter p(shape, DType::Float32, name);
+// Fills p with uniform [0, 1) draws of the default generator, times factor rounded to float32
+// (as the LibTorch engine scales).
+void fill_random(const Parameter& p, double factor) {
   default_generator().uniform(p.data<float>(), p.numel());
   if (factor != 1.0) {
-    const float f = static_cast<float>(factor);  // as the LibTorch engine scales
+    const float f = static_cast<float>(factor);
     float* v = p.data<float>();
     for (int64_t i = 0; i < p.numel(); ++i) v[i] *= f;
   }
-  return p;
 }
 
 double sum_of(const Parameter& p) {
@@ -38,110 +39,97 @@ double sum_of(const Parameter& p) {
   return s;
 }
 
-// torch.optim.SGD without momentum: p.add_(grad, alpha=-lr), which LibTorch's AVX2 kernel
-// computes as one fused multiply-add; then the gradient is zeroed for the next step.
+#ifdef TAPEGRAD_BENCH_COMPOSED_ONLY
+// torch.optim.SGD without momentum: p.add_(grad, alpha=-lr); then the gradient is zeroed.
 void sgd_update(const Parameter& p, float lr) {
   float* v = p.data<float>();
   float* g = p.grad<float>();
-  parallel_for(p.numel(), 2.0, [&](int, int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      v[i] = std::fma(g[i], -lr, v[i]);
-      g[i] = 0.0f;
-    }
-  });
+  for (int64_t i = 0; i < p.numel(); ++i) {
+    v[i] = std::fma(g[i], -lr, v[i]);
+    g[i] = 0.0f;
+  }
 }
+#endif
 
 }  // namespace
 
 struct TapegradEngine::State {
   Tape tape;
-  Parameter x, wq, wk, wv, wo, bo;
+  Parameter x;
+  std::vector<Parameter> params;  // W_query, W_key, W_value, out_proj weight and bias
+#ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
+  std::unique_ptr<nn::MultiHeadAttention> mha;
+  std::unique_ptr<SGD> sgd;
+#endif
 };
 
-TapegradEngine::TapegradEngine(const tgb_shape& shape, int threads, Path path, bool openblas)
-    : shape_(shape), path_(path), state_(std::make_unique<State>()) {
+TapegradEngine::TapegradEngine(const tgb_shape& shape, int threads)
+    : shape_(shape), state_(std::make_unique<State>()) {
   set_num_threads(threads);
-#ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
-  // Set either way: the library's default (OpenBLAS when linked) must not decide a row.
-  if (!set_gemm_backend(openblas ? GemmBackend::OpenBLAS : GemmBackend::Eigen)) {
-    throw std::runtime_error("this tapegrad was built without OpenBLAS (TAPEGRAD_OPENBLAS)");
+  const tgb_shape& s = shape_;
+  State& st = *state_;
+#ifdef TAPEGRAD_BENCH_COMPOSED_ONLY
+  if (s.dropout != 0.0) throw std::runtime_error("this build has no dropout");
+  for (const Shape& w : {Shape{s.d_out, s.d_in}, Shape{s.d_out, s.d_in}, Shape{s.d_out, s.d_in},
+                         Shape{s.d_out, s.d_out}, Shape{s.d_out}}) {
+    st.params.emplace_back(w, DType::Float32, "w");
   }
 #else
-  if (openblas) throw std::runtime_error("this build has no OpenBLAS backend");
+  // The module first (its own init draws), then the benchmark's weights over it, as the
+  // LibTorch engine does.
+  st.mha = std::make_unique<nn::MultiHeadAttention>(s.d_in, s.d_out, s.t, s.dropout, s.heads);
+  st.params = {st.mha->W_query.weight, st.mha->W_key.weight, st.mha->W_value.weight,
+               st.mha->out_proj.weight, st.mha->out_proj.bias};
 #endif
-  const tgb_shape& s = shape_;
   const double in_factor = s.scaled ? 1.0 / std::sqrt(static_cast<double>(s.d_in)) : 1.0;
   const double out_factor = s.scaled ? 1.0 / std::sqrt(static_cast<double>(s.d_out)) : 1.0;
   default_generator().manual_seed(123);
-  State& st = *state_;
-  st.x = random_parameter({s.b, s.t, s.d_in}, "x", 1.0);
+  st.x = Parameter({s.b, s.t, s.d_in}, DType::Float32, "x");
   st.x.set_requires_grad(false);
-  st.wq = random_parameter({s.d_in, s.d_out}, "W_query", in_factor);
-  st.wk = random_parameter({s.d_in, s.d_out}, "W_key", in_factor);
-  st.wv = random_parameter({s.d_in, s.d_out}, "W_value", in_factor);
-  st.wo = random_parameter({s.d_out, s.d_out}, "W_out", out_factor);
-  st.bo = random_parameter({s.d_out}, "b_out", out_factor);
+  fill_random(st.x, 1.0);
+  for (size_t i = 0; i < st.params.size(); ++i)
+    fill_random(st.params[i], i < 3 ? in_factor : out_factor);
+#ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
+  st.sgd = std::make_unique<SGD>(st.params, 1e-3);
+#endif
 }
 
 TapegradEngine::~TapegradEngine() = default;
 
 double TapegradEngine::checksum() const {
-  const State& st = *state_;
-  return sum_of(st.x) + sum_of(st.wq) + sum_of(st.wk) + sum_of(st.wv) + sum_of(st.wo) +
-         sum_of(st.bo);
+  double s = sum_of(state_->x);
+  for (const Parameter& p : state_->params) s += sum_of(p);
+  return s;
 }
 
 double TapegradEngine::step() {
   State& st = *state_;
-  const tgb_shape& s = shape_;
   Tape& tape = st.tape;
   tape.reset();
   TapeScope scope(tape);
   const Tensor x = st.x;
-  const Tensor q = matmul(x, st.wq), k = matmul(x, st.wk), v = matmul(x, st.wv);
-  const double divisor = std::sqrt(static_cast<double>(s.d_out / s.heads));
-  Tensor ctx;
 #ifdef TAPEGRAD_BENCH_COMPOSED_ONLY  // building against an older tapegrad, for --baseline
-  if (path_ != Path::Composed) throw std::runtime_error("this build has the composed path only");
+  const tgb_shape& s = shape_;
+  const std::vector<Parameter>& w = st.params;
+  const Tensor q = matmul(x, transpose(w[0], 0, 1)), k = matmul(x, transpose(w[1], 0, 1)),
+               v = matmul(x, transpose(w[2], 0, 1));
+  const double divisor = std::sqrt(static_cast<double>(s.d_out / s.heads));
   const Tensor qh = split_heads(q, s.heads), kh = split_heads(k, s.heads),
                vh = split_heads(v, s.heads);
-  ctx = merge_heads(
+  const Tensor ctx = merge_heads(
       matmul(softmax(div_scalar(causal_mask(matmul(qh, transpose(kh, 2, 3))), divisor), -1), vh));
-#else
-  if (path_ == Path::Attention) {
-    ctx = causal_attention(q, k, v, s.heads);
-  } else {
-    const Tensor qh = split_heads(q, s.heads), kh = split_heads(k, s.heads),
-                 vh = split_heads(v, s.heads);
-    const Tensor scores = matmul(qh, transpose(kh, 2, 3));
-    const Tensor w = path_ == Path::CausalSoftmax
-                         ? causal_softmax(scores, divisor)
-                         : softmax(div_scalar(causal_mask(scores), divisor), -1);
-    ctx = merge_heads(matmul(w, vh));
-  }
-#endif
-  const Tensor out = add(matmul(ctx, st.wo), st.bo);
-#ifdef TAPEGRAD_BENCH_COMPOSED_ONLY  // older commits may lack mean; the same arithmetic
+  const Tensor out = add(matmul(ctx, transpose(w[3], 0, 1)), w[4]);
   const Tensor loss = div_scalar(sum(mul(out, out)), static_cast<double>(out.numel()));
-#else
-  const Tensor loss = mean(mul(out, out));
-#endif
   tape.backward(loss);
-  const float lr = 1e-3f;
-  for (const Parameter* p : {&st.wq, &st.wk, &st.wv, &st.wo, &st.bo}) sgd_update(*p, lr);
+  for (const Parameter& p : w) sgd_update(p, 1e-3f);
+#else
+  st.sgd->zero_grad();
+  const Tensor out = (*st.mha)(x);  // [B, T, d_out]
+  const Tensor loss = mean(mul(out, out));
+  tape.backward(loss);
+  st.sgd->step();
+#endif
   return static_cast<double>(loss.data<float>()[0]);
-}
-
-const char* TapegradEngine::path_name(Path path) {
-  switch (path) {
-    case Path::Composed:
-      return "composed";
-    case Path::CausalSoftmax:
-      return "causal_softmax";
-    case Path::Attention:
-      return "attention";
-  }
-  return "?";
 }
 
 size_t TapegradEngine::arena_bytes() const {

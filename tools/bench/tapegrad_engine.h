@@ -8,27 +8,21 @@
 
 namespace tapegrad_bench {
 
+// One attention training step as a user runs it: nn::MultiHeadAttention (the book's module, in
+// training mode, with dropout p), mean(out²), backward, the library's SGD, on the library's
+// default GEMM backend. (Built against an older tapegrad, TAPEGRAD_BENCH_COMPOSED_ONLY, the
+// book's ops one by one on plain weights instead, for --baseline timings.)
 class TapegradEngine {
  public:
-  // Which ops the attention core is recorded with.
-  enum class Path {
-    Composed,       // split_heads, matmul, transpose, causal_mask, div_scalar, softmax, matmul,
-                    // merge_heads: the book's ops
-    CausalSoftmax,  // the same with causal_mask, div_scalar, softmax fused (causal_softmax)
-    Attention,      // split_heads .. merge_heads as one op (causal_attention on [B, T, C])
-  };
-  // openblas: products on OpenBLAS (set_gemm_backend), else on Eigen (whatever the default).
-  TapegradEngine(const tgb_shape& shape, int threads, Path path, bool openblas = false);
+  TapegradEngine(const tgb_shape& shape, int threads);
   ~TapegradEngine();
   double checksum() const;  // Σ of x and every parameter after init
   double step();            // one training step; returns its loss (before the update)
   size_t arena_bytes() const;
-  static const char* path_name(Path path);
 
  private:
   struct State;
   tgb_shape shape_;
-  Path path_;
   std::unique_ptr<State> state_;
 };
 

@@ -1,4 +1,5 @@
-// The benchmark's workloads (shapes of one causal multi-head self-attention training step), their
+// The benchmark's workloads (shapes of one causal multi-head self-attention training step, run
+// through the book's MultiHeadAttention module in training mode, once per dropout setting), their
 // matmul FLOPs, and the C interface every engine (tapegrad, the LibTorch plugin) implements.
 #pragma once
 
@@ -41,6 +42,7 @@ extern "C" {
 struct tgb_shape {
   int64_t b, t, d_in, d_out, heads;
   int scaled;
+  double dropout;  // the module's attention dropout, in training mode (0: none)
 };
 
 // The GPT workloads' model (the book's GPT config), batch and optimizer settings, for the
