@@ -50,7 +50,7 @@ struct Options {
   bool print_counts = false;
   std::string data;  // empty: the KJV Testament task
   std::string classes = "ham,spam";
-  std::string kjv = ft::default_kjv();
+  std::string kjv = default_kjv_path();
   int64_t per_class = 747;
   std::optional<int64_t> max_length;
   std::string out;

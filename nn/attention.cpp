@@ -251,9 +251,10 @@ Tensor MultiHeadAttention::forward(const Tensor& x) const {
   Tensor queries = named(W_query(x), "queries");  // [B, T, D]
   Tensor values = named(W_value(x), "values");    // [B, T, D]
   // The book's split into H heads, q·kᵀ, causal mask, softmax(· / √D_h), dropout on the
-  // weights, ·v and merge back, as one op that computes exactly what those ops compute (bit for
-  // bit, the same dropout draws) but keeps only the [B, H, T, T] weights and the mask; nn.Dropout
-  // draws nothing in eval mode or with p == 0, and neither does it.
+  // weights, ·v and merge back, as one op (drawn as those ops). With dropout drawn it computes
+  // exactly what they compute (bit for bit, torch's mask stream) keeping only the [B, H, T, T]
+  // weights and the mask; in eval mode or with p == 0 (nn.Dropout draws nothing) it runs the
+  // fused kernels, within float32 rounding of them, keeping one log-sum-exp per row.
   Tensor context_vec = named(causal_dot_product_attention(queries, keys, values, num_heads_,
                                                           dropout_, training(), *generator_),
                              "context_vec");  // [B, T, D]
