@@ -457,8 +457,10 @@ int main(int argc, char** argv) {
       ->check(tapegrad::cli::positive_finite());
   app.add_flag("--no-torch", no_torch, "leave the LibTorch comparator out");
   app.add_option("--baseline", baseline,
-                 "EXE[:PATH]: another build of tapegrad-bench (e.g. of an older commit) whose PATH "
-                 "(default composed) runs interleaved with the others, labelled baseline/PATH");
+                 "EXE[:PATH]: another build of tapegrad-bench (e.g. of an older commit) run "
+                 "interleaved with the others: in the attention workloads its PATH (default "
+                 "composed), labelled baseline/PATH; in the GPT workloads its tapegrad, labelled "
+                 "baseline");
   app.add_flag("--keep-openblas-env", keep_openblas_env,
                "keep OPENBLAS_CORETYPE from the environment (default: removed)");
   if (const std::optional<int> exit_code = tapegrad::cli::parse(app, argc, argv)) {
@@ -514,8 +516,10 @@ int main(int argc, char** argv) {
     return true;
   });
   if (!gpt_names.empty()) {
-    tgb::run_gpt_workloads(gpt_names, thread_counts, sample_factor,
-                           torch ? plugin_path() : nullptr);
+    // --baseline EXE[:PATH]: the GPT workloads run the other build's tapegrad (PATH is the
+    // attention workloads' only).
+    tgb::run_gpt_workloads(gpt_names, thread_counts, sample_factor, torch ? plugin_path() : nullptr,
+                           baseline.substr(0, baseline.rfind(':')));
   }
 #endif
   // The generation workloads (generate-124m, generate-355m), with PyTorch eager as the peer.
