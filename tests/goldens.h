@@ -1,5 +1,6 @@
 // The one reader of the suite's golden format (tests/goldens/golden_format.py writes it): one
-// tensor a line, `name dtype shape v1 ... vn`, values as float.hex(), read exactly.
+// tensor a line, `name dtype shape v1 ... vn`, values as float.hex(), read exactly; or one text
+// a line, `name txt text` (what torch or a program prints).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,8 @@ struct GoldenTensor {
   bool integer = false;          // written as i64: ids, indices, masks
   Shape shape;
   std::vector<double> values;  // exact: f32 values and small integers are doubles too
+  bool is_text = false;        // a txt record: `text` holds it, no shape or values
+  std::string text;
 
   std::vector<int64_t> ints() const {
     std::vector<int64_t> out;
@@ -31,9 +34,34 @@ struct GoldenTensor {
   }
 };
 
-// Every record of a golden file, by name; `relative` is the path under tests/goldens/. Throws
-// std::runtime_error naming the file and the record when the file is missing or a line is bad.
-inline std::map<std::string, GoldenTensor> read_goldens(const std::string& relative) {
+// A txt record's text: "\\n" was a newline, "\\\\" a backslash.
+inline std::string unescape_golden_text(const std::string& written) {
+  std::string out;
+  for (size_t i = 0; i < written.size(); ++i) {
+    if (written[i] == '\\' && i + 1 < written.size()) {
+      out += written[i + 1] == 'n' ? '\n' : written[i + 1];
+      ++i;
+    } else {
+      out += written[i];
+    }
+  }
+  return out;
+}
+
+// The words of a text record ("warmup_cosine 5 20 0x1.99p-4 0x1.06p-10").
+inline std::vector<std::string> words_of(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> out;
+  for (std::string word; in >> word;) out.push_back(word);
+  return out;
+}
+
+// Every record of a golden file, by name; `relative` is the path under tests/goldens/. `order`,
+// when given, receives the names in file order (where the writer's order means something).
+// Throws std::runtime_error naming the file and the record when the file is missing or a line is
+// bad.
+inline std::map<std::string, GoldenTensor> read_goldens(const std::string& relative,
+                                                        std::vector<std::string>* order = nullptr) {
   const std::string path = std::string(TAPEGRAD_GOLDEN_DIR) + "/" + relative;
   std::ifstream file(path);
   if (!file) throw std::runtime_error("cannot open golden file " + path);
@@ -44,28 +72,36 @@ inline std::map<std::string, GoldenTensor> read_goldens(const std::string& relat
     std::istringstream in(line);
     GoldenTensor g;
     std::string dtype, dims, token;
-    in >> g.name >> dtype >> dims;
-    if (dtype != "f32" && dtype != "f64" && dtype != "i64") {
-      throw std::runtime_error(path + ": \"" + g.name + "\" has an unknown dtype " + dtype);
-    }
-    g.dtype = dtype == "f32" ? DType::Float32 : DType::Float64;
-    g.integer = dtype == "i64";
-    std::vector<int64_t> shape;
-    if (dims != "scalar") {
-      std::istringstream dim_in(dims);
-      while (std::getline(dim_in, token, ',')) shape.push_back(std::stoll(token));
-    }
-    g.shape = Shape(std::span<const int64_t>(shape));
-    // strtod reads float.hex()'s "0x1.8p+1", inf and nan exactly (iostream's >> does not).
-    while (in >> token) g.values.push_back(std::strtod(token.c_str(), nullptr));
-    if (static_cast<int64_t>(g.values.size()) != g.shape.numel()) {
-      throw std::runtime_error(path + ": \"" + g.name + "\" has " +
-                               std::to_string(g.values.size()) + " values for its shape");
+    in >> g.name >> dtype;
+    if (dtype == "txt") {
+      const size_t start = g.name.size() + 5;  // after "name txt "
+      g.is_text = true;
+      g.text = unescape_golden_text(line.size() > start ? line.substr(start) : "");
+    } else {
+      if (dtype != "f32" && dtype != "f64" && dtype != "i64") {
+        throw std::runtime_error(path + ": \"" + g.name + "\" has an unknown dtype " + dtype);
+      }
+      g.dtype = dtype == "f32" ? DType::Float32 : DType::Float64;
+      g.integer = dtype == "i64";
+      in >> dims;
+      std::vector<int64_t> shape;
+      if (dims != "scalar") {
+        std::istringstream dim_in(dims);
+        while (std::getline(dim_in, token, ',')) shape.push_back(std::stoll(token));
+      }
+      g.shape = Shape(std::span<const int64_t>(shape));
+      // strtod reads float.hex()'s "0x1.8p+1", inf and nan exactly (iostream's >> does not).
+      while (in >> token) g.values.push_back(std::strtod(token.c_str(), nullptr));
+      if (static_cast<int64_t>(g.values.size()) != g.shape.numel()) {
+        throw std::runtime_error(path + ": \"" + g.name + "\" has " +
+                                 std::to_string(g.values.size()) + " values for its shape");
+      }
     }
     const std::string name = g.name;
     if (!out.emplace(name, std::move(g)).second) {
       throw std::runtime_error(path + ": \"" + name + "\" is written twice");
     }
+    if (order != nullptr) order->push_back(name);
   }
   return out;
 }
@@ -74,7 +110,7 @@ inline std::map<std::string, GoldenTensor> read_goldens(const std::string& relat
 class GoldenFile {
  public:
   explicit GoldenFile(const std::string& relative)
-      : relative_(relative), tensors_(read_goldens(relative)) {}
+      : relative_(relative), tensors_(read_goldens(relative, &names_)) {}
   GoldenFile(const std::string& area, const std::string& file) : GoldenFile(area + "/" + file) {}
 
   const GoldenTensor& operator[](const std::string& name) const {
@@ -86,9 +122,11 @@ class GoldenFile {
   }
   bool contains(const std::string& name) const { return tensors_.count(name) != 0; }
   const std::map<std::string, GoldenTensor>& tensors() const { return tensors_; }
+  const std::vector<std::string>& names() const { return names_; }  // in file order
 
  private:
   std::string relative_;
+  std::vector<std::string> names_;  // filled by read_goldens before tensors_ is initialised
   std::map<std::string, GoldenTensor> tensors_;
 };
 

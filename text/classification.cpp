@@ -23,6 +23,12 @@ struct Record {
   std::vector<std::pair<int64_t, int64_t>> field_starts;
 };
 
+// "labelled data SOURCE: line L, column C": where every error of this file points.
+std::string position(const std::string& source, int64_t line, int64_t column) {
+  return "labelled data " + source + ": line " + std::to_string(line) + ", column " +
+         std::to_string(column);
+}
+
 std::vector<Record> tokenize_tsv(std::string_view text, const std::string& source) {
   enum class State { kStartRecord, kStartField, kInField, kInQuoted, kQuoteInQuoted };
   std::vector<Record> records;
@@ -35,6 +41,17 @@ std::vector<Record> tokenize_tsv(std::string_view text, const std::string& sourc
     end_field();
     records.push_back(std::move(record));
     record = Record{};
+  };
+  // Outside quotes a tab ends the field and a newline the record; true when `c` did either.
+  auto end_at = [&](char c) {
+    if (c == '\t') {
+      end_field();
+      state = State::kStartField;
+    } else if (c == '\n') {
+      end_record();
+      state = State::kStartRecord;
+    }
+    return c == '\t' || c == '\n';
   };
   for (size_t i = 0; i <= text.size(); ++i) {
     const bool eof = i == text.size();
@@ -56,29 +73,15 @@ std::vector<Record> tokenize_tsv(std::string_view text, const std::string& sourc
       record.field_starts.emplace_back(line, column);
       if (c == '"' && !eof) {
         state = State::kInQuoted, quote_line = line, quote_column = column;
-      } else if (c == '\t') {
-        end_field();
-      } else if (c == '\n') {
-        end_record();
-        state = State::kStartRecord;
-      } else {
+      } else if (!end_at(c)) {
         field += c;
         state = State::kInField;
       }
     } else if (state == State::kInField) {
-      if (c == '\t') {
-        end_field();
-        state = State::kStartField;
-      } else if (c == '\n') {
-        end_record();
-        state = State::kStartRecord;
-      } else {
-        field += c;
-      }
+      if (!end_at(c)) field += c;
     } else if (state == State::kInQuoted) {
       if (eof) {
-        throw Error("labelled data " + source + ": line " + std::to_string(quote_line) +
-                    ", column " + std::to_string(quote_column) +
+        throw Error(position(source, quote_line, quote_column) +
                     ": the quote opened here is never closed");
       }
       if (c == '"') {
@@ -90,13 +93,7 @@ std::vector<Record> tokenize_tsv(std::string_view text, const std::string& sourc
       if (c == '"' && !eof) {
         field += '"';
         state = State::kInQuoted;
-      } else if (c == '\t') {
-        end_field();
-        state = State::kStartField;
-      } else if (c == '\n') {
-        end_record();
-        state = State::kStartRecord;
-      } else {
+      } else if (!end_at(c)) {
         field += c;
         state = State::kInField;
       }
@@ -133,21 +130,17 @@ std::vector<LabeledText> parse_labeled_tsv(std::string_view tsv,
                                            const std::string& source) {
   std::vector<LabeledText> rows;
   for (Record& r : tokenize_tsv(tsv, source)) {
-    const std::string where = "labelled data " + source + ": line " + std::to_string(r.line);
-    if (r.fields.size() < 2) {
-      throw Error(where + ", column " + std::to_string(r.column) +
-                  ": expected 'label<TAB>text', found no tab");
-    }
+    const std::string where = position(source, r.line, r.column);
+    if (r.fields.size() < 2) throw Error(where + ": expected 'label<TAB>text', found no tab");
     if (r.fields.size() > 2) {
       const auto [l, c] = r.field_starts[2];
-      throw Error("labelled data " + source + ": line " + std::to_string(l) + ", column " +
-                  std::to_string(c - 1) + ": a second tab (expected 2 fields, saw " +
+      throw Error(position(source, l, c - 1) + ": a second tab (expected 2 fields, saw " +
                   std::to_string(r.fields.size()) + ")");
     }
     const int64_t label = class_index(r.fields[0], classes);
     if (label < 0) {
-      throw Error(where + ", column " + std::to_string(r.column) + ": label '" + r.fields[0] +
-                  "' is not one of the classes " + class_list(classes));
+      throw Error(where + ": label '" + r.fields[0] + "' is not one of the classes " +
+                  class_list(classes));
     }
     rows.push_back({label, std::move(r.fields[1])});
   }

@@ -48,14 +48,23 @@ Tensor keep_mask_from(const Generator& generator, const Shape& shape, double p) 
   return from_values(shape, std::vector<double>(keep.begin(), keep.end()));
 }
 
+// The book's §3.4.1 weights: torch.rand(3, 2) three times after manual_seed(123).
+struct BookWeights {
+  Tensor query, key, value;
+};
+BookWeights book_weights() {
+  manual_seed(123);
+  Tensor query = rand({3, 2});
+  Tensor key = rand({3, 2});
+  return {query, key, rand({3, 2})};
+}
+
 // Each parameter bit-exact against "<prefix>.<its name>", and exactly the golden's set.
-void check_parameters_exact(const std::vector<Parameter>& params, const std::string& file,
+void check_parameters_exact(const std::vector<Parameter>& params, const testing::GoldenFile& g,
                             const std::string& prefix) {
-  const auto& g = goldens(file);
-  std::vector<std::string> golden_names;
-  for (const auto& r : g.records()) {
-    if (r.name.rfind(prefix + ".", 0) == 0)
-      golden_names.push_back(r.name.substr(prefix.size() + 1));
+  std::vector<std::string> golden_names;  // in file order: torch's named_parameters order
+  for (const std::string& name : g.names()) {
+    if (name.starts_with(prefix + ".")) golden_names.push_back(name.substr(prefix.size() + 1));
   }
   std::vector<std::string> names;
   for (const Parameter& p : params) names.push_back(p.name());
@@ -128,13 +137,10 @@ TEST_CASE("chapter 3 §3.4.1: rand(3, 2) after manual_seed(123) is PyTorch's, bi
   const auto& g = goldens("ch03_02_trainable_weights.txt");
   Tape tape;
   TapeScope scope(tape);
-  manual_seed(123);
-  Tensor W_query = rand({3, 2});
-  Tensor W_key = rand({3, 2});
-  Tensor W_value = rand({3, 2});
-  check_exact(W_query, g["W_query"]);
-  check_exact(W_key, g["W_key"]);
-  check_exact(W_value, g["W_value"]);
+  const BookWeights w = book_weights();
+  check_exact(w.query, g["W_query"]);
+  check_exact(w.key, g["W_key"]);
+  check_exact(w.value, g["W_value"]);
 }
 
 TEST_CASE("chapter 3 §3.4.1: query, keys, values, scores, weights and context of token 2",
@@ -144,10 +150,7 @@ TEST_CASE("chapter 3 §3.4.1: query, keys, values, scores, weights and context o
   TapeScope scope(tape);
   Tensor inputs = book_inputs();
   Tensor x_2 = select(inputs, 0, 1);
-  manual_seed(123);
-  Tensor W_query = rand({3, 2});
-  Tensor W_key = rand({3, 2});
-  Tensor W_value = rand({3, 2});
+  const auto [W_query, W_key, W_value] = book_weights();
 
   Tensor query_2 = matmul(x_2, W_query);
   check_close(query_2, g["query_2"]);
@@ -175,7 +178,7 @@ TEST_CASE("chapter 3 §3.4.2: SelfAttentionV1 draws torch.rand weights and match
   TapeScope scope(tape);
   manual_seed(123);
   nn::SelfAttentionV1 sa_v1(3, 2);
-  check_parameters_exact(sa_v1.parameters(), "ch03_03_self_attention_classes.txt", "sa_v1");
+  check_parameters_exact(sa_v1.parameters(), g, "sa_v1");
   check_close(sa_v1(book_inputs()), g["sa_v1(inputs)"]);
 }
 
@@ -186,7 +189,7 @@ TEST_CASE("chapter 3 §3.4.2: SelfAttentionV2's Linear layers draw torch's init 
   TapeScope scope(tape);
   manual_seed(789);
   nn::SelfAttentionV2 sa_v2(3, 2);
-  check_parameters_exact(sa_v2.parameters(), "ch03_03_self_attention_classes.txt", "sa_v2");
+  check_parameters_exact(sa_v2.parameters(), g, "sa_v2");
   CHECK_FALSE(sa_v2.W_query.has_bias());
   check_close(sa_v2(book_inputs()), g["sa_v2(inputs)"]);
 }
@@ -215,7 +218,7 @@ TEST_CASE("chapter 3: SelfAttentionV2 with qkv_bias draws weight then bias per l
   TapeScope scope(tape);
   manual_seed(789);
   nn::SelfAttentionV2 sa(3, 2, /*qkv_bias=*/true);
-  check_parameters_exact(sa.parameters(), "ch03_03_self_attention_classes.txt", "sa_v2_bias");
+  check_parameters_exact(sa.parameters(), g, "sa_v2_bias");
   check_close(sa(book_inputs()), g["sa_v2_bias(inputs)"]);
 }
 
@@ -228,7 +231,7 @@ TEST_CASE("chapter 3 §3.5.1: causal masking, the simple way and the -inf way", 
   TapeScope scope(tape);
   manual_seed(789);
   nn::SelfAttentionV2 sa_v2(3, 2);
-  check_parameters_exact(sa_v2.parameters(), "ch03_04_causal_attention.txt", "sa_v2");
+  check_parameters_exact(sa_v2.parameters(), g, "sa_v2");
   Tensor inputs = book_inputs();
   Tensor queries = sa_v2.W_query(inputs);
   Tensor keys = sa_v2.W_key(inputs);
@@ -281,7 +284,7 @@ TEST_CASE("chapter 3 §3.5.3: CausalAttention on the batch of two copies", "[cha
   check_exact(batch, g["batch"]);
   manual_seed(123);
   nn::CausalAttention ca(3, 2, 6, 0.0);
-  check_parameters_exact(ca.parameters(), "ch03_04_causal_attention.txt", "ca");
+  check_parameters_exact(ca.parameters(), g, "ca");
   Tensor context_vecs = ca(batch);
   CHECK(context_vecs.shape() == Shape{2, 6, 2});
   check_close(context_vecs, g["ca(batch)"]);
@@ -315,7 +318,7 @@ TEST_CASE("chapter 3 §3.6.1: MultiHeadAttentionWrapper concatenates two CausalA
   TapeScope scope(tape);
   manual_seed(123);
   nn::MultiHeadAttentionWrapper wrapper(3, 2, 6, 0.0, 2);
-  check_parameters_exact(wrapper.parameters(), "ch03_05_multihead_attention.txt", "wrapper");
+  check_parameters_exact(wrapper.parameters(), g, "wrapper");
   Tensor out = wrapper(book_batch());
   CHECK(out.shape() == Shape{2, 6, 4});
   check_close(out, g["wrapper(batch)"]);
@@ -328,7 +331,7 @@ TEST_CASE("chapter 3 §3.6.2: MultiHeadAttention with weight splits", "[chapter3
   manual_seed(123);
   nn::MultiHeadAttention mha(3, 2, 6, 0.0, 2);
   CHECK(mha.head_dim() == 1);
-  check_parameters_exact(mha.parameters(), "ch03_05_multihead_attention.txt", "mha");
+  check_parameters_exact(mha.parameters(), g, "mha");
   Tensor out = mha(book_batch());
   CHECK(out.shape() == Shape{2, 6, 2});
   check_close(out, g["mha(batch)"]);
@@ -340,7 +343,7 @@ TEST_CASE("chapter 3 §3.6.2: the batched matrix product equals the per-head pro
   Tape tape;
   TapeScope scope(tape);
   Tensor a = from_values({1, 2, 3, 4}, g["a"].values);
-  check_close(matmul(a, transpose(a, 2, 3)), g["a @ a.transpose(2, 3)"]);
+  check_close(matmul(a, transpose(a, 2, 3)), g["a@a.transpose(2,3)"]);
   Tensor first_head = select(select(a, 0, 0), 0, 0);
   check_close(matmul(first_head, t(first_head)), g["first_res"]);
   Tensor second_head = select(select(a, 0, 0), 0, 1);
@@ -355,13 +358,12 @@ TEST_CASE("chapter 3: MultiHeadAttention with qkv_bias and with dropout 0.5 in t
   Tensor batch = book_batch();
   manual_seed(123);
   nn::MultiHeadAttention with_bias(3, 2, 6, 0.0, 2, /*qkv_bias=*/true);
-  check_parameters_exact(with_bias.parameters(), "ch03_05_multihead_attention.txt", "mha_bias");
+  check_parameters_exact(with_bias.parameters(), g, "mha_bias");
   check_close(with_bias(batch), g["mha_bias(batch)"]);
 
   manual_seed(123);
   nn::MultiHeadAttention with_dropout(3, 4, 6, 0.5, 2);
-  check_parameters_exact(with_dropout.parameters(), "ch03_05_multihead_attention.txt",
-                         "mha_dropout");
+  check_parameters_exact(with_dropout.parameters(), g, "mha_dropout");
   check_exact(keep_mask_from(default_generator(), {2, 2, 6, 6}, 0.5), g["mha_dropout(batch).mask"]);
   check_close(with_dropout(batch), g["mha_dropout(batch)"]);
 }
@@ -483,13 +485,15 @@ void check_program_prints_goldens(const std::string& program, const std::string&
   REQUIRE(status == 0);
   size_t position = 0;
   int shown = 0;
-  for (const auto& r : goldens(file).records()) {
-    if (!r.shown) continue;
+  const auto& g = goldens(file);
+  for (const std::string& name : g.names()) {  // the printed tensors' "<name>:str", in order
+    if (!name.ends_with(":str")) continue;
     ++shown;
-    const size_t found = output.find(r.str, position);
-    INFO("expected, after what was already matched, golden \"" << r.name << "\":\n" << r.str);
+    const std::string& printed = g[name].text;
+    const size_t found = output.find(printed, position);
+    INFO("expected, after what was already matched, golden \"" << name << "\":\n" << printed);
     CHECK(found != std::string::npos);
-    if (found != std::string::npos) position = found + r.str.size();
+    if (found != std::string::npos) position = found + printed.size();
   }
   CHECK(shown > 0);
 }

@@ -4,7 +4,10 @@ One record per line (lines starting with '#' are comments):
     name dtype shape v1 v2 ... vn
 dtype is f32, f64 or i64 (the tensor's own; bool and other integers as i64); shape is comma-separated dims ("6,6"), "scalar" for a
 rank-0 tensor; values are float.hex() of each element (exact for all three dtypes; -inf, inf and
-nan as Python spells them). A make_<topic>_goldens.py script imports it by its own location:
+nan as Python spells them). A text record (what torch or a program prints) is
+    name txt text
+with each backslash of the text doubled and each newline written as backslash-n: one line.
+A make_<topic>_goldens.py script imports it by its own location:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from golden_format import golden_line
 """
@@ -24,3 +27,9 @@ def golden_line(name, t):
     shape = ",".join(str(d) for d in t.shape) if t.dim() > 0 else "scalar"
     values = [float(v).hex() for v in t.reshape(-1).tolist()]
     return " ".join([name, dtype, shape] + values)
+
+
+def text_line(name, text):
+    """The text record of string `text` under `name`."""
+    assert " " not in name, name
+    return name + " txt " + text.replace("\\", "\\\\").replace("\n", "\\n")

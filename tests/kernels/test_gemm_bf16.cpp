@@ -22,9 +22,11 @@
 #include "kernels/gemm.h"
 #include "kernels/gemm_kernels.h"
 #include "kernels/matmul_precision.h"
+#include "tests/compare.h"  // worse: NaN-aware maxima
 #include "tests/ops/hex_goldens.h"
 
 using namespace tapegrad;
+using tapegrad::testing::worse;
 namespace {
 
 // make_bf16_goldens.py's operand(): the same integer hash, exact in double, then float.
@@ -139,7 +141,7 @@ TEST_CASE("bf16 products: error against float64 no worse than torch's bf16 matmu
     double torch_max = 0, torch_squares = 0;
     for (size_t i = 0; i < exact.size(); ++i) {
       const double e = torch_c.values[i] - exact[i];
-      torch_max = std::max(torch_max, std::abs(e));
+      torch_max = worse(torch_max, std::abs(e));
       torch_squares += e * e;
     }
     for (const auto engine : engines()) {
@@ -152,15 +154,15 @@ TEST_CASE("bf16 products: error against float64 no worse than torch's bf16 matmu
       }
       double error = 0, squares = 0, error_rounded = 0, excess = 0, off_torch = 0;
       for (size_t i = 0; i < c.size(); ++i) {
-        error = std::max(error, std::abs(c[i] - exact[i]));
+        error = worse(error, std::abs(c[i] - exact[i]));
         squares += (c[i] - exact[i]) * (c[i] - exact[i]);
         // torch's bfloat16 result is ours rounded: within one bfloat16 unit (2^-8 relative)
-        off_torch = std::max(off_torch, std::abs(c[i] - torch_c.values[i]) -
-                                            0x1p-8 * std::abs(torch_c.values[i]) - 1e-6);
+        off_torch = worse(off_torch, std::abs(c[i] - torch_c.values[i]) -
+                                         0x1p-8 * std::abs(torch_c.values[i]) - 1e-6);
         error_rounded = std::abs(c[i] - exact_rounded[i]);
         // float32 summation of k exact products: |error| <= k·u·Σ|a·b| (u = 2^-24), with margin
-        excess = std::max(excess,
-                          error_rounded - 1.01 * static_cast<double>(k) * 0x1p-24 * magnitude[i]);
+        excess =
+            worse(excess, error_rounded - 1.01 * static_cast<double>(k) * 0x1p-24 * magnitude[i]);
       }
       INFO("max error " << error << ", torch's " << torch_max << "; squared " << squares
                         << ", torch's " << torch_squares);
@@ -220,7 +222,7 @@ TEST_CASE("bf16 products: transposes, strides, alpha, accumulation and threads",
               const double base = accumulate ? c0[s] : 0.0;
               const double bound = 1.01 * static_cast<double>(k + 2) * 0x1p-24 *
                                    (alpha * magnitude[r] + std::abs(base));
-              excess = std::max(excess, std::abs(c[s] - (base + alpha * want[r])) - bound);
+              excess = worse(excess, std::abs(c[s] - (base + alpha * want[r])) - bound);
             }
             for (int64_t j = n; j < ldc; ++j) {  // the spare columns are never written
               const size_t s = static_cast<size_t>(i * ldc + j);

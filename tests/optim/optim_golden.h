@@ -1,5 +1,6 @@
 // Test helper: reads the torch.optim replay goldens (tests/goldens/optim/runs/*.txt, written by
-// make_optim_goldens.py) and replays one through tapegrad's optimiser, schedule and clipping.
+// make_optim_goldens.py in the suite's one format, through tests/goldens.h) and replays one
+// through tapegrad's optimiser, schedule and clipping.
 #pragma once
 
 #include <algorithm>
@@ -7,7 +8,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -16,6 +16,7 @@
 
 #include "optim/optim.h"
 #include "tests/compare.h"  // worse, relative_error: NaN-aware maxima
+#include "tests/goldens.h"
 
 namespace tapegrad::testing {
 
@@ -44,74 +45,72 @@ struct GoldenRun {
   std::vector<GoldenStep> steps;
 };
 
-inline std::vector<double> parse_values(std::istringstream& fields) {
-  std::vector<double> out;
-  // strtod reads float.hex output ("0x1.b85p-2") exactly.
-  for (std::string token; fields >> token;) out.push_back(std::strtod(token.c_str(), nullptr));
-  return out;
+// Writes `g` into p's gradient, in p's dtype.
+inline void set_grad(const Parameter& p, const std::vector<double>& g) {
+  REQUIRE(static_cast<int64_t>(g.size()) == p.numel());
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (p.dtype() == DType::Float32) {
+      p.grad<float>()[i] = static_cast<float>(g[i]);
+    } else {
+      p.grad<double>()[i] = g[i];
+    }
+  }
 }
 
-inline GoldenRun read_golden_run(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) FAIL("cannot open " << path);
+// The run in tests/goldens/<relative> (the record layout is make_optim_goldens.py's).
+inline GoldenRun read_golden_run(const std::string& relative) {
+  std::vector<std::string> order;
+  const std::map<std::string, GoldenTensor> records = read_goldens(relative, &order);
+  const auto at = [&](const std::string& name) -> const GoldenTensor& {
+    const auto it = records.find(name);
+    if (it == records.end()) FAIL("golden file " << relative << " has no \"" << name << "\"");
+    return it->second;
+  };
+  const auto after_prefix = [](const std::string& name, const std::string& prefix) {
+    return name.starts_with(prefix) ? name.substr(prefix.size()) : std::string();
+  };
   GoldenRun run;
-  run.file = std::filesystem::path(path).filename().string();
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream fields(line);
-    std::string key;
-    fields >> key;
-    if (key == "optimizer") {
-      fields >> run.optimizer;
-    } else if (key == "dtype") {
-      std::string d;
-      fields >> d;
-      run.dtype = d == "float64" ? DType::Float64 : DType::Float32;
-    } else if (key == "option") {
-      std::string name, value;
-      fields >> name >> value;
-      run.options[name] = std::strtod(value.c_str(), nullptr);
-    } else if (key == "group") {
-      size_t index = 0;
-      std::string lr, wd;
-      fields >> index >> lr >> wd;
-      REQUIRE(index == run.groups.size());
-      run.groups.emplace_back(std::strtod(lr.c_str(), nullptr), std::strtod(wd.c_str(), nullptr));
-    } else if (key == "param") {
-      GoldenParam p;
-      fields >> p.name >> p.group;
-      std::vector<int64_t> dims;
-      for (int64_t d; fields >> d;) dims.push_back(d);
-      p.shape = Shape(std::span<const int64_t>(dims));
-      run.params.push_back(p);
-    } else if (key == "schedule" || key == "clip") {
-      std::vector<std::string>& out = key == "schedule" ? run.schedule : run.clip;
-      for (std::string token; fields >> token;) out.push_back(token);
-    } else if (key == "init") {
-      std::string name;
-      fields >> name;
-      run.init[name] = parse_values(fields);
-    } else if (key == "step") {
-      run.steps.emplace_back();
-    } else if (key == "lr") {
-      size_t group = 0;
-      std::string value;
-      fields >> group >> value;
-      REQUIRE(group == run.steps.back().lrs.size());
-      run.steps.back().lrs.push_back(std::strtod(value.c_str(), nullptr));
-    } else if (key == "grad" || key == "after") {
-      std::string name;
-      fields >> name;
-      (key == "grad" ? run.steps.back().grads : run.steps.back().after)[name] =
-          parse_values(fields);
-    } else if (key == "norm") {
-      std::string value;
-      fields >> value;
-      run.steps.back().has_norm = true;
-      run.steps.back().norm = std::strtod(value.c_str(), nullptr);
-    } else {
-      FAIL("unknown line in " << path << ": " << line);
+  run.file = std::filesystem::path(relative).filename().string();
+  run.optimizer = at("optimizer").text;
+  run.schedule = words_of(at("schedule").text);
+  run.clip = words_of(at("clip").text);
+  for (const std::string& name : order) {  // file order: groups, parameters and steps in order
+    const GoldenTensor& r = at(name);
+    if (const std::string option = after_prefix(name, "option:"); !option.empty()) {
+      run.options[option] = r.values.at(0);
+    } else if (name.starts_with("group:")) {
+      REQUIRE(std::stoul(name.substr(6)) == run.groups.size());
+      run.groups.emplace_back(r.values.at(0), r.values.at(1));
+    } else if (const std::string param = after_prefix(name, "param:"); !param.empty()) {
+      const GoldenTensor& init = at("init:" + param);
+      run.params.push_back({param, static_cast<size_t>(r.values.at(0)), init.shape});
+      run.init[param] = init.values;
+      run.dtype = init.dtype;
+    } else if (name.starts_with("step:")) {
+      // step:<kk>:lr opens step kk; its grad:, norm and after: records follow.
+      const size_t k = std::stoul(name.substr(5, 2));
+      const std::string what = name.substr(8);
+      if (what == "lr") {
+        REQUIRE(k == run.steps.size() + 1);
+        run.steps.emplace_back();
+        run.steps.back().lrs = r.values;
+        continue;
+      }
+      REQUIRE(k == run.steps.size());
+      GoldenStep& step = run.steps.back();
+      if (what == "norm") {
+        step.has_norm = true;
+        step.norm = r.values.at(0);
+      } else if (const std::string g = after_prefix(what, "grad:"); !g.empty()) {
+        step.grads[g] = r.values;
+      } else if (const std::string a = after_prefix(what, "after:"); !a.empty()) {
+        step.after[a] = r.values;
+      } else {
+        FAIL("unknown record in " << relative << ": " << name);
+      }
+    } else if (name != "optimizer" && name != "schedule" && name != "clip" &&
+               !name.starts_with("init:")) {
+      FAIL("unknown record in " << relative << ": " << name);
     }
   }
   return run;
@@ -120,14 +119,14 @@ inline GoldenRun read_golden_run(const std::string& path) {
 // Every run of one optimiser ("SGD", "Adam", "AdamW"), both dtypes, sorted by file name.
 inline std::vector<GoldenRun> golden_runs(const std::string& optimizer) {
   const std::filesystem::path dir = std::string(TAPEGRAD_GOLDEN_DIR) + "/optim/runs";
-  std::vector<std::string> paths;
+  std::vector<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    paths.push_back(entry.path().string());
+    files.push_back(entry.path().filename().string());
   }
-  std::sort(paths.begin(), paths.end());
+  std::sort(files.begin(), files.end());
   std::vector<GoldenRun> runs;
-  for (const std::string& path : paths) {
-    GoldenRun run = read_golden_run(path);
+  for (const std::string& file : files) {
+    GoldenRun run = read_golden_run("optim/runs/" + file);
     if (run.optimizer == optimizer) runs.push_back(std::move(run));
   }
   return runs;
@@ -203,16 +202,8 @@ inline ReplayReport replay(const GoldenRun& run) {
       report.max_lr_rel_error =
           worse(report.max_lr_rel_error, std::abs(opt->lr(g) - step.lrs[g]) / step.lrs[g]);
     }
-    for (size_t i = 0; i < params.size(); ++i) {
-      const std::vector<double>& g = step.grads.at(run.params[i].name);
-      for (int64_t k = 0; k < params[i].numel(); ++k) {
-        if (run.dtype == DType::Float32) {
-          params[i].grad<float>()[k] = static_cast<float>(g[static_cast<size_t>(k)]);
-        } else {
-          params[i].grad<double>()[k] = g[static_cast<size_t>(k)];
-        }
-      }
-    }
+    for (size_t i = 0; i < params.size(); ++i)
+      set_grad(params[i], step.grads.at(run.params[i].name));
     if (run.clip.at(0) == "norm") {
       const double norm_type =
           run.clip.at(2) == "inf" ? INFINITY : std::strtod(run.clip.at(2).c_str(), nullptr);

@@ -14,20 +14,7 @@
 using namespace tapegrad;
 using Catch::Contains;
 
-namespace {
-
-void set_grad(const Parameter& p, const std::vector<double>& g) {
-  REQUIRE(static_cast<int64_t>(g.size()) == p.numel());
-  for (size_t i = 0; i < g.size(); ++i) {
-    if (p.dtype() == DType::Float32) {
-      p.grad<float>()[i] = static_cast<float>(g[i]);
-    } else {
-      p.grad<double>()[i] = g[i];
-    }
-  }
-}
-
-}  // namespace
+using tapegrad::testing::set_grad;
 
 TEST_CASE("Adam: matches torch.optim.Adam step for step on the attention model", "[optim][adam]") {
   // defaults, betas + eps + weight decay, amsgrad, maximize, cosine schedule + clip by inf-norm:

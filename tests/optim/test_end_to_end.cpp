@@ -3,8 +3,6 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -24,21 +22,8 @@ struct ModelInputs {
 };
 
 ModelInputs read_inputs() {
-  const std::string path = std::string(TAPEGRAD_GOLDEN_DIR) + "/optim/model_inputs.txt";
-  std::ifstream in(path);
-  if (!in) FAIL("cannot open " << path);
-  ModelInputs inputs;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream fields(line);
-    std::string key;
-    int64_t b = 0, t = 0, c = 0;
-    fields >> key >> b >> t >> c;
-    inputs.shape = Shape{b, t, c};
-    (key == "x" ? inputs.x : inputs.target) = testing::parse_values(fields);
-  }
-  return inputs;
+  const testing::GoldenFile& g = testing::golden_file("optim/model_inputs.txt");
+  return {g["x"].shape, g["x"].values, g["target"].values};
 }
 
 // make_optim_goldens.py's CausalAttentionModel, from tapegrad's ops. LayerNorm is composed

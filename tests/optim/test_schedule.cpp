@@ -4,15 +4,14 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <numbers>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "graph/error.h"
 #include "optim/optim.h"
 #include "tests/compare.h"
+#include "tests/goldens.h"
 
 // The book's formula below is written op by op like the Python it mirrors; keep GCC from fusing
 // a*b + c into one rounding.
@@ -30,35 +29,25 @@ struct GoldenSchedule {
   std::vector<std::array<double, 2>> lrs;  // epoch 0, 1, ...
 };
 
+// Every schedule of tests/goldens/optim/schedules.txt, in the file's order.
 std::vector<GoldenSchedule> read_schedules() {
-  const std::string path = std::string(TAPEGRAD_GOLDEN_DIR) + "/optim/schedules.txt";
-  std::ifstream in(path);
-  if (!in) FAIL("cannot open " << path);
+  const testing::GoldenFile& g = testing::golden_file("optim/schedules.txt");
   std::vector<GoldenSchedule> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream fields(line);
-    std::string key, token;
-    fields >> key;
-    if (key == "schedule") {
-      out.emplace_back();
-      fields >> out.back().name;
-      while (fields >> token) out.back().spec.push_back(token);
-    } else if (key == "base") {
-      fields >> token;
-      out.back().base[0] = std::strtod(token.c_str(), nullptr);
-      fields >> token;
-      out.back().base[1] = std::strtod(token.c_str(), nullptr);
-    } else if (key == "lrs") {
-      size_t epoch = 0;
-      std::string a, b;
-      fields >> epoch >> a >> b;
-      REQUIRE(epoch == out.back().lrs.size());
-      out.back().lrs.push_back({std::strtod(a.c_str(), nullptr), std::strtod(b.c_str(), nullptr)});
-    } else if (key != "end") {
-      FAIL("unknown line in " << path << ": " << line);
+  for (const std::string& name : g.names()) {
+    if (!name.starts_with("schedule:")) continue;
+    GoldenSchedule s;
+    s.name = name.substr(9);
+    s.spec = testing::words_of(g[name].text);
+    const std::vector<double>& base = g["base:" + s.name].values;
+    REQUIRE(base.size() == 2);
+    s.base[0] = base[0];
+    s.base[1] = base[1];
+    const testing::GoldenTensor& lrs = g["lrs:" + s.name];
+    REQUIRE(lrs.shape.size(1) == 2);
+    for (size_t k = 0; k + 1 < lrs.values.size(); k += 2) {
+      s.lrs.push_back({lrs.values[k], lrs.values[k + 1]});
     }
+    out.push_back(std::move(s));
   }
   return out;
 }

@@ -15,20 +15,7 @@
 using namespace tapegrad;
 using Catch::Contains;
 
-namespace {
-
-void set_grad(const Parameter& p, const std::vector<double>& g) {
-  REQUIRE(static_cast<int64_t>(g.size()) == p.numel());
-  for (size_t i = 0; i < g.size(); ++i) {
-    if (p.dtype() == DType::Float32) {
-      p.grad<float>()[i] = static_cast<float>(g[i]);
-    } else {
-      p.grad<double>()[i] = g[i];
-    }
-  }
-}
-
-}  // namespace
+using tapegrad::testing::set_grad;
 
 TEST_CASE("SGD: matches torch.optim.SGD step for step on the attention model", "[optim][sgd]") {
   // plain, momentum, dampening + weight decay, nesterov + weight decay, maximize, parameter

@@ -439,8 +439,9 @@ int main(int argc, char** argv) {
   app.add_flag("--no-torch", no_torch, "leave the LibTorch comparator out");
   app.add_option("--baseline", baseline,
                  "EXE: another build of tapegrad-bench (e.g. of an older commit, built by "
-                 "tools/bench/build_baseline.sh: the book's ops one by one, dropout 0 only) run "
-                 "interleaved with the others, labelled baseline");
+                 "tools/bench/build_baseline.sh) run interleaved with the others, labelled "
+                 "baseline: in the attention workloads (dropout 0 only) and, with its tapegrad, "
+                 "in the GPT workloads");
   app.add_flag("--keep-openblas-env", keep_openblas_env,
                "keep OPENBLAS_CORETYPE from the environment (default: removed)");
   if (const std::optional<int> exit_code = tapegrad::cli::parse(app, argc, argv)) {
@@ -486,8 +487,9 @@ int main(int argc, char** argv) {
     return true;
   });
   if (!gpt_names.empty()) {
-    tgb::run_gpt_workloads(gpt_names, thread_counts, sample_factor,
-                           torch ? plugin_path() : nullptr);
+    // --baseline EXE: the GPT workloads run the other build's tapegrad too.
+    tgb::run_gpt_workloads(gpt_names, thread_counts, sample_factor, torch ? plugin_path() : nullptr,
+                           baseline);
   }
   // The fine-tuning workloads (finetune-124m, lora-124m, full-124m), with PyTorch eager as peer.
   std::vector<std::string> finetune_names;

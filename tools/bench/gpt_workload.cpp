@@ -283,10 +283,12 @@ std::vector<Result> run_group(const GptWorkload& w, const std::vector<Engine>& e
 // Prints one group's rows; "x torch" and "RSS/tch" are against the group's fastest peer run.
 void print_rows(const GptWorkload& w, const std::vector<Engine>& engines,
                 const std::vector<Result>& r, double peak, double flops) {
-  size_t best = 1;
+  size_t best = 0;  // the fastest peer ("x torch"); the baseline is another tapegrad, no peer
   for (size_t e = 1; e < r.size(); ++e) {
-    if (r[e].median() < r[best].median()) best = e;
+    if (engines[e].peer == "baseline") continue;
+    if (best == 0 || r[e].median() < r[best].median()) best = e;
   }
+  if (best == 0) best = 1;
   std::printf("%-9s %-34s %5s %10s %10s %10s %10s %10s %7s %5s %7s %7s %7s %8s %12s\n", "work",
               "engine", "steps", "median ms", "min ms", "max ms", "cpu ms", "main cpu", "GFLOP/s",
               "%peak", "x torch", "RSS MB", "RSS/tch", "allocs", "loss@1");
@@ -309,8 +311,8 @@ void print_rows(const GptWorkload& w, const std::vector<Engine>& engines,
         static_cast<double>(x.rss_kib) / static_cast<double>(r[best].rss_kib), allocs,
         x.loss_first);
   }
-  // Per peer: same start (init checksum, loss at step 1) and the losses at the end.
-  for (const char* peer : {"LibTorch", "PyTorch"}) {
+  // Per peer (and baseline): same start (init checksum, loss at step 1) and the losses at the end.
+  for (const char* peer : {"baseline", "LibTorch", "PyTorch"}) {
     size_t t = 0;
     for (size_t e = 1; e < r.size(); ++e) {
       if (engines[e].peer == peer && (t == 0 || r[e].median() < r[t].median())) t = e;
@@ -332,7 +334,7 @@ void print_rows(const GptWorkload& w, const std::vector<Engine>& engines,
 }
 
 int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<int>& thread_counts,
-                      double sample_factor, const char* torch_plugin) {
+                      double sample_factor, const char* torch_plugin, const std::string& baseline) {
   std::printf("GPT workloads: load average at start: %s\n", load_average().c_str());
   // Medians per (workload, engine, threads), for the thread-scaling lines at the end: wall time,
   // and CPU time (all threads at 1 thread, the step's own thread at more).
@@ -379,15 +381,25 @@ int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<i
                             "--threads", n, "--steps", k, "--malloc", kind},
                            {}});
       }
-      // All five processes at once for gpt-tiny; for gpt2-124m (3-4 GB each) tapegrad runs
-      // once with each peer's two runs, so no more than three such processes are alive.
+      // The other build's tapegrad worker, the same request (its argv[0] is its program).
+      std::vector<Engine> others;
+      if (!baseline.empty()) {
+        others.push_back(tapegrad);
+        others.back().label = others.back().peer = "baseline";
+        others.back().argv[0] = baseline;
+      }
+      // All five processes at once for gpt-tiny (six with a baseline); for gpt2-124m (3-4 GB
+      // each) tapegrad runs once with each peer's two runs, and once with the baseline, so no
+      // more than three such processes are alive.
       std::vector<std::vector<Engine>> groups;
       const bool large = w.cfg.emb_dim * w.cfg.vocab_size > 10'000'000;
       if (large && !libtorch.empty()) {
         groups.push_back({tapegrad, libtorch[0], libtorch[1]});
         groups.push_back({tapegrad, pytorch[0], pytorch[1]});
+        if (!others.empty()) groups.push_back({tapegrad, others[0]});
       } else {
         std::vector<Engine> all{tapegrad};
+        all.insert(all.end(), others.begin(), others.end());
         all.insert(all.end(), libtorch.begin(), libtorch.end());
         all.insert(all.end(), pytorch.begin(), pytorch.end());
         groups.push_back(all);
@@ -432,7 +444,7 @@ int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<i
                                Result::median_of(x.main_cpu_ms)});
           }
         }
-        for (const char* peer : {"LibTorch", "PyTorch"}) {
+        for (const char* peer : {"baseline", "LibTorch", "PyTorch"}) {
           Ratio q{peer, "", 0};
           for (size_t e = 1; e < r.size(); ++e) {
             if (group[e].peer != peer) continue;
@@ -448,12 +460,18 @@ int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<i
       }
       // A higher ratio (tapegrad's time over the peer's) = a faster peer run; the targets hold
       // against the faster of the peers.
+      // (The baseline is another tapegrad, not a peer: its line never marks the faster peer.)
       double best = 0;
-      for (const Ratio& q : ratios) best = std::max(best, q.best);
+      size_t peers = 0;
       for (const Ratio& q : ratios) {
+        if (q.peer == "baseline") continue;
+        best = std::max(best, q.best);
+        ++peers;
+      }
+      for (const Ratio& q : ratios) {
+        const bool faster = peers > 1 && q.peer != "baseline" && q.best == best;
         std::printf("%-9s ratio tapegrad/%s, median time (peak RSS):%s%s\n", w.name, q.peer.c_str(),
-                    q.text.c_str(),
-                    ratios.size() > 1 && q.best == best ? " [the faster peer]" : "");
+                    q.text.c_str(), faster ? " [the faster peer]" : "");
       }
       std::fflush(stdout);
     }

@@ -23,9 +23,12 @@ int gpt_worker_main(const std::vector<std::string>& args);
 
 // The parent side: runs each GPT workload named, at each thread count, with tapegrad and the
 // peers (LibTorch when torch_plugin is not null, and PyTorch eager; each with default and tuned
-// malloc) interleaved, and prints the rows and ratios.
+// malloc) interleaved, and prints the rows and ratios. A non-empty `baseline` is another build
+// of tapegrad-bench (e.g. of an older commit) whose tapegrad worker runs beside them, labelled
+// baseline, with its own ratio line.
 int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<int>& threads,
-                      double sample_factor, const char* torch_plugin);
+                      double sample_factor, const char* torch_plugin,
+                      const std::string& baseline = "");
 
 // What the GPT workloads share with the fine-tuning workloads (finetune_workload.cpp), which run
 // their engines the same way.

@@ -8,20 +8,15 @@ Each section of the chapter is run exactly as the book's notebook runs it (float
 seeds, the same order of random draws), and every tensor the matching example program prints
 is written as one record, in the order the example prints it. Records the examples do not
 print (initial parameters, dropout masks, extra checks such as qkv_bias=True or dropout > 0
-inside the modules) are written too, marked `shown 0`.
+inside the modules) are written too, without a `:str` record.
 
-File format, one record after another (blank lines and lines starting with # are ignored):
-
-    @ <name>
-    dtype float32|float64
-    shape <d0> <d1> ...          (nothing after `shape` for a 0-d tensor)
-    values <v0> <v1> ...         (row-major, each float.hex() of the exact value, or inf/-inf)
-    shown 0|1                    (1: the example program prints this tensor)
-    str <n>                      (then n lines: what torch prints for the tensor)
-
-`str` is torch's str(tensor) with the `grad_fn=<...>` and `requires_grad=True` suffixes
-removed: tapegrad prints values, not autograd bookkeeping, and the examples' printed tensors
-are compared with these strings. Everything else, including `dtype=torch.float64`, is kept.
+The files are in the suite's one golden format (tests/goldens/golden_format.py, read by
+tests/goldens.h): each tensor one record, named as in the book's code without spaces
+("a@a.transpose(2,3)"). A tensor the example prints is followed by the text record
+`<name>:str`, what torch prints for it: str(tensor) with the `grad_fn=<...>` and
+`requires_grad=True` suffixes removed, since tapegrad prints values, not autograd bookkeeping.
+Everything else, including `dtype=torch.float64`, is kept. The C++ test finds these strings in
+the example's output in file order, the order the example prints them.
 
 train_attention.txt holds the SGD training runs of examples/train_attention.cpp: the same
 task in float32 and in float64 (see TRAINING TASK below), with every step's loss and the
@@ -38,6 +33,8 @@ import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "gpt"))
+sys.path.insert(0, os.path.dirname(HERE))
+from golden_format import golden_line, text_line  # noqa: E402  the one golden format
 # The book's MultiHeadAttention (§3.6.2), the one Python copy, shared with chapter 4's GPTModel.
 from gpt_reference import MultiHeadAttention  # noqa: E402
 
@@ -62,18 +59,15 @@ class Goldens:
         self.names = set()
 
     def add(self, name, t, shown=True):
+        """Writes t under `name` (spaces dropped); `shown`: the example prints it."""
         t = t.detach()
+        name = name.replace(" ", "")
         assert name not in self.names, f"duplicate record {name}"
         assert t.dtype in (torch.float32, torch.float64), name
         self.names.add(name)
-        values = [float(v) for v in t.double().flatten().tolist()]
-        printed = torch_str(t).split("\n")
-        self.lines += [f"@ {name}",
-                       f"dtype {'float32' if t.dtype == torch.float32 else 'float64'}",
-                       " ".join(["shape"] + [str(d) for d in t.shape]),
-                       " ".join(["values"] + [v.hex() for v in values]),
-                       f"shown {1 if shown else 0}",
-                       f"str {len(printed)}"] + printed + [""]
+        self.lines.append(golden_line(name, t))
+        if shown:
+            self.lines.append(text_line(name + ":str", torch_str(t)))
 
     def add_parameters(self, prefix, module):
         for name, p in module.named_parameters():
@@ -81,7 +75,7 @@ class Goldens:
 
     def write(self):
         with open(self.path, "w") as f:
-            f.write("\n".join(self.lines))
+            f.write("\n".join(self.lines) + "\n")
         print(f"wrote {self.path} ({len(self.names)} records)")
 
 
