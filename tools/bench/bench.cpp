@@ -197,6 +197,9 @@ int worker_main(const std::vector<std::string>& args) {
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
   if (engine == "tapegrad-gpt" || engine == "torch-gpt") return tgb::gpt_worker_main(args);
 #endif
+  if (engine == "tapegrad-generate" || engine == "read-bandwidth") {
+    return tgb::generate_worker_main(args);
+  }
   if (engine == "tapegrad") {
     // PATH or PATH+openblas.
     const size_t plus = path.find('+');
