@@ -70,6 +70,11 @@ void Ids::assign(const Shape& shape, std::span<const int64_t> ids) {
   ids_.assign(ids.begin(), ids.end());
 }
 
+void Ids::resize(const Shape& shape) {
+  shape_ = shape;
+  ids_.resize(static_cast<size_t>(shape.numel()));
+}
+
 std::string Ids::str() const {
   size_t width = 1;
   for (int64_t id : ids_) width = std::max(width, std::to_string(id).size());

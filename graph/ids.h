@@ -33,6 +33,9 @@ class Ids {
 
   // Replaces shape and ids, keeping the storage when it is large enough.
   void assign(const Shape& shape, std::span<const int64_t> ids);
+  // Takes `shape`, keeping the storage when it is large enough (what argmax and multinomial
+  // write into, so a generation step allocates nothing); the ids are then for the caller to set.
+  void resize(const Shape& shape);
 
   // torch's print format: `tensor([[15496,    11,   314,   716]])`.
   std::string str() const;

@@ -69,7 +69,7 @@ std::string Tape::scope_path(int32_t scope) const {
 std::string Tape::describe_node(int32_t id) const {
   const Node& n = nodes_[static_cast<size_t>(id)];
   std::string s = std::string(n.op_name()) + " #" + std::to_string(id);
-  if (!n.name.empty()) s += " \"" + n.name + "\"";
+  if (!n.display_name().empty()) s += " \"" + n.display_name() + "\"";
   if (n.scope >= 0) s += " in " + scope_path(n.scope);
   return s;
 }

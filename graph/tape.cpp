@@ -104,8 +104,7 @@ Tensor Tape::parameter(const Parameter& p) {
   n.requires_grad = impl->requires_grad;
   n.value = impl->value.data();
   n.grad = impl->grad.data();  // null until a backward reaches the parameter
-  n.param = p.shared();
-  n.name = impl->name;
+  n.param = p.shared();        // its name is read through it (Node::display_name)
   impl->leaf_tape = this;
   impl->leaf_generation = generation_;
   impl->leaf_node = size() - 1;

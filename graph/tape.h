@@ -49,12 +49,16 @@ struct Node {
   // to Tape::record, copied into the arena.
   const void* state = nullptr;
   int32_t scope = -1;  // module scope (Tape::scope_path) for drawing and error messages
-  std::string name;    // optional, given by the user
+  std::string name;    // optional, given by the user (Tensor::set_name)
   // Anomaly mode's memo of this node's value: 0 not checked yet, 1 finite, 2 holds ±inf that
   // were allowed (propagated from an input, or OpDef::writes_inf). Parameters are never memoised.
   uint8_t anomaly_checked = 0;
 
   const char* op_name() const;
+  // The name shown (Tensor::name, the drawing, error messages): the one given by the user, else a
+  // parameter leaf's parameter name, read from the parameter rather than copied at each use (a
+  // full name such as "trf_blocks.0.att.W_query.weight" would cost an allocation every step).
+  const std::string& display_name() const { return name.empty() && param ? param->name : name; }
   size_t bytes() const { return static_cast<size_t>(shape.numel() * dtype_size(dtype)); }
   // The gradient as a reader sees it (Tensor::grad, the drawing, anomaly mode): a parameter's is
   // read through the parameter, so a pending zero_grad or clip is applied first. Null if none.

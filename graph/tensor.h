@@ -50,7 +50,7 @@ class Tensor {
   }
   std::vector<double> grad_values() const;
 
-  const std::string& name() const { return node().name; }
+  const std::string& name() const { return node().display_name(); }
   Tensor& set_name(std::string name);
 
   // PyTorch's print format: `tensor([[0.4421, 0.5931], ...])` (io/print.h; defined there).

@@ -17,9 +17,10 @@ void cached_attention(const T* q, const KVCacheView<T>& c, T* out, int64_t new_t
   const T scale = static_cast<T>(std::sqrt(static_cast<double>(Dh)));
   const double cost = 4.0 * static_cast<double>(Tn * c.length * Dh);
   parallel_for(c.batch * H, cost, [&](int, int64_t begin, int64_t end) {
-    // One row of scores per part: thread_local, so a decode step allocates nothing once warm.
+    // One row of scores per part: thread_local and as long as the window (not the tokens cached
+    // so far, which grow every step), so decode steps allocate nothing after the first.
     thread_local std::vector<T> scores;
-    scores.resize(static_cast<size_t>(c.length));
+    if (scores.size() < static_cast<size_t>(c.window)) scores.resize(static_cast<size_t>(c.window));
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / H, h = bh % H;
       const T* keys = c.k + (bh * c.window) * Dh;    // [window, D_h]

@@ -320,8 +320,13 @@ Tensor MultiHeadAttention::forward(const Tensor& x, bool use_cache) const {
     std::vector<T_>& k = cache_keys<T_>(cache_.k32, cache_.k64);  // [B, H, W, D_h]
     std::vector<T_>& v = cache_keys<T_>(cache_.v32, cache_.v64);  // [B, H, W, D_h]
     if (cache_.mode == CacheMode::kFresh) {
-      k.assign(static_cast<size_t>(B * H * W * Dh), T_{0});
-      v.assign(k.size(), T_{0});
+      // Buffers of an earlier generation with this batch and window are reused as they are:
+      // only positions [0, length) are ever read.
+      const size_t size = static_cast<size_t>(B * H * W * Dh);
+      if (k.size() != size) {
+        k.assign(size, T_{0});
+        v.assign(size, T_{0});
+      }
       cache_.batch = B;
       cache_.length = 0;
       cache_.mode = CacheMode::kCached;
@@ -371,7 +376,9 @@ Tensor MultiHeadAttention::forward(const Tensor& x, bool use_cache) const {
 }
 
 void MultiHeadAttention::reset_cache() const {
-  cache_ = {};
+  cache_.batch = 0;
+  cache_.length = 0;
+  cache_.mode = CacheMode::kFresh;
 }
 
 void MultiHeadAttention::set_cache_window(int64_t window) {

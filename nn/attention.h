@@ -120,15 +120,17 @@ class MultiHeadAttention : public UnaryModule {
   // The KV cache of the book's ch04/03_kv-cache (gpt_with_kv_cache_optimized.py), for
   // inference. forward(x, true) takes only the new tokens [B, T_new, d_in]: their keys and
   // values go into per-layer buffers [B, H, window, D_h] (allocated at the first cached call
-  // after a reset, for that batch), and their queries attend to everything cached so far (the
-  // causal mask offset by the tokens already there). When the new tokens would overflow the
-  // window, the oldest are dropped (the book's sliding window). forward(x, false) is forward(x).
-  // Throws Error, before changing the cache: with gradients enabled (run under NoGradGuard);
-  // in training mode with dropout > 0; with a batch other than the cache's; with more new
-  // tokens than the window; after an uncached forward since the last reset_cache().
-  // The cache is scratch for generation, not part of the model's state (hence const).
+  // for that batch and window, and kept by reset_cache for the next generation), and their queries
+  // attend to everything cached so far (the causal mask offset by the tokens already there). When
+  // the new tokens would overflow the window, the oldest are dropped (the book's sliding window).
+  // forward(x, false) is forward(x). Throws Error, before changing the cache: with gradients
+  // enabled (run under NoGradGuard); in training mode with dropout > 0; with a batch other than the
+  // cache's; with more new tokens than the window; after an uncached forward since the last
+  // reset_cache(). The cache is scratch for generation, not part of the model's state (hence
+  // const).
   Tensor forward(const Tensor& x, bool use_cache) const;  // [B, T_new, d_in] -> [B, T_new, d_out]
-  // Empties the cache and frees its buffers; the next call may be cached or not.
+  // Empties the cache (its buffers are kept, so the next generation of the same batch touches
+  // no new memory); the next call may be cached or not.
   void reset_cache() const;
   // The window the cache keeps (the book's kv_window_size; context_length unless set). Throws
   // Error unless window >= 1 and the cache is empty.

@@ -6,11 +6,12 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/error.h"
-#include "graph/factory.h"
 #include "graph/tape.h"
+#include "ops/detail/topk_row.h"
 #include "ops/ops.h"
 
 namespace tapegrad::nn {
@@ -66,6 +67,35 @@ struct CacheReset {
   ~CacheReset() { model.reset_cache(); }
 };
 
+// The book's top-k filter (§5.3): min_val = topk(logits, k).values[:, -1] per row, then
+// torch.where(logits < min_val, -inf, logits), into a new leaf [B, V] on logits' tape. The k-th
+// largest comes from topk's own sort (ops/detail/topk_row.h) in `queue` (V pairs, kept by the
+// caller so that a step allocates nothing).
+Tensor top_k_filter(const Tensor& logits, int64_t k,
+                    std::vector<std::pair<double, int64_t>>& queue) {
+  const int64_t B = logits.size(0), V = logits.size(1);
+  Tensor out = logits.tape().leaf(logits.shape(), logits.dtype(), nullptr, false);  // [B, V]
+  auto run = [&]<class T>() {
+    const T* x = logits.data<T>();
+    T* y = const_cast<T*>(out.data<T>());  // a leaf made just above: ours to fill
+    for (int64_t b = 0; b < B; ++b) {
+      const T* row = x + b * V;
+      for (int64_t j = 0; j < V; ++j) queue[static_cast<size_t>(j)] = {row[j], j};
+      topk_sort(queue, k);
+      const double min_val = queue[static_cast<size_t>(k - 1)].first;
+      for (int64_t j = 0; j < V; ++j) {
+        y[b * V + j] = row[j] < min_val ? -std::numeric_limits<T>::infinity() : row[j];
+      }
+    }
+  };
+  if (logits.dtype() == DType::Float32) {
+    run.template operator()<float>();
+  } else {
+    run.template operator()<double>();
+  }
+  return out;
+}
+
 // The book's loop. `simple` is generate_text_simple: argmax of softmax(logits), as §4.7 writes
 // it (softmax is monotonic, but torch takes the argmax of the rounded probabilities).
 Ids run(const GPTModel& model, const Ids& ids, int64_t max_new_tokens, int64_t context_size,
@@ -93,7 +123,9 @@ Ids run(const GPTModel& model, const Ids& ids, int64_t max_new_tokens, int64_t c
   Ids cond;
   std::vector<int64_t> window;
   window.reserve(static_cast<size_t>(B * context_size));
-  std::vector<double> mask;
+  Ids next;                                       // [B, 1]: each step's new ids
+  std::vector<std::pair<double, int64_t>> queue;  // top-k's sort of one row
+  if (s.top_k) queue.resize(static_cast<size_t>(V));
   for (int64_t step = 0; step < max_new_tokens; ++step) {
     const auto start = Clock::now();
     tape.reset();
@@ -115,30 +147,14 @@ Ids run(const GPTModel& model, const Ids& ids, int64_t max_new_tokens, int64_t c
       logits = model(cond);                // [B, Tc, V]
       logits = select(logits, 1, Tc - 1);  // [B, V]
     }
-    if (s.top_k) {
-      // min_val = topk(logits, k).values[:, -1]; logits < min_val -> -inf
-      const int64_t k = *s.top_k;
-      const std::vector<double> top = topk(logits, k, -1).values.values();  // [B, k]
-      const std::vector<double> values = logits.values();                   // [B, V]
-      mask.assign(static_cast<size_t>(B * V), 0.0);
-      for (int64_t b = 0; b < B; ++b) {
-        const double min_val = top[static_cast<size_t>(b * k + k - 1)];
-        for (int64_t j = 0; j < V; ++j) {
-          const size_t i = static_cast<size_t>(b * V + j);
-          mask[i] = values[i] < min_val ? 1.0 : 0.0;
-        }
-      }
-      logits = masked_fill(logits, from_values(Shape{B, V}, mask, logits.dtype()),
-                           -std::numeric_limits<double>::infinity());  // [B, V]
-    }
-    Ids next;  // [B, 1]
+    if (s.top_k) logits = top_k_filter(logits, *s.top_k, queue);  // [B, V]
     if (simple) {
-      next = argmax(softmax(logits, -1), -1, /*keepdim=*/true);
+      argmax(softmax(logits, -1), -1, /*keepdim=*/true, next);
     } else if (s.temperature > 0.0) {
       Tensor probs = softmax(logits / s.temperature, -1);  // [B, V]
-      next = multinomial(probs, 1, generator);
+      multinomial(probs, 1, generator, next);
     } else {
-      next = argmax(logits, -1, /*keepdim=*/true);
+      argmax(logits, -1, /*keepdim=*/true, next);
     }
     bool all_eos = s.eos_id.has_value();
     for (int64_t b = 0; b < B && all_eos; ++b) all_eos = next[b] == *s.eos_id;

@@ -146,12 +146,14 @@ Tensor GPTModel::embed(const Ids& in_idx, int64_t first_position) const {
                   " is outside the vocabulary [0, " + std::to_string(cfg_.vocab_size) + ")");
     }
   }
-  std::vector<int64_t> positions(static_cast<size_t>(T));  // torch.arange(first, first + T)
-  for (int64_t t = 0; t < T; ++t) positions[static_cast<size_t>(t)] = first_position + t;
-  Tensor tok_embeds = tok_emb(in_idx);                       // [B, T, C]
-  Tensor pos_embeds = pos_emb.forward(positions, Shape{T});  // [T, C]
-  Tensor x = tok_embeds + pos_embeds;                        // [B, T, C]
-  return drop_emb(x);                                        // [B, T, C]
+  // torch.arange(first, first + T), in the tape's arena so that a step allocates nothing.
+  int64_t* positions = current_tape().arena().allocate_array<int64_t>(T);
+  for (int64_t t = 0; t < T; ++t) positions[t] = first_position + t;
+  Tensor tok_embeds = tok_emb(in_idx);  // [B, T, C]
+  Tensor pos_embeds = pos_emb.forward(std::span<const int64_t>(positions, static_cast<size_t>(T)),
+                                      Shape{T});  // [T, C]
+  Tensor x = tok_embeds + pos_embeds;             // [B, T, C]
+  return drop_emb(x);                             // [B, T, C]
 }
 
 Tensor GPTModel::forward(const Ids& in_idx) const {

@@ -3,7 +3,6 @@
 // Not recorded on the tape (an index has no gradient, as in torch). Ties give the first index,
 // and a NaN counts as the largest value (the first NaN wins), as torch's CPU kernel does.
 #include <cmath>
-#include <vector>
 
 #include "ops/detail/op_util.h"
 #include "ops/detail/reduce_dim.h"
@@ -11,14 +10,15 @@
 
 namespace tapegrad {
 
-Ids argmax(const Tensor& x, int dim, bool keepdim) {
+void argmax(const Tensor& x, int dim, bool keepdim, Ids& out) {
   const DimReduction r = plan_dim_reduction("argmax", x, dim, keepdim);
   const DimView v = r.view;
   if (v.size == 0) {
     throw_unary_error("argmax", x,
                       "cannot take the argmax along dim " + std::to_string(dim) + " of size 0");
   }
-  std::vector<int64_t> ids(static_cast<size_t>(v.outer * v.inner), 0);
+  out.resize(r.out_shape);
+  int64_t* ids = out.values().data();
   dispatch(x.dtype(), [&]<class T>() {
     const T* xv = x.data<T>();
     for (int64_t o = 0; o < v.outer; ++o) {
@@ -29,11 +29,16 @@ Ids argmax(const Tensor& x, int dim, bool keepdim) {
           const T e = row[k * v.inner];
           if (e > row[best * v.inner] || std::isnan(e)) best = k;
         }
-        ids[static_cast<size_t>(o * v.inner + i)] = best;
+        ids[o * v.inner + i] = best;
       }
     }
   });
-  return Ids(r.out_shape, std::move(ids));
+}
+
+Ids argmax(const Tensor& x, int dim, bool keepdim) {
+  Ids out;
+  argmax(x, dim, keepdim, out);
+  return out;
 }
 
 }  // namespace tapegrad

@@ -19,7 +19,7 @@
 
 namespace tapegrad {
 
-Ids multinomial(const Tensor& probs, int64_t num_samples, Generator& generator) {
+void multinomial(const Tensor& probs, int64_t num_samples, Generator& generator, Ids& out_ids) {
   const Shape& s = probs.shape();
   if (s.rank() != 1 && s.rank() != 2) {
     throw_unary_error("multinomial", probs, "probs must be [V] or [N, V]");
@@ -36,7 +36,6 @@ Ids multinomial(const Tensor& probs, int64_t num_samples, Generator& generator) 
                       "cannot draw " + std::to_string(num_samples) + " samples without " +
                           "replacement from " + std::to_string(v) + " categories");
   }
-  std::vector<int64_t> ids(static_cast<size_t>(rows * num_samples));
   dispatch(probs.dtype(), [&]<class T>() {
     const T* p = probs.data<T>();
     const int64_t n = rows * v;
@@ -56,13 +55,17 @@ Ids multinomial(const Tensor& probs, int64_t num_samples, Generator& generator) 
                               std::to_string(r));
       }
     }
-    std::vector<T> q(static_cast<size_t>(n));
-    generator.exponential(q.data(), n, 1.0);
-    for (int64_t i = 0; i < n; ++i) q[static_cast<size_t>(i)] = p[i] / q[static_cast<size_t>(i)];
-    std::vector<std::pair<double, int64_t>> queue(static_cast<size_t>(v));
+    out_ids.resize(s.rank() == 2 ? Shape{rows, num_samples} : Shape{num_samples});
+    int64_t* ids = out_ids.values().data();
+    // Scratch from the tape's arena (given back at its next reset).
+    T* q = probs.tape().arena().allocate_array<T>(n);
+    generator.exponential(q, n, 1.0);
+    for (int64_t i = 0; i < n; ++i) q[i] = p[i] / q[i];
+    std::vector<std::pair<double, int64_t>> queue;
+    if (num_samples > 1) queue.resize(static_cast<size_t>(v));
     for (int64_t r = 0; r < rows; ++r) {
-      const T* ratio = q.data() + r * v;
-      int64_t* out = ids.data() + r * num_samples;
+      const T* ratio = q + r * v;
+      int64_t* out = ids + r * num_samples;
       if (num_samples == 1) {
         // argmax: the first maximum (a NaN, from 0 / 0, counts as the largest, as in torch)
         int64_t best = 0;
@@ -77,8 +80,12 @@ Ids multinomial(const Tensor& probs, int64_t num_samples, Generator& generator) 
       }
     }
   });
-  const Shape out = s.rank() == 2 ? Shape{rows, num_samples} : Shape{num_samples};
-  return Ids(out, std::move(ids));
+}
+
+Ids multinomial(const Tensor& probs, int64_t num_samples, Generator& generator) {
+  Ids out;
+  multinomial(probs, num_samples, generator, out);
+  return out;
 }
 
 }  // namespace tapegrad

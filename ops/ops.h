@@ -171,6 +171,8 @@ std::vector<double> causal_attention_weights(const Tensor& out);
 // --- selection and sampling (ids carry no gradient) ---------------------------------------------
 // torch.argmax(x, dim, keepdim): the first maximum (a NaN counts as the maximum); not recorded.
 Ids argmax(const Tensor& x, int dim, bool keepdim = false);
+// The same into `out`, reusing its storage (no allocation once it is large enough).
+void argmax(const Tensor& x, int dim, bool keepdim, Ids& out);
 struct TopK {
   Tensor values;  // x's shape with dim = k, sorted descending; the gradient flows to the picks
   Ids indices;    // the same shape: where each value sits along dim
@@ -184,6 +186,9 @@ TopK topk(const Tensor& x, int64_t k, int dim = -1);
 // Nothing is recorded on the tape.
 Ids multinomial(const Tensor& probs, int64_t num_samples = 1,
                 Generator& generator = default_generator());
+// The same into `out`, reusing its storage; its scratch comes from the tape's arena, so with
+// num_samples == 1 a warm call allocates nothing from the heap.
+void multinomial(const Tensor& probs, int64_t num_samples, Generator& generator, Ids& out);
 
 // --- reductions and losses --------------------------------------------------------------------
 Tensor sum(const Tensor& x);

@@ -63,7 +63,7 @@ GraphView make_graph_view(const Tape& tape, const GraphViewOptions& options) {
     p.kind = forward_kind(node.kind);
     p.node = i;
     p.op = node.op_name();
-    p.name = node.name;
+    p.name = node.display_name();
     p.shape = node.shape;
     p.dtype = node.dtype;
     p.scope = node.scope;

@@ -6,7 +6,7 @@ namespace tapegrad {
 std::string describe(const char* role, const Tensor& t) {
   const Node& n = t.node();
   std::string s = role;
-  if (!n.name.empty()) s += " \"" + n.name + "\"";
+  if (!n.display_name().empty()) s += " \"" + n.display_name() + "\"";
   return s + " " + n.shape.str();
 }
 

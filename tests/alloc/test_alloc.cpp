@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,8 @@
 #include "graph/random.h"
 #include "graph/tape.h"
 #include "nn/attention.h"
+#include "nn/generate.h"
+#include "nn/gpt.h"
 #include "ops/ops.h"
 #include "optim/optim.h"
 #include "tests/alloc/alloc_counter.h"
@@ -119,4 +122,85 @@ TEST_CASE("nn::MultiHeadAttention training steps allocate nothing after the firs
     CHECK(allocations == 0);
     CHECK(loss_value < first_loss);  // the steps measured did train
   }
+}
+
+namespace {
+
+// The heap allocations between each token and the next of one nn::generate call, counted from
+// the on_token callback (the counts go into storage reserved before the call).
+struct DecodeAllocations {
+  Ids ids;
+  std::vector<uint64_t> per_step;  // per_step[i]: allocations between token i and token i + 1
+};
+
+DecodeAllocations decode_allocations(const nn::GPTModel& model, const Ids& prompt,
+                                     nn::GenerateOptions options) {
+  std::vector<uint64_t> at_token;
+  at_token.reserve(static_cast<size_t>(options.max_new_tokens));
+  options.on_token = [&at_token](const Ids&) { at_token.push_back(heap_allocations()); };
+  DecodeAllocations out;
+  out.ids = nn::generate(model, prompt, options);
+  for (size_t i = 1; i < at_token.size(); ++i)
+    out.per_step.push_back(at_token[i] - at_token[i - 1]);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("nn::generate decode steps allocate nothing after the first with the KV cache",
+          "[alloc][generate]") {
+  // A tiny GPT: vocabulary 50, context 32, 8 dims, 2 heads, 2 layers.
+  manual_seed(123);
+  nn::GPTModel model(nn::GPTConfig{50, 32, 8, 2, 2, 0.1, false});
+  model.eval();
+  const Ids prompt = Ids::from_rows({{6, 1, 17, 44}, {3, 9, 28, 0}});  // [2, 4]
+  struct Mode {
+    const char* name;
+    double temperature;
+    std::optional<int64_t> top_k;
+  };
+  for (const Mode& mode :
+       {Mode{"greedy", 0.0, std::nullopt}, Mode{"top-k 5", 0.0, 5},
+        Mode{"temperature 0.8", 0.8, std::nullopt}, Mode{"top-k 5 and temperature 0.8", 0.8, 5}}) {
+    INFO("sampling " << mode.name);
+    nn::GenerateOptions options;
+    options.max_new_tokens = 20;  // 4 + 20 tokens fit the context: every step after the first
+                                  // is a one-token decode step
+    options.temperature = mode.temperature;
+    options.top_k = mode.top_k;
+    Generator generator(42);
+    options.generator = &generator;
+    const DecodeAllocations cached = decode_allocations(model, prompt, options);
+    REQUIRE(cached.per_step.size() == 19);
+    // The first decode step may still grow the tape's arena and the kernels' scratch rows.
+    for (size_t i = 1; i < cached.per_step.size(); ++i) {
+      INFO("decode step " << i + 1);
+      CHECK(cached.per_step[i] == 0);
+    }
+    // The steps measured made the tokens the uncached loop makes (same seed, same draws).
+    Generator uncached_generator(42);
+    options.generator = &uncached_generator;
+    options.use_cache = false;
+    const Ids uncached = nn::generate(model, prompt, options);
+    CHECK(std::vector<int64_t>(uncached.values().begin(), uncached.values().end()) ==
+          std::vector<int64_t>(cached.ids.values().begin(), cached.ids.values().end()));
+  }
+}
+
+TEST_CASE("nn::generate_text_simple allocates as much for 20 new tokens as for 10",
+          "[alloc][generate]") {
+  // No callback here: ten more decode steps must add no allocation to the whole call.
+  manual_seed(123);
+  nn::GPTModel model(nn::GPTConfig{50, 32, 8, 2, 2, 0.1, false});
+  model.eval();
+  const Ids prompt = Ids::from_rows({{6, 1, 17, 44}});  // [1, 4]
+  auto allocations = [&](int64_t new_tokens) {
+    const uint64_t before = heap_allocations();
+    const Ids out = nn::generate_text_simple(model, prompt, new_tokens, 32);
+    const uint64_t made = heap_allocations() - before;
+    CHECK(out.size(1) == 4 + new_tokens);
+    return made;
+  };
+  allocations(20);  // warm-up: the kernels' thread-local scratch rows
+  CHECK(allocations(20) == allocations(10));
 }

@@ -4,9 +4,6 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <fstream>
-#include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,70 +12,20 @@
 #include "graph/random.h"
 #include "nn/generate.h"
 #include "nn/gpt.h"
+#include "tests/nn/small_gpt.h"
 
 using namespace tapegrad;
 
 namespace {
 
-// gpt_reference.py's SMALL.
-const nn::GPTConfig kSmall{50, 8, 8, 2, 2, 0.1, false};
+using testing::Rows;
+using testing::SmallModel;
+using testing::to_ids;
+using testing::to_rows;
 
-using Rows = std::vector<std::vector<int64_t>>;
-
-// `name: 1 2 3 | 4 5 6` lines -> name -> rows.
-const std::map<std::string, Rows>& goldens() {
-  static const std::map<std::string, Rows> all = [] {
-    const std::string path = std::string(TAPEGRAD_GOLDEN_DIR) + "/generate/generate.txt";
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot read " + path);
-    std::map<std::string, Rows> out;
-    std::string line;
-    while (std::getline(in, line)) {
-      const size_t colon = line.find(':');
-      if (colon == std::string::npos) continue;
-      Rows rows(1);
-      std::istringstream words(line.substr(colon + 1));
-      std::string w;
-      while (words >> w) {
-        if (w == "|") {
-          rows.emplace_back();
-        } else {
-          rows.back().push_back(std::stoll(w));
-        }
-      }
-      out[line.substr(0, colon)] = rows;
-    }
-    return out;
-  }();
-  return all;
+Rows golden(const std::string& name) {
+  return testing::golden_rows("generate/generate.txt", name);
 }
-
-const Rows& golden(const std::string& name) {
-  const auto it = goldens().find(name);
-  if (it == goldens().end()) throw std::runtime_error("no golden " + name);
-  return it->second;
-}
-
-Ids to_ids(const Rows& rows) {
-  std::vector<int64_t> flat;
-  for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
-  return Ids(Shape{static_cast<int64_t>(rows.size()), static_cast<int64_t>(rows[0].size())}, flat);
-}
-
-Rows to_rows(const Ids& ids) {
-  Rows rows(static_cast<size_t>(ids.size(0)));
-  for (int64_t b = 0; b < ids.size(0); ++b) {
-    for (int64_t t = 0; t < ids.size(1); ++t) rows[b].push_back(ids[b * ids.size(1) + t]);
-  }
-  return rows;
-}
-
-// The golden's model: manual_seed(123), GPTModel(SMALL), eval().
-struct SmallModel {
-  // (the comma seeds the default generator before the model draws its weights)
-  SmallModel() : model((manual_seed(123), kSmall)) { model.eval(); }
-  nn::GPTModel model;
-};
 
 }  // namespace
 

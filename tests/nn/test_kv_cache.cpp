@@ -5,9 +5,6 @@
 // callback streams each token; bad use is a clear Error that leaves the cache unchanged.
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <fstream>
-#include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,52 +16,19 @@
 #include "nn/generate.h"
 #include "nn/gpt.h"
 #include "ops/ops.h"
+#include "tests/nn/small_gpt.h"
 
 using namespace tapegrad;
 
 namespace {
 
-// gpt_reference.py's SMALL.
-const nn::GPTConfig kSmall{50, 8, 8, 2, 2, 0.1, false};
+using testing::Rows;
+using testing::SmallModel;
+using testing::to_ids;
+using testing::to_rows;
 
-using Rows = std::vector<std::vector<int64_t>>;
-
-// `name: 1 2 3 | 4 5 6` lines -> name -> rows.
 Rows golden(const std::string& name) {
-  const std::string path = std::string(TAPEGRAD_GOLDEN_DIR) + "/kv_cache/kv_cache.txt";
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::string line;
-  while (std::getline(in, line)) {
-    const size_t colon = line.find(':');
-    if (colon == std::string::npos || line.substr(0, colon) != name) continue;
-    Rows rows(1);
-    std::istringstream words(line.substr(colon + 1));
-    std::string w;
-    while (words >> w) {
-      if (w == "|") {
-        rows.emplace_back();
-      } else {
-        rows.back().push_back(std::stoll(w));
-      }
-    }
-    return rows;
-  }
-  throw std::runtime_error("no golden " + name);
-}
-
-Ids to_ids(const Rows& rows) {
-  std::vector<int64_t> flat;
-  for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
-  return Ids(Shape{static_cast<int64_t>(rows.size()), static_cast<int64_t>(rows[0].size())}, flat);
-}
-
-Rows to_rows(const Ids& ids) {
-  Rows rows(static_cast<size_t>(ids.size(0)));
-  for (int64_t b = 0; b < ids.size(0); ++b) {
-    for (int64_t t = 0; t < ids.size(1); ++t) rows[b].push_back(ids[b * ids.size(1) + t]);
-  }
-  return rows;
+  return testing::golden_rows("kv_cache/kv_cache.txt", name);
 }
 
 // Columns [begin, begin + n) of every row.
@@ -73,11 +37,6 @@ Ids columns(const Rows& rows, size_t begin, size_t n) {
   for (const auto& r : rows) cut.emplace_back(r.begin() + begin, r.begin() + begin + n);
   return to_ids(cut);
 }
-
-struct SmallModel {
-  SmallModel() : model((manual_seed(123), kSmall)) { model.eval(); }
-  nn::GPTModel model;
-};
 
 // The book's generate_text_simple_cached after a prefill of `chunks` (in order): argmax of the
 // last position, fed back one token at a time.

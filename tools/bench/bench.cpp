@@ -193,6 +193,9 @@ int worker_main(const std::vector<std::string>& args) {
   if (engine == "tapegrad-gpt" || engine == "torch-gpt") return tgb::gpt_worker_main(args);
   if (engine == "tapegrad-finetune") return tgb::finetune_worker_main(args);
 #endif
+  if (engine == "tapegrad-generate" || engine == "read-bandwidth") {
+    return tgb::generate_worker_main(args);
+  }
   if (engine == "tapegrad") {
     tgb::TapegradEngine e(shape, threads);
     std::string info = "tapegrad, nn::MultiHeadAttention";

@@ -3,15 +3,13 @@
 // (ch04/03_kv-cache's optimized variant, tools/bench/torch_gpt.py --generate) on OpenBLAS's
 // AVX-512 kernels with malloc tuned. Both build the model from manual_seed(123) (tapegrad's
 // GPTModel holds torch's weights bit for bit), take the same prompt, and must produce the same
-// ids (checked). Each engine runs in a process of its own (fork for tapegrad, so its peak RSS is
-// the generation's alone); one warm-up run, then the timed runs. The bound is the read
+// ids (checked). Each engine runs in a worker process of its own (tools/process/worker_process.h:
+// this program re-executed for tapegrad, so its peak RSS is the generation's alone; python3 for
+// PyTorch); one warm-up run, then the timed runs. The bound is the read
 // bandwidth measured in the same run (a streaming sum over a 1 GiB buffer, best of 5 passes) at
 // the same thread count: a decode step must read every weight but the embedding tables once,
 // plus the cached keys and values.
 #include "tools/bench/generate_workload.h"
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -28,6 +26,7 @@
 #include "nn/gpt.h"
 #include "tools/bench/process_stats.h"
 #include "tools/process/heap_counter.h"
+#include "tools/process/worker_process.h"
 
 namespace tapegrad_bench {
 
@@ -92,35 +91,27 @@ Report parse(const std::string& text) {
   return r;
 }
 
-// Runs fn in a forked child, returning what it wrote.
-template <class F>
-std::string in_child(F&& fn) {
-  int fds[2];
-  if (pipe(fds) != 0) std::exit(2);
-  std::fflush(stdout);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    FILE* out = fdopen(fds[1], "w");
-    fn(out);
-    std::fclose(out);
-    _exit(0);
-  }
-  close(fds[1]);
+// Runs a worker (argv[0] the program, "/proc/self/exe" for this one) and returns its lines up to
+// and including its last one, "info ..." (a generation) or "bandwidth ..." (the read bandwidth).
+std::string run_worker(const std::vector<std::string>& argv) {
+  tapegrad::process::WorkerProcess worker(argv[0], argv);
   std::string text;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = read(fds[0], buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::fprintf(stderr, "tapegrad-bench: a generation worker failed\n");
-    std::exit(2);
+  for (;;) {
+    const std::string line = worker.receive();
+    text += line + "\n";
+    if (line.rfind("info", 0) == 0 || line.rfind("bandwidth", 0) == 0) return text;
   }
-  return text;
 }
 
+const GenerateWorkload& find_generate_workload(const std::string& name) {
+  for (const GenerateWorkload& w : kGenerateWorkloads) {
+    if (name == w.name) return w;
+  }
+  std::fprintf(stderr, "tapegrad-bench: unknown generation workload %s\n", name.c_str());
+  std::exit(2);
+}
+
+// The tapegrad worker: the timed generations, reported on stdout as "key v v v" lines.
 void tapegrad_generate(FILE* out, const GenerateWorkload& w, int threads) {
   using namespace tapegrad;
   set_num_threads(threads);
@@ -197,26 +188,16 @@ void read_bandwidth(FILE* out, int threads) {
                total);
 }
 
+// The PyTorch peer: tools/bench/torch_gpt.py --generate, which sets its own environment (OpenBLAS
+// with this CPU's kernels, malloc tuned) and re-executes itself.
 Report torch_generate(const GenerateWorkload& w, int threads) {
   std::string ids;
   for (int64_t id : prompt_ids(w.cfg.vocab_size))
     ids += (ids.empty() ? "" : ",") + std::to_string(id);
-  const std::string command =
-      std::string("/usr/bin/python3 ") + TAPEGRAD_BENCH_TORCH_GPT + " --generate --workload " +
-      w.name + " --threads " + std::to_string(threads) + " --malloc tuned --prompt-ids " + ids +
-      " --new-tokens " + std::to_string(kNewTokens) + " --reps " + std::to_string(kReps);
-  std::fflush(stdout);
-  FILE* p = popen(command.c_str(), "r");
-  if (p == nullptr) std::exit(2);
-  std::string text;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, p)) > 0) text.append(buffer, n);
-  if (pclose(p) != 0) {
-    std::fprintf(stderr, "tapegrad-bench: %s failed:\n%s\n", command.c_str(), text.c_str());
-    std::exit(2);
-  }
-  return parse(text);
+  return parse(
+      run_worker({"/usr/bin/python3", TAPEGRAD_BENCH_TORCH_GPT, "--generate", "--workload", w.name,
+                  "--threads", std::to_string(threads), "--malloc", "tuned", "--prompt-ids", ids,
+                  "--new-tokens", std::to_string(kNewTokens), "--reps", std::to_string(kReps)}));
 }
 
 // Bytes of all parameters, and those a decode step reads (all but the embedding tables).
@@ -229,6 +210,23 @@ double weight_bytes(const tapegrad::nn::GPTConfig& c, bool read_per_token) {
 }
 
 }  // namespace
+
+int generate_worker_main(const std::vector<std::string>& args) {
+  std::string engine, name;
+  int threads = 1;
+  for (size_t i = 0; i + 1 < args.size(); i += 2) {
+    if (args[i] == "--worker") engine = args[i + 1];
+    if (args[i] == "--workload") name = args[i + 1];
+    if (args[i] == "--threads") threads = std::stoi(args[i + 1]);
+  }
+  if (engine == "read-bandwidth") {
+    read_bandwidth(stdout, threads);
+  } else {
+    tapegrad_generate(stdout, find_generate_workload(name), threads);
+  }
+  std::fflush(stdout);
+  return 0;
+}
 
 bool is_generate_workload(const std::string& name) {
   for (const GenerateWorkload& w : kGenerateWorkloads) {
@@ -245,7 +243,8 @@ int run_generate_workloads(const std::vector<std::string>& names, const std::vec
       static_cast<long long>(kPromptTokens), static_cast<long long>(kNewTokens), kReps);
   std::vector<double> bandwidth;
   for (int t : threads) {
-    std::istringstream in(in_child([&](FILE* out) { read_bandwidth(out, t); }));
+    std::istringstream in(run_worker(
+        {"/proc/self/exe", "--worker", "read-bandwidth", "--threads", std::to_string(t)}));
     std::string key;
     double gbs = 0;
     in >> key >> gbs;
@@ -254,11 +253,8 @@ int run_generate_workloads(const std::vector<std::string>& names, const std::vec
   }
   int failures = 0;
   for (const std::string& name : names) {
-    const GenerateWorkload* w = nullptr;
-    for (const GenerateWorkload& c : kGenerateWorkloads) {
-      if (name == c.name) w = &c;
-    }
-    const tapegrad::nn::GPTConfig& c = w->cfg;
+    const GenerateWorkload& w = find_generate_workload(name);
+    const tapegrad::nn::GPTConfig& c = w.cfg;
     const double all = weight_bytes(c, false), read = weight_bytes(c, true);
     const double cache = 2.0 * static_cast<double>(c.n_layers * c.context_length * c.emb_dim) * 4;
     const double mean_kv = 2.0 * static_cast<double>(c.n_layers * c.emb_dim) * 4 *
@@ -271,8 +267,9 @@ int run_generate_workloads(const std::vector<std::string>& names, const std::vec
                 "decode tok/s", "of bound", "peak RSS", "ids");
     for (size_t ti = 0; ti < threads.size(); ++ti) {
       const int t = threads[ti];
-      const Report tg = parse(in_child([&](FILE* out) { tapegrad_generate(out, *w, t); }));
-      const Report pt = torch_generate(*w, t);
+      const Report tg = parse(run_worker({"/proc/self/exe", "--worker", "tapegrad-generate",
+                                          "--workload", name, "--threads", std::to_string(t)}));
+      const Report pt = torch_generate(w, t);
       const bool same = tg.ids == pt.ids;
       failures += same ? 0 : 1;
       const double bound = bandwidth[ti] * 1e9 / (read + mean_kv);

@@ -8,6 +8,10 @@
 
 namespace tapegrad_bench {
 
+// The worker side, this program run as "--worker tapegrad-generate --workload NAME --threads N"
+// (the timed generations) or "--worker read-bandwidth --threads N": prints its report on stdout.
+int generate_worker_main(const std::vector<std::string>& args);
+
 // True for "generate-124m" and "generate-355m".
 bool is_generate_workload(const std::string& name);
 
