@@ -13,6 +13,7 @@
 #include "graph/factory.h"
 #include "graph/random.h"
 #include "ops/ops.h"
+#include "tests/compare.h"
 #include "tests/viz/dot_testing.h"
 
 using namespace tapegrad;
@@ -439,7 +440,9 @@ struct FusedAttention {
 
 TEST_CASE("dot: a fused op's decomposition computes what the op computes", "[dot]") {
   // The drawing shows causal_dot_product_attention as its decomposition: these must be the ops
-  // the kernel computes, value for value, dropout mask included (both on a fresh generator).
+  // the kernel computes. With dropout drawn the op runs its exact kernel: value for value, mask
+  // included (both on a fresh generator). With p = 0 it runs the fused kernels, which sum in
+  // another order: within float32 (float64) rounding.
   const OpDef* op = find_registered_op("causal_dot_product_attention");
   REQUIRE(op != nullptr);
   REQUIRE(op->decomposition != nullptr);
@@ -458,7 +461,12 @@ TEST_CASE("dot: a fused op's decomposition computes what the op computes", "[dot
       const Tensor composed = op->decomposition(inputs, fused.node());
       CHECK(composed.shape() == fused.shape());
       CHECK(composed.dtype() == fused.dtype());
-      CHECK(composed.values() == fused.values());
+      if (p > 0.0) {
+        CHECK(composed.values() == fused.values());
+      } else {
+        const double tolerance = dtype == DType::Float32 ? 1e-6 : 1e-14;
+        CHECK(testing::max_abs_difference(composed.values(), fused.values()) <= tolerance);
+      }
       // The ops it recorded, as the book's MultiHeadAttention.forward writes them.
       std::multiset<std::string> ops;
       for (int32_t i = fused.id() + 1; i <= composed.id(); ++i) ops.insert(tape.node(i).op_name());
