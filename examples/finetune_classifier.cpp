@@ -204,15 +204,7 @@ int run(const Options& o) {
   int64_t epochs_done = 0;
   std::string metrics = "epoch,step,train_loss,val_loss,train_acc,val_acc\n";
   if (o.resume) {
-    const std::vector<uint8_t> bytes = read_whole_file(ckpt);
-    const SafetensorsView view = parse_safetensors(bytes, ckpt);  // holds the metadata
-    const std::string* saved = view.find_metadata("finetune_classifier.config");
-    if (saved == nullptr || *saved != config) {
-      throw Error(std::string(kProgram) + ": --resume: " + ckpt +
-                  " is not a checkpoint of this configuration (nothing was changed)" +
-                  (saved ? ":\n  file: " + *saved + "\n  this run: " + config : ""));
-    }
-    load_checkpoint_bytes(bytes, ckpt, params, extras);
+    ft::resume_from(ckpt, "finetune_classifier.config", config, params, extras, kProgram);
     epochs_done = std::stoll(extras.metadata.at("finetune_classifier.epochs_done"));
     metrics = extras.metadata.at("finetune_classifier.metrics");
     std::printf("resumed %s after epoch %" PRId64 "\n", ckpt.c_str(), epochs_done);

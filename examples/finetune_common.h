@@ -177,6 +177,23 @@ inline LoadedModel load_model(const ModelOptions& o, const std::string& program)
 
 // The id that pads batches and ends generation: <|endoftext|> (50256) for GPT-2's tokenizer; the
 // bytes tokenizer has none, so the NUL byte (0) stands in.
+// --resume: loads the checkpoint `ckpt` into `params` and `extras` when its metadata
+// `config_key` equals `config` (this run's settings); otherwise throws, naming both settings,
+// before anything is changed.
+inline void resume_from(const std::string& ckpt, const std::string& config_key,
+                        const std::string& config, const NamedParameters& params,
+                        CheckpointExtras& extras, const std::string& program) {
+  const std::vector<uint8_t> bytes = read_whole_file(ckpt);
+  const SafetensorsView view = parse_safetensors(bytes, ckpt);  // holds the metadata
+  const std::string* saved = view.find_metadata(config_key);
+  if (saved == nullptr || *saved != config) {
+    throw Error(program + ": --resume: " + ckpt +
+                " is not a checkpoint of this configuration (nothing was changed)" +
+                (saved ? ":\n  file: " + *saved + "\n  this run: " + config : ""));
+  }
+  load_checkpoint_bytes(bytes, ckpt, params, extras);
+}
+
 inline int64_t pad_id(const Tokenizer& tokenizer) {
   return tokenizer.eot_token().value_or(0);
 }

@@ -146,15 +146,7 @@ int run(const Options& o) {
   TrainState start;
   std::string csv = "step,train_loss,val_loss,tokens_seen\n";
   if (o.resume) {
-    const std::vector<uint8_t> bytes = read_whole_file(ckpt);
-    const SafetensorsView view = parse_safetensors(bytes, ckpt);
-    const std::string* saved = view.find_metadata("finetune_instruct.config");
-    if (saved == nullptr || *saved != config) {
-      throw Error(std::string(kProgram) + ": --resume: " + ckpt +
-                  " is not a checkpoint of this configuration (nothing was changed)" +
-                  (saved ? ":\n  file: " + *saved + "\n  this run: " + config : ""));
-    }
-    load_checkpoint_bytes(bytes, ckpt, params, extras);
+    ft::resume_from(ckpt, "finetune_instruct.config", config, params, extras, kProgram);
     auto& m = extras.metadata;
     start = {std::stoll(m.at("finetune_instruct.step")),
              std::stoll(m.at("finetune_instruct.epoch")),

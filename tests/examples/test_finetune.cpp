@@ -16,6 +16,7 @@
 #include <string>
 
 #include "tests/examples/chapter3_goldens.h"
+#include "tests/tools/run_program.h"
 
 namespace fs = std::filesystem;
 using tapegrad::testing::chapter3::run_program;
@@ -30,17 +31,7 @@ std::string kjv_sample() {
 }
 
 std::string scratch(const std::string& name) {
-  const fs::path dir = fs::path(TAPEGRAD_BINARY_DIR) / "finetune_test" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir.parent_path());
-  return dir.string();
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return tapegrad::testing::scratch_dir("finetune_test", name);
 }
 
 struct Result {
@@ -93,16 +84,19 @@ TEST_CASE(
   CHECK(after < before);  // 16 steps at lr 1e-3 on 17 entries: the training loss falls
   CHECK(r.output.find("Ep 1 (Step 000000): Train loss") != std::string::npos);
 
-  const auto data = nlohmann::json::parse(slurp(out + "/instruction-data.json"));
+  const auto data =
+      nlohmann::json::parse(tapegrad::testing::read_text_file(out + "/instruction-data.json"));
   CHECK(data.size() == 20);
-  const auto responses = nlohmann::json::parse(slurp(out + "/instruction-data-with-response.json"));
+  const auto responses = nlohmann::json::parse(
+      tapegrad::testing::read_text_file(out + "/instruction-data-with-response.json"));
   REQUIRE(responses.size() == 2);
   for (const auto& e : responses) {
     CHECK(e.contains("instruction"));
     CHECK(e.contains("output"));
     CHECK(e["model_response"].is_string());
   }
-  CHECK(slurp(out + "/loss.csv").rfind("step,train_loss,val_loss,tokens_seen\n", 0) == 0);
+  CHECK(tapegrad::testing::read_text_file(out + "/loss.csv")
+            .rfind("step,train_loss,val_loss,tokens_seen\n", 0) == 0);
 
   // A finished run resumed: nothing left to train, the same final validation loss from the
   // checkpoint (the training loss is over shuffled batches, drawn afresh).
@@ -179,7 +173,7 @@ TEST_CASE("example finetune_classifier: the Testament task on the KJV sample wit
        {"/train.tsv", "/validation.tsv", "/test.tsv", "/metrics.csv", "/checkpoint.safetensors"}) {
     CHECK(fs::exists(out + f));
   }
-  const std::string train_tsv = slurp(out + "/train.tsv");
+  const std::string train_tsv = tapegrad::testing::read_text_file(out + "/train.tsv");
   CHECK(std::count(train_tsv.begin(), train_tsv.end(), '\n') == 14);
   CHECK(number_after(r.output, "Loss before fine-tuning: training ") > 0);
   CHECK(number_after(r.output, "Loss after fine-tuning: training ") > 0);

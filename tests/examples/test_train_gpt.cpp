@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tests/examples/chapter3_goldens.h"
+#include "tests/tools/run_program.h"
 
 namespace fs = std::filesystem;
 using tapegrad::testing::chapter3::example_binary;
@@ -28,17 +29,7 @@ const std::string kTiny =
     " --eval-freq 1 --eval-iter 2 --sample-tokens 8 --prompt The";
 
 std::string scratch(const std::string& name) {
-  const fs::path dir = fs::path(TAPEGRAD_BINARY_DIR) / "train_gpt_test" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir.parent_path());
-  return dir.string();
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return tapegrad::testing::scratch_dir("train_gpt_test", name);
 }
 
 void write(const std::string& path, const std::string& text) {
@@ -80,14 +71,14 @@ TEST_CASE("example train_gpt: a short run writes loss.csv, samples.txt, the chec
   INFO(r.output);
   REQUIRE(r.status == 0);
   CHECK(r.output.find("Train loss") != std::string::npos);
-  const std::string csv = slurp(out + "/loss.csv");
+  const std::string csv = tapegrad::testing::read_text_file(out + "/loss.csv");
   CHECK(csv.rfind("step,train_loss,val_loss,tokens_seen\n", 0) == 0);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 7);  // header + steps 1..6
-  CHECK(slurp(out + "/samples.txt").find("The") != std::string::npos);
+  CHECK(tapegrad::testing::read_text_file(out + "/samples.txt").find("The") != std::string::npos);
   CHECK(fs::file_size(out + "/checkpoint.safetensors") > 0);
   if (std::system("gnuplot --version > /dev/null 2>&1") == 0) {
-    CHECK(slurp(out + "/loss.png").rfind("\x89PNG", 0) == 0);
-    CHECK(slurp(out + "/attention.png").rfind("\x89PNG", 0) == 0);
+    CHECK(tapegrad::testing::read_text_file(out + "/loss.png").rfind("\x89PNG", 0) == 0);
+    CHECK(tapegrad::testing::read_text_file(out + "/attention.png").rfind("\x89PNG", 0) == 0);
     CHECK(r.output.find("wrote " + out + "/attention.png") != std::string::npos);
   }
 }
@@ -134,8 +125,10 @@ TEST_CASE("example train_gpt: killed with SIGKILL, --resume ends exactly as the 
   CHECK(resumed.output.find("resumed") != std::string::npos);
   // Every loss (printed with 17 digits), the tokens seen, and the final weights, AdamW moments,
   // generators and data position: identical.
-  CHECK(slurp(killed + "/loss.csv") == slurp(full + "/loss.csv"));
-  CHECK(slurp(killed + "/checkpoint.safetensors") == slurp(full + "/checkpoint.safetensors"));
+  CHECK(tapegrad::testing::read_text_file(killed + "/loss.csv") ==
+        tapegrad::testing::read_text_file(full + "/loss.csv"));
+  CHECK(tapegrad::testing::read_text_file(killed + "/checkpoint.safetensors") ==
+        tapegrad::testing::read_text_file(full + "/checkpoint.safetensors"));
 }
 
 TEST_CASE("example train_gpt: bad data files and options are clear errors",
@@ -173,14 +166,15 @@ TEST_CASE("example train_gpt: --resume with a checkpoint of another config chang
   const std::string out = scratch("other");
   const std::string args = kTiny + " --no-plot --data " + data_file() + " --steps 3 --out " + out;
   REQUIRE(train_gpt(args).status == 0);
-  const std::string ckpt = slurp(out + "/checkpoint.safetensors"), csv = slurp(out + "/loss.csv");
+  const std::string ckpt = tapegrad::testing::read_text_file(out + "/checkpoint.safetensors"),
+                    csv = tapegrad::testing::read_text_file(out + "/loss.csv");
   for (const std::string change : {" --emb-dim 32", " --lr 0.01", " --seed 7"}) {
     const Result r = train_gpt(args + change + " --resume");
     INFO(r.output);
     CHECK(r.status != 0);
     CHECK(r.output.find(out + "/checkpoint.safetensors is a checkpoint of another "
                               "configuration") != std::string::npos);
-    CHECK(slurp(out + "/checkpoint.safetensors") == ckpt);
-    CHECK(slurp(out + "/loss.csv") == csv);
+    CHECK(tapegrad::testing::read_text_file(out + "/checkpoint.safetensors") == ckpt);
+    CHECK(tapegrad::testing::read_text_file(out + "/loss.csv") == csv);
   }
 }

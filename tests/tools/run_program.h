@@ -31,4 +31,13 @@ inline ProgramRun run_program(const std::string& exe, const std::string& args) {
   return run;
 }
 
+// An empty scratch directory `group/name` in the build tree for a program run to write into
+// (removed first; its parent created): what a test of a program's --out passes.
+inline std::string scratch_dir(const std::string& group, const std::string& name) {
+  const std::filesystem::path dir = std::filesystem::path(TAPEGRAD_BINARY_DIR) / group / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir.parent_path());
+  return dir.string();
+}
+
 }  // namespace tapegrad::testing
