@@ -6,44 +6,18 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <fstream>
-#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "tests/examples/chapter3_goldens.h"
+#include "tests/goldens.h"
 
 namespace {
 
 using tapegrad::testing::chapter3::example_binary;
 using tapegrad::testing::chapter3::run_program;
-
-// `key: value` lines; the multi-line logits print is kept under "logits".
-std::map<std::string, std::string> ch04_goldens() {
-  const std::string path = std::string(TAPEGRAD_GOLDEN_DIR) + "/ch04/ch04_gpt.txt";
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::map<std::string, std::string> out;
-  std::string line;
-  std::string block;  // the key whose value continues on the following lines
-  while (std::getline(in, line)) {
-    const size_t colon = line.find(':');
-    const bool key_line = colon != std::string::npos && line.rfind("tensor", 0) != 0 &&
-                          line[0] != ' ' && line[0] != '\t' && !line.empty();
-    if (key_line) {
-      const std::string key = line.substr(0, colon);
-      std::string value = line.substr(colon + 1);
-      if (!value.empty() && value[0] == ' ') value.erase(0, 1);
-      out[key] = value;
-      block = value.empty() ? key : "";
-    } else if (!block.empty()) {
-      out[block] += (out[block].empty() ? "" : "\n") + line;
-    }
-  }
-  return out;
-}
 
 // The value printed after `label` up to the end of its line.
 std::string after(const std::string& output, const std::string& label) {
@@ -89,7 +63,7 @@ TEST_CASE("example ch04_gpt prints PyTorch's chapter 4 values", "[ch04][examples
       "the Release pass");
   return;
 #endif
-  const auto g = ch04_goldens();
+  const auto& g = tapegrad::testing::golden_file("ch04/ch04_gpt.txt");
   int status = -1;
   // CPU time rather than wall time: the machine may be shared (the budget is 2 min on one core).
   const double cpu_before = children_cpu_seconds();
@@ -108,7 +82,7 @@ TEST_CASE("example ch04_gpt prints PyTorch's chapter 4 values", "[ch04][examples
   // the 4th decimal (a value within 1e-5 relative of torch's may round the other way)
   std::ostringstream shape;
   {
-    const std::vector<double> dims = numbers(g.at("logits_shape"));
+    const std::vector<double>& dims = g["logits_shape"].values;
     shape << "torch.Size([";
     for (size_t i = 0; i < dims.size(); ++i) shape << (i ? ", " : "") << dims[i];
     shape << "])";
@@ -119,7 +93,7 @@ TEST_CASE("example ch04_gpt prints PyTorch's chapter 4 values", "[ch04][examples
   REQUIRE(begin != std::string::npos);
   REQUIRE(end != std::string::npos);
   const std::string printed = output.substr(begin + 1, end - begin - 1);
-  const std::string& expected = g.at("logits");
+  const std::string& expected = g["logits"].text;
   static const std::regex number(R"([-+]?\d+\.\d+)");
   CHECK(std::regex_replace(printed, number, "#") == std::regex_replace(expected, number, "#"));
   const std::vector<double> got_printed = numbers(printed);
@@ -131,27 +105,34 @@ TEST_CASE("example ch04_gpt prints PyTorch's chapter 4 values", "[ch04][examples
   }
 
   // the corners at full precision: 1e-6 absolute + 1e-5 relative
-  int corners = 0;
-  for (const auto& [key, value] : g) {
-    if (key.rfind("logits_corners", 0) != 0) continue;
-    ++corners;
-    const std::vector<double> want = numbers(value);
-    const std::vector<double> got = numbers(after(output, key + ":"));
-    INFO(key << ": " << after(output, key + ":") << " vs torch " << value);
-    REQUIRE(got.size() == want.size());
-    for (size_t i = 0; i < got.size(); ++i) {
-      CHECK(std::abs(got[i] - want[i]) <= 1e-6 + 1e-5 * std::abs(want[i]));
+  const auto& corners = g["logits_corners"];  // [batch, token, first 3 and last 3 logits]
+  REQUIRE(corners.shape.rank() == 3);
+  const int64_t per_row = corners.shape[2];
+  for (int64_t b = 0; b < corners.shape[0]; ++b) {
+    for (int64_t t = 0; t < corners.shape[1]; ++t) {
+      const std::string key =
+          "logits_corners[" + std::to_string(b) + "][" + std::to_string(t) + "]:";
+      const auto first = corners.values.begin() + (b * corners.shape[1] + t) * per_row;
+      const std::vector<double> want(first, first + per_row);
+      const std::vector<double> got = numbers(after(output, key));
+      INFO(key << " " << after(output, key));
+      REQUIRE(got.size() == want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        INFO("corner " << i << ": " << got[i] << " vs torch " << want[i]);
+        CHECK(std::abs(got[i] - want[i]) <= 1e-6 + 1e-5 * std::abs(want[i]));
+      }
     }
   }
-  CHECK(corners == 8);
+  CHECK(corners.values.size() == 48);
 
   // counts, size and ids exactly
-  CHECK(without_commas(after(output, "Total number of parameters: ")) == g.at("parameters"));
+  CHECK(without_commas(after(output, "Total number of parameters: ")) ==
+        std::to_string(g["parameters"].ints().at(0)));
   CHECK(
       without_commas(after(output, "Number of trainable parameters considering weight tying: ")) ==
-      g.at("parameters_without_out_head"));
-  CHECK(after(output, "Total size of the model: ") == g.at("size_mb") + " MB");
+      std::to_string(g["parameters_without_out_head"].ints().at(0)));
+  CHECK(after(output, "Total size of the model: ") == g["size_mb"].text + " MB");
   const std::vector<double> ids = numbers(after(output, "Output: "));
-  CHECK(ids == numbers(g.at("greedy")));
-  CHECK(after(output, "Output length: ") == std::to_string(numbers(g.at("greedy")).size()));
+  CHECK(ids == g["greedy"].values);
+  CHECK(after(output, "Output length: ") == std::to_string(g["greedy"].values.size()));
 }

@@ -4,16 +4,26 @@ One record per line (lines starting with '#' are comments):
     name dtype shape v1 v2 ... vn
 dtype is f32, f64 or i64 (the tensor's own; bool and other integers as i64); shape is comma-separated dims ("6,6"), "scalar" for a
 rank-0 tensor; values are float.hex() of each element (exact for all three dtypes; -inf, inf and
-nan as Python spells them). A text record (what torch or a program prints) is
+nan as Python spells them, and a NaN with its sign bit set as -nan, which float.hex() drops). A
+text record (what torch or a program prints) is
     name txt text
 with each backslash of the text doubled and each newline written as backslash-n: one line.
 A make_<topic>_goldens.py script imports it by its own location:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from golden_format import golden_line
 """
+import math
+
 import torch
 
 _DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64"}
+
+
+def _hex(v):
+    # float.hex() drops a NaN's sign; 0/0 gives a negative NaN, which a test may need to see.
+    if math.isnan(v) and math.copysign(1.0, v) < 0:
+        return "-nan"
+    return v.hex()
 
 
 def golden_line(name, t):
@@ -25,7 +35,7 @@ def golden_line(name, t):
         t = t.to(torch.int64)  # bool and the narrower integers: their values, exactly
     dtype = _DTYPES[t.dtype]
     shape = ",".join(str(d) for d in t.shape) if t.dim() > 0 else "scalar"
-    values = [float(v).hex() for v in t.reshape(-1).tolist()]
+    values = [_hex(float(v)) for v in t.reshape(-1).tolist()]
     return " ".join([name, dtype, shape] + values)
 
 

@@ -1,7 +1,5 @@
 // Tests for graph/ids.cpp: construction checks, storage reuse, and torch's print format.
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -9,6 +7,7 @@
 #include "graph/factory.h"
 #include "graph/ids.h"
 #include "ops/ops.h"
+#include "tests/goldens.h"
 
 using namespace tapegrad;
 
@@ -40,29 +39,13 @@ TEST_CASE("Ids: assign reuses the storage and leaves a bad call unchanged", "[id
 }
 
 TEST_CASE("Ids: str() is torch's print of the same int64 tensor", "[ids][goldens]") {
-  const std::string path = std::string(TAPEGRAD_GOLDEN_DIR) + "/ids/ids_print.txt";
-  std::ifstream in(path);
-  INFO("golden file " << path);
-  REQUIRE(in.good());
-  std::string line, printed;
+  const auto& file = testing::golden_file("ids/ids_print.txt");
   int cases = 0;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream words(line);
-    std::string head;
-    int rank = 0;
-    words >> head >> rank;
-    REQUIRE(head == "ids");
-    std::vector<int64_t> dims(static_cast<size_t>(rank)), values;
-    for (int64_t& d : dims) words >> d;
-    for (int64_t v; words >> v;) values.push_back(v);
-    REQUIRE(std::getline(in, printed));
-    for (char& c : printed) {
-      if (c == '|') c = '\n';  // the script writes newlines as '|'
-    }
-    const Ids ids(Shape(std::span<const int64_t>(dims)), values);
-    CHECK(ids.str() == printed);
-    ++cases;
+  for (; file.contains("ids:" + std::to_string(cases)); ++cases) {
+    const auto& golden = file["ids:" + std::to_string(cases)];
+    INFO("golden ids:" << cases);
+    const Ids ids(golden.shape, golden.ints());
+    CHECK(ids.str() == file["print:" + std::to_string(cases)].text);
   }
   CHECK(cases == 8);
 }

@@ -3,18 +3,16 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <fstream>
 #include <initializer_list>
 #include <limits>
 #include <map>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "graph/error.h"
 #include "io/print.h"
+#include "tests/goldens.h"
 
 namespace {
 
@@ -34,7 +32,7 @@ std::string print(std::vector<int64_t> dims, const std::vector<double>& values,
   return format_torch(dims, values, options);
 }
 
-// One record of tests/goldens/print/print_goldens.txt (format described in make_print_goldens.py).
+// One case of tests/goldens/print/print_goldens.txt (records described in make_print_goldens.py).
 struct Golden {
   std::string name;
   std::vector<int64_t> dims;
@@ -43,62 +41,29 @@ struct Golden {
   std::string expected;
 };
 
-std::string unescape(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 1 < s.size()) {
-      ++i;
-      out += s[i] == 'n' ? '\n' : s[i];
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
-// Splits "key rest" at the first space; rest is empty for "dims" of a rank-0 tensor.
-std::pair<std::string, std::string> split_key(const std::string& line) {
-  const size_t space = line.find(' ');
-  if (space == std::string::npos) return {line, ""};
-  return {line.substr(0, space), line.substr(space + 1)};
-}
-
 std::vector<Golden> load_goldens() {
-  const std::string path = std::string(TAPEGRAD_GOLDEN_DIR) + "/print/print_goldens.txt";
-  std::ifstream in(path);
-  if (!in) FAIL("cannot open " << path);
+  const tapegrad::testing::GoldenFile& file =
+      tapegrad::testing::golden_file("print/print_goldens.txt");
   std::vector<Golden> goldens;
-  Golden current;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    const auto [key, rest] = split_key(line);
-    std::istringstream fields(rest);
-    if (key == "case") {
-      current = Golden{};
-      current.name = rest;
-    } else if (key == "dtype") {
-      current.options.float64_suffix = rest == "float64";
-    } else if (key == "options") {
-      std::string sci;
-      fields >> current.options.precision >> current.options.linewidth >>
-          current.options.threshold >> current.options.edgeitems >> sci;
-      if (sci == "true") current.options.sci_mode = true;
-      if (sci == "false") current.options.sci_mode = false;
-    } else if (key == "dims") {
-      for (int64_t d; fields >> d;) current.dims.push_back(d);
-    } else if (key == "values") {
-      // strtod reads float.hex output ("0x1.b85p-2") and "inf"/"-inf"/"nan" exactly.
-      for (std::string token; fields >> token;) {
-        current.values.push_back(std::strtod(token.c_str(), nullptr));
-      }
-    } else if (key == "expected") {
-      current.expected = unescape(rest);
-    } else if (key == "end") {
-      goldens.push_back(current);
-    } else {
-      FAIL("unknown line in " << path << ": " << line);
-    }
+  for (const std::string& name : file.names()) {
+    const tapegrad::testing::GoldenTensor& t = file[name];
+    if (t.is_text) continue;  // the case's :options and :repr, read with its tensor
+    Golden g;
+    g.name = name;
+    g.dims.assign(t.shape.dims().begin(), t.shape.dims().end());
+    g.values = t.values;
+    g.options.float64_suffix = t.dtype == tapegrad::DType::Float64;
+    const std::vector<std::string> options =
+        tapegrad::testing::words_of(file[name + ":options"].text);
+    REQUIRE(options.size() == 5);
+    g.options.precision = std::stoi(options[0]);
+    g.options.linewidth = std::stoi(options[1]);
+    g.options.threshold = std::stoll(options[2]);
+    g.options.edgeitems = std::stoi(options[3]);
+    if (options[4] == "true") g.options.sci_mode = true;
+    if (options[4] == "false") g.options.sci_mode = false;
+    g.expected = file[name + ":repr"].text;
+    goldens.push_back(std::move(g));
   }
   return goldens;
 }

@@ -7,8 +7,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,6 +16,7 @@
 #include "io/safetensors.h"
 #include "nn/gpt.h"
 #include "tests/compare.h"
+#include "tests/goldens.h"
 
 using namespace tapegrad;
 
@@ -86,19 +85,17 @@ void check_close(const Tensor& actual, const Golden& g, const std::string& name,
   CHECK(worst <= 1.0);
 }
 
-// (kind, name, shape) lines of gpt_small_keys.txt.
+// The (name, shape) records of gpt_small_keys.txt under `kind:` ("param", "state"), in torch's
+// order.
 std::vector<std::pair<std::string, std::string>> golden_keys(const std::string& kind) {
-  std::ifstream in(kDir + "gpt_small_keys.txt");
-  REQUIRE(in);
+  const auto& file = testing::golden_file("gpt/gpt_small_keys.txt");
+  const std::string prefix = kind + ":";
   std::vector<std::pair<std::string, std::string>> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream s(line);
-    std::string k, name, dims, d;
-    s >> k >> name;
-    while (s >> d) dims += (dims.empty() ? "" : ", ") + d;
-    if (k == kind) out.emplace_back(name, "[" + dims + "]");
+  for (const std::string& name : file.names()) {
+    if (name.rfind(prefix, 0) != 0) continue;
+    std::string dims;
+    for (int64_t d : file[name].ints()) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+    out.emplace_back(name.substr(prefix.size()), "[" + dims + "]");
   }
   return out;
 }

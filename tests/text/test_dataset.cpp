@@ -1,13 +1,13 @@
 // GPTDataset windows, torch's randperm and DataLoader batches (goldens from PyTorch), bad input.
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "graph/error.h"
+#include "tests/goldens.h"
 #include "text/dataset.h"
 #include "text/tokenizer.h"
 
@@ -15,19 +15,16 @@ using namespace tapegrad;
 
 namespace {
 
-std::vector<std::string> golden_lines() {
-  std::ifstream in(std::string(TAPEGRAD_GOLDEN_DIR) + "/text/dataset_goldens.txt");
-  REQUIRE(in);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line[0] != '#') lines.push_back(line);
-  }
-  return lines;
+const testing::GoldenFile& goldens() {
+  return testing::golden_file("text/dataset_goldens.txt");
 }
 
-std::vector<int64_t> numbers(std::istringstream& in) {
-  std::vector<int64_t> out;
-  for (int64_t v = 0; in >> v;) out.push_back(v);
+// The names of the records that start with `prefix`, in file order.
+std::vector<std::string> names_from(const std::string& prefix) {
+  std::vector<std::string> out;
+  for (const std::string& name : goldens().names()) {
+    if (name.rfind(prefix, 0) == 0) out.push_back(name);
+  }
   return out;
 }
 
@@ -77,75 +74,58 @@ TEST_CASE("GPTDataset and DataLoader: bad input names the option", "[text][datas
 
 TEST_CASE("randperm equals torch.randperm(n, generator=g)", "[text][dataset]") {
   int checked = 0;
-  int64_t n = -1;
-  uint64_t seed = 0;
-  for (const std::string& line : golden_lines()) {
-    std::istringstream in(line);
-    std::string tag;
-    in >> tag;
-    if (tag == "@") {
-      std::string kind;
-      in >> kind;
-      n = -1;
-      if (kind == "randperm") in >> n >> seed;
-    } else if (tag == "perm" && n >= 0) {
-      Generator g(seed);
-      INFO("n " << n << " seed " << seed);
-      CHECK(randperm(n, g) == numbers(in));
-      ++checked;
-    }
+  for (const std::string& name : names_from("randperm:")) {  // randperm:<n>:<seed>
+    const size_t colon = name.find(':', 9);
+    const int64_t n = std::stoll(name.substr(9, colon - 9));
+    Generator g(std::stoull(name.substr(colon + 1)));
+    INFO(name);
+    CHECK(randperm(n, g) == goldens()[name].ints());
+    ++checked;
   }
   CHECK(checked == 24);
 }
 
 TEST_CASE("DataLoader yields torch's DataLoader batches and draws", "[text][dataset]") {
-  const std::vector<std::string> lines = golden_lines();
   int loaders = 0;
-  for (size_t k = 0; k < lines.size(); ++k) {
-    if (lines[k].rfind("@ loader ", 0) != 0) continue;
-    const std::string name = lines[k].substr(9);
-    INFO(name);
-    std::istringstream config(lines[++k].substr(7));
-    int64_t n_ids, max_length, stride, batch, shuffle, drop_last, epochs, gseed, global_seed;
-    config >> n_ids >> max_length >> stride >> batch >> shuffle >> drop_last >> epochs >> gseed >>
-        global_seed;
+  for (const std::string& config_name : names_from("loader:")) {
+    const std::string suffix = ":config";
+    if (!config_name.ends_with(suffix)) continue;
+    const std::string prefix = config_name.substr(0, config_name.size() - suffix.size()) + ":";
+    INFO(prefix);
+    const std::vector<int64_t> config = goldens()[config_name].ints();
+    REQUIRE(config.size() == 9);
+    const auto [n_ids, max_length, stride, batch, shuffle, drop_last, epochs, gseed, global_seed] =
+        std::array<int64_t, 9>{config[0], config[1], config[2], config[3], config[4],
+                               config[5], config[6], config[7], config[8]};
     manual_seed(static_cast<uint64_t>(global_seed));
     GPTDataset ds(token_ids(n_ids), max_length, stride);
     std::optional<Generator> g;
     if (gseed >= 0) g.emplace(static_cast<uint64_t>(gseed));
     DataLoader loader(ds, batch, shuffle != 0, drop_last != 0, g ? &*g : nullptr);
     Ids inputs, targets;
-    std::vector<std::vector<int64_t>> got;  // per batch: epoch, B, T, inputs, targets
+    const std::vector<int64_t> epoch_of = goldens()[prefix + "epochs"].ints();
+    size_t b = 0;
     for (int64_t epoch = 0; epoch < epochs; ++epoch) {
       loader.begin_epoch();
       int64_t batches = 0;
       while (loader.next(inputs, targets)) {
-        std::vector<int64_t> row = {epoch, inputs.size(0), inputs.size(1)};
-        row.insert(row.end(), inputs.values().begin(), inputs.values().end());
-        row.insert(row.end(), targets.values().begin(), targets.values().end());
-        got.push_back(row);
+        const std::string batch_name = prefix + "batch:" + std::to_string(b);
+        INFO(batch_name);
+        REQUIRE(b < epoch_of.size());
+        CHECK(epoch_of[b] == epoch);
+        const auto& want = goldens()[batch_name];  // [2, B, T]: inputs, then targets
+        CHECK(want.shape == Shape{2, inputs.size(0), inputs.size(1)});
+        std::vector<int64_t> got(inputs.values().begin(), inputs.values().end());
+        got.insert(got.end(), targets.values().begin(), targets.values().end());
+        CHECK(got == want.ints());
+        ++b;
         ++batches;
       }
       CHECK(batches == loader.size());
     }
-    size_t b = 0;
-    std::vector<double> after;
-    for (++k; k < lines.size() && lines[k][0] != '@'; ++k) {
-      std::istringstream in(lines[k]);
-      std::string tag;
-      in >> tag;
-      if (tag == "batch") {
-        REQUIRE(b < got.size());
-        CHECK(got[b++] == numbers(in));
-      } else if (tag == "after") {
-        std::string hex;
-        in >> hex;
-        after.push_back(std::strtod(hex.c_str(), nullptr));
-      }
-    }
-    --k;
-    CHECK(b == got.size());
+    CHECK(b == epoch_of.size());
     // The generators are where torch's are: the loader drew exactly what torch's drew.
+    const std::vector<double>& after = goldens()[prefix + "after"].values;
     REQUIRE(after.size() == (g ? 2u : 1u));
     CHECK(next_rand(default_generator()) == static_cast<float>(after[0]));
     if (g) CHECK(next_rand(*g) == static_cast<float>(after[1]));

@@ -7,7 +7,13 @@ construction order, so torch.manual_seed(123) draws the same weights); greedy() 
 generate_text_simple (softmax, then argmax).
 
 Run: /usr/bin/python3 tests/goldens/ch04/make_ch04_goldens.py > tests/goldens/ch04/ch04_gpt.txt
-Output: `key: value` lines; tensors as torch prints them.
+Output: the suite's one golden format (tests/goldens/golden_format.py, read by tests/goldens.h):
+    parameters, parameters_without_out_head   i64 scalars
+    size_mb                                   txt, as the book prints it ("%.2f")
+    logits_shape                              i64 [3]
+    logits                                    txt, the logits as torch prints them
+    logits_corners                            f32 [2,4,6]: each logits row's first and last three
+    greedy                                    i64 [10]: the prompt and the 6 greedy ids
 """
 import os
 import sys
@@ -15,6 +21,8 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpt"))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from golden_format import golden_line, text_line  # noqa: E402  the one golden format
 from gpt_reference import GPTModel  # noqa: E402
 
 CONFIG_124M = dict(vocab_size=50257, context_length=1024, emb_dim=768, n_heads=12, n_layers=12,
@@ -37,21 +45,17 @@ def main():
     with torch.no_grad():
         out = model(batch)  # training mode: dropout active, as the book's first call
     total = sum(p.numel() for p in model.parameters())
-    print("parameters:", total)
-    print("parameters_without_out_head:", total - model.out_head.weight.numel())
-    print("size_mb: %.2f" % (total * 4 / (1024 * 1024)))
-    print("logits_shape:", list(out.shape))
-    print("logits:")
-    print(out)
+    print(golden_line("parameters", torch.tensor(total)))
+    print(golden_line("parameters_without_out_head",
+                      torch.tensor(total - model.out_head.weight.numel())))
+    print(text_line("size_mb", "%.2f" % (total * 4 / (1024 * 1024))))
+    print(golden_line("logits_shape", torch.tensor(list(out.shape))))
+    print(text_line("logits", repr(out)))
     # The printed corners at full float32 precision, for comparisons at 1e-5 relative.
-    for b in range(out.shape[0]):
-        for t in range(out.shape[1]):
-            row = out[b, t]
-            corners = torch.cat((row[:3], row[-3:])).tolist()
-            print("logits_corners[%d][%d]:" % (b, t), " ".join("%.9g" % v for v in corners))
+    print(golden_line("logits_corners", torch.cat((out[:, :, :3], out[:, :, -3:]), dim=-1)))
     model.eval()
     ids = greedy(model, torch.tensor([[15496, 11, 314, 716]]), 6, CONFIG_124M["context_length"])
-    print("greedy:", ", ".join(str(i) for i in ids[0].tolist()))
+    print(golden_line("greedy", ids[0]))
 
 
 if __name__ == "__main__":

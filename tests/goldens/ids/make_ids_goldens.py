@@ -1,12 +1,17 @@
 """Writes torch's print of int64 tensors for tests/graph/test_ids.cpp (Ids::str()).
 
-Run with /usr/bin/python3 (Debian's python3-torch 1.13). ids_print.txt holds pairs of lines:
-    ids <rank> <dims...> <ids...>
-    <str(torch.tensor(ids))> with each newline written as '|'
+Run with /usr/bin/python3 (Debian's python3-torch 1.13). ids_print.txt is in the suite's one
+golden format (tests/goldens/golden_format.py, read by tests/goldens.h), two records a case k:
+    ids:<k> i64 <shape> <ids>
+    print:<k> txt <str(torch.tensor(ids))>
 """
 import os
+import sys
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from golden_format import golden_line, text_line  # noqa: E402  the one golden format
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -25,12 +30,9 @@ CASES = [
 def main():
     with open(os.path.join(HERE, "ids_print.txt"), "w") as f:
         f.write(f"# Written by make_ids_goldens.py with torch {torch.__version__}.\n")
-        for t in CASES:
-            dims = [str(d) for d in t.shape]
-            ids = [str(v) for v in t.reshape(-1).tolist()]
-            f.write(" ".join(["ids", str(t.dim())] + dims + ids) + "\n")
-            assert "|" not in str(t)
-            f.write(str(t).replace("\n", "|") + "\n")
+        for k, t in enumerate(CASES):
+            f.write(golden_line("ids:%d" % k, t) + "\n")
+            f.write(text_line("print:%d" % k, str(t)) + "\n")
 
 
 main()

@@ -3,20 +3,20 @@
 # Run with the system interpreter that has Debian's torch 1.13:
 #     /usr/bin/python3 tests/goldens/print/make_print_goldens.py
 #
-# File format, chosen so C++ can read it with getline and strtod (no JSON library in the build):
-#     case <group>/<name>
-#     dtype float32|float64
-#     options <precision> <linewidth> <threshold> <edgeitems> <sci_mode: none|true|false>
-#     dims <d0> <d1> ...          (nothing after "dims" for a rank-0 tensor)
-#     values <v0> <v1> ...        (float.hex of each element widened to double, so exact;
-#                                  NaNs as nan/-nan)
-#     expected <repr(t) with "\" written as "\\" and newlines as "\n">
-#     end
-# Lines starting with '#' are comments.
+# In the suite's one golden format (tests/goldens/golden_format.py, read by tests/goldens.h), three
+# records a case, named <group>/<name>:
+#     <group>/<name> f32|f64 <shape> <values>   the tensor (its dtype gives the float64 suffix)
+#     <group>/<name>:options txt <precision> <linewidth> <threshold> <edgeitems> none|true|false
+#                                               (the last is sci_mode)
+#     <group>/<name>:repr txt <repr(t)>
 import math
 import os
+import sys
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from golden_format import golden_line, text_line  # noqa: E402  the one golden format
 
 DEFAULTS = dict(precision=4, linewidth=80, threshold=1000, edgeitems=3, sci_mode=None)
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -232,17 +232,6 @@ def options():
     add("sci_false_ints", torch.tensor([1.0, 1e9]), sci_mode=False)
 
 
-def hex_value(v):
-    # float.hex drops a NaN's sign; keep it, since 0/0 gives a negative NaN that must print "nan".
-    if math.isnan(v):
-        return "-nan" if math.copysign(1.0, v) < 0 else "nan"
-    return float.hex(v)
-
-
-def escape(s):
-    return s.replace("\\", "\\\\").replace("\n", "\\n")
-
-
 def main():
     global group_prefix
     groups = dict(seed=seed_tensors, special=special_values, negative=negatives, sci=sci_mode,
@@ -261,16 +250,11 @@ def main():
         expected = repr(t)
         torch.set_printoptions(profile="default", sci_mode=None)
         sci = {None: "none", True: "true", False: "false"}[opts["sci_mode"]]
-        values = t.double().reshape(-1).tolist()
         lines += [
-            "case " + name,
-            "dtype " + ("float64" if t.dtype == torch.float64 else "float32"),
-            "options %d %d %d %d %s" % (opts["precision"], opts["linewidth"], opts["threshold"],
-                                        opts["edgeitems"], sci),
-            " ".join(["dims"] + [str(d) for d in t.shape]),
-            " ".join(["values"] + [hex_value(v) for v in values]),
-            "expected " + escape(expected),
-            "end",
+            golden_line(name, t),
+            text_line(name + ":options", "%d %d %d %d %s" % (
+                opts["precision"], opts["linewidth"], opts["threshold"], opts["edgeitems"], sci)),
+            text_line(name + ":repr", expected),
         ]
     with open(os.path.join(HERE, "print_goldens.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")

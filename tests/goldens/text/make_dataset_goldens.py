@@ -10,18 +10,24 @@ and loaded with torch.utils.data.DataLoader(num_workers=0) as the book's create_
 does, with and without an explicit generator. After each run one torch.rand from each generator
 involved shows how many draws the loader consumed.
 
-Records:
-  @ randperm n seed            then "perm ..." (torch.randperm(n, generator=Generator(seed)))
-  @ loader <name>              then "config n_ids max_length stride batch_size shuffle drop_last
-                               epochs generator_seed(-1: None) global_seed", one "batch <epoch>
-                               <B> <T> inputs... targets..." per batch, and "after <float.hex>"
-                               lines: torch.rand(()) of the default generator, then of the
-                               loader's generator when it has one.
+Records, in the suite's one golden format (tests/goldens/golden_format.py, read by
+tests/goldens.h):
+  randperm:<n>:<seed> i64 [n]         torch.randperm(n, generator=Generator(seed))
+  loader:<name>:config i64 [9]        n_ids max_length stride batch_size shuffle drop_last epochs
+                                      generator_seed(-1: None) global_seed
+  loader:<name>:batch:<k> i64 [2,B,T] the k-th batch over all epochs: inputs, then targets
+  loader:<name>:epochs i64 [batches]  the epoch of each batch
+  loader:<name>:after f32 [1 or 2]    torch.rand(()) of the default generator, then of the
+                                      loader's generator when it has one
 """
 import os
+import sys
 
 import torch
 from torch.utils.data import DataLoader, Dataset
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from golden_format import golden_line  # noqa: E402  the one golden format
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -64,8 +70,7 @@ def main():
         for seed in [0, 123, 2**40 + 5]:
             g = torch.Generator()
             g.manual_seed(seed)
-            perm = torch.randperm(n, generator=g).tolist()
-            lines += [f"@ randperm {n} {seed}", "perm " + " ".join(map(str, perm))]
+            lines.append(golden_line(f"randperm:{n}:{seed}", torch.randperm(n, generator=g)))
     for name, n_ids, max_length, stride, batch, shuffle, drop_last, epochs, gseed in LOADERS:
         torch.manual_seed(123)
         dataset = GPTDatasetV1(token_ids(n_ids), max_length, stride)
@@ -75,17 +80,20 @@ def main():
             g.manual_seed(gseed)
         loader = DataLoader(dataset, batch_size=batch, shuffle=shuffle, drop_last=drop_last,
                             num_workers=0, generator=g)
-        lines += [f"@ loader {name}",
-                  f"config {n_ids} {max_length} {stride} {batch} {int(shuffle)} {int(drop_last)} "
-                  f"{epochs} {gseed} 123"]
+        config = [n_ids, max_length, stride, batch, int(shuffle), int(drop_last), epochs, gseed,
+                  123]
+        lines.append(golden_line(f"loader:{name}:config", torch.tensor(config)))
+        epoch_of = []
         for epoch in range(epochs):
             for inputs, targets in loader:
-                b, t = inputs.shape
-                values = inputs.flatten().tolist() + targets.flatten().tolist()
-                lines.append(f"batch {epoch} {b} {t} " + " ".join(map(str, values)))
-        lines.append("after " + float(torch.rand(()).double()).hex())
+                lines.append(golden_line(f"loader:{name}:batch:{len(epoch_of)}",
+                                         torch.stack((inputs, targets))))
+                epoch_of.append(epoch)
+        lines.append(golden_line(f"loader:{name}:epochs", torch.tensor(epoch_of)))
+        after = [torch.rand(())]
         if g is not None:
-            lines.append("after " + float(torch.rand((), generator=g).double()).hex())
+            after.append(torch.rand((), generator=g))
+        lines.append(golden_line(f"loader:{name}:after", torch.stack(after)))
     with open(os.path.join(HERE, "dataset_goldens.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
 
