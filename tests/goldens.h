@@ -1,6 +1,7 @@
 // The one reader of the suite's golden format (tests/goldens/golden_format.py writes it): one
 // tensor a line, `name dtype shape v1 ... vn`, values as float.hex(), read exactly; or one text
-// a line, `name txt text` (what torch or a program prints); or a list of unsigned 64-bit integers,
+// a line, `name txt text` (what torch or a program prints), or `name hex 48656c` (a text's bytes,
+// for texts with NUL, CR or line separators); or a list of unsigned 64-bit integers,
 // `name u64 n 0x...` (a generator's state, beyond a double's exact integers).
 #pragma once
 
@@ -25,7 +26,7 @@ struct GoldenTensor {
   bool integer = false;          // written as i64: ids, indices, masks
   Shape shape;
   std::vector<double> values;  // exact: f32 values and small integers are doubles too
-  bool is_text = false;        // a txt record: `text` holds it, no shape or values
+  bool is_text = false;        // a txt or hex record: `text` holds it, no shape or values
   std::string text;
   std::vector<uint64_t> u64;  // a u64 record's values (its shape is [n]; `values` stays empty)
 
@@ -75,7 +76,15 @@ inline std::map<std::string, GoldenTensor> read_goldens(const std::string& relat
     GoldenTensor g;
     std::string dtype, dims, token;
     in >> g.name >> dtype;
-    if (dtype == "txt") {
+    if (dtype == "hex") {
+      std::string hex;
+      in >> hex;  // empty for an empty text
+      if (hex.size() % 2 != 0) throw std::runtime_error(path + ": \"" + g.name + "\" has odd hex");
+      g.is_text = true;
+      for (size_t i = 0; i < hex.size(); i += 2) {
+        g.text.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+      }
+    } else if (dtype == "txt") {
       const size_t start = g.name.size() + 5;  // after "name txt "
       g.is_text = true;
       g.text = unescape_golden_text(line.size() > start ? line.substr(start) : "");

@@ -8,6 +8,8 @@ nan as Python spells them, and a NaN with its sign bit set as -nan, which float.
 text record (what torch or a program prints) is
     name txt text
 with each backslash of the text doubled and each newline written as backslash-n: one line.
+A text that must survive byte for byte (NUL, CR, U+2028, bytes that are not UTF-8) is
+    name hex 48656c6c6f (the bytes in hex; read back as a text record)
 A list of unsigned 64-bit integers (a generator's state: torch has no uint64 tensor, and a double
 holds integers exactly only up to 2**53) is
     name u64 n 0x1f 0x... (n values in hex)
@@ -54,3 +56,11 @@ def u64_line(name, values):
     values = [int(v) for v in values]
     assert all(0 <= v < 2**64 for v in values), name
     return " ".join([name, "u64", str(len(values))] + ["0x%x" % v for v in values])
+
+
+def bytes_line(name, data):
+    """The hex record of bytes `data` (a str is written as its UTF-8 bytes) under `name`."""
+    assert " " not in name, name
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return name + " hex " + bytes(data).hex()
