@@ -1,6 +1,8 @@
 // The one reader of the suite's golden format (tests/goldens/golden_format.py writes it): one
 // tensor a line, `name dtype shape v1 ... vn`, values as float.hex(), read exactly; or one text
-// a line, `name txt text` (what torch or a program prints).
+// a line, `name txt text` (what torch or a program prints), or `name hex 48656c` (a text's bytes,
+// for texts with NUL, CR or line separators); or a list of unsigned 64-bit integers,
+// `name u64 n 0x...` (a generator's state, beyond a double's exact integers).
 #pragma once
 
 #include <cstdint>
@@ -24,8 +26,9 @@ struct GoldenTensor {
   bool integer = false;          // written as i64: ids, indices, masks
   Shape shape;
   std::vector<double> values;  // exact: f32 values and small integers are doubles too
-  bool is_text = false;        // a txt record: `text` holds it, no shape or values
+  bool is_text = false;        // a txt or hex record: `text` holds it, no shape or values
   std::string text;
+  std::vector<uint64_t> u64;  // a u64 record's values (its shape is [n]; `values` stays empty)
 
   std::vector<int64_t> ints() const {
     std::vector<int64_t> out;
@@ -73,16 +76,24 @@ inline std::map<std::string, GoldenTensor> read_goldens(const std::string& relat
     GoldenTensor g;
     std::string dtype, dims, token;
     in >> g.name >> dtype;
-    if (dtype == "txt") {
+    if (dtype == "hex") {
+      std::string hex;
+      in >> hex;  // empty for an empty text
+      if (hex.size() % 2 != 0) throw std::runtime_error(path + ": \"" + g.name + "\" has odd hex");
+      g.is_text = true;
+      for (size_t i = 0; i < hex.size(); i += 2) {
+        g.text.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+      }
+    } else if (dtype == "txt") {
       const size_t start = g.name.size() + 5;  // after "name txt "
       g.is_text = true;
       g.text = unescape_golden_text(line.size() > start ? line.substr(start) : "");
     } else {
-      if (dtype != "f32" && dtype != "f64" && dtype != "i64") {
+      if (dtype != "f32" && dtype != "f64" && dtype != "i64" && dtype != "u64") {
         throw std::runtime_error(path + ": \"" + g.name + "\" has an unknown dtype " + dtype);
       }
       g.dtype = dtype == "f32" ? DType::Float32 : DType::Float64;
-      g.integer = dtype == "i64";
+      g.integer = dtype == "i64" || dtype == "u64";
       in >> dims;
       std::vector<int64_t> shape;
       if (dims != "scalar") {
@@ -90,11 +101,18 @@ inline std::map<std::string, GoldenTensor> read_goldens(const std::string& relat
         while (std::getline(dim_in, token, ',')) shape.push_back(std::stoll(token));
       }
       g.shape = Shape(std::span<const int64_t>(shape));
-      // strtod reads float.hex()'s "0x1.8p+1", inf and nan exactly (iostream's >> does not).
-      while (in >> token) g.values.push_back(std::strtod(token.c_str(), nullptr));
-      if (static_cast<int64_t>(g.values.size()) != g.shape.numel()) {
-        throw std::runtime_error(path + ": \"" + g.name + "\" has " +
-                                 std::to_string(g.values.size()) + " values for its shape");
+      size_t count = 0;
+      if (dtype == "u64") {
+        while (in >> token) g.u64.push_back(std::stoull(token, nullptr, 16));
+        count = g.u64.size();
+      } else {
+        // strtod reads float.hex()'s "0x1.8p+1", inf and nan exactly (iostream's >> does not).
+        while (in >> token) g.values.push_back(std::strtod(token.c_str(), nullptr));
+        count = g.values.size();
+      }
+      if (static_cast<int64_t>(count) != g.shape.numel()) {
+        throw std::runtime_error(path + ": \"" + g.name + "\" has " + std::to_string(count) +
+                                 " values for its shape");
       }
     }
     const std::string name = g.name;

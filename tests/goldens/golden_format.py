@@ -8,6 +8,11 @@ nan as Python spells them, and a NaN with its sign bit set as -nan, which float.
 text record (what torch or a program prints) is
     name txt text
 with each backslash of the text doubled and each newline written as backslash-n: one line.
+A text that must survive byte for byte (NUL, CR, U+2028, bytes that are not UTF-8) is
+    name hex 48656c6c6f (the bytes in hex; read back as a text record)
+A list of unsigned 64-bit integers (a generator's state: torch has no uint64 tensor, and a double
+holds integers exactly only up to 2**53) is
+    name u64 n 0x1f 0x... (n values in hex)
 A make_<topic>_goldens.py script imports it by its own location:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from golden_format import golden_line
@@ -43,3 +48,19 @@ def text_line(name, text):
     """The text record of string `text` under `name`."""
     assert " " not in name, name
     return name + " txt " + text.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def u64_line(name, values):
+    """The u64 record of the unsigned 64-bit integers `values` (a list) under `name`."""
+    assert " " not in name, name
+    values = [int(v) for v in values]
+    assert all(0 <= v < 2**64 for v in values), name
+    return " ".join([name, "u64", str(len(values))] + ["0x%x" % v for v in values])
+
+
+def bytes_line(name, data):
+    """The hex record of bytes `data` (a str is written as its UTF-8 bytes) under `name`."""
+    assert " " not in name, name
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return name + " hex " + bytes(data).hex()

@@ -5,79 +5,43 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
-#include <map>
 #include <random>
-#include <sstream>
-#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "graph/error.h"
+#include "tests/goldens.h"
 
 using namespace tapegrad;
 
 namespace {
 
-struct Golden {
-  std::string dtype;
-  std::vector<uint64_t> bits;  // f32/f64 as bit patterns, u64/u8 as values
-};
-
-// random_goldens.txt: `name dtype n v1 ... vn`, written by make_random_goldens.py.
-const std::map<std::string, Golden>& goldens() {
-  static const std::map<std::string, Golden> table = [] {
-    const std::string path = std::string(TAPEGRAD_GOLDEN_DIR) + "/random/random_goldens.txt";
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot open " + path);
-    std::map<std::string, Golden> result;
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream fields(line);
-      std::string name;
-      Golden g;
-      size_t n = 0;
-      fields >> name >> g.dtype >> n;
-      const int base = g.dtype == "u8" ? 10 : 16;
-      for (size_t i = 0; i < n; ++i) {
-        std::string value;
-        fields >> value;
-        g.bits.push_back(std::stoull(value, nullptr, base));
-      }
-      if (!fields || g.bits.size() != n) throw std::runtime_error("bad golden line: " + name);
-      result.emplace(name, std::move(g));
-    }
-    return result;
-  }();
-  return table;
-}
-
-const Golden& golden(const std::string& name) {
-  const auto it = goldens().find(name);
-  if (it == goldens().end()) throw std::runtime_error("no golden named " + name);
-  return it->second;
+// random_goldens.txt, written by make_random_goldens.py in the suite's one format.
+const testing::GoldenTensor& golden(const std::string& name) {
+  return testing::golden_file("random/random_goldens.txt")[name];
 }
 
 std::vector<float> golden_f32(const std::string& name) {
-  const Golden& g = golden(name);
-  REQUIRE(g.dtype == "f32");
-  std::vector<float> v;
-  for (uint64_t b : g.bits) v.push_back(std::bit_cast<float>(static_cast<uint32_t>(b)));
-  return v;
+  const testing::GoldenTensor& g = golden(name);
+  REQUIRE((g.dtype == DType::Float32 && !g.integer));
+  return std::vector<float>(g.values.begin(), g.values.end());  // float32 values: exact
 }
 
 std::vector<double> golden_f64(const std::string& name) {
-  const Golden& g = golden(name);
-  REQUIRE(g.dtype == "f64");
-  std::vector<double> v;
-  for (uint64_t b : g.bits) v.push_back(std::bit_cast<double>(b));
-  return v;
+  const testing::GoldenTensor& g = golden(name);
+  REQUIRE((g.dtype == DType::Float64 && !g.integer));
+  return g.values;
 }
 
+// A u64 record (fan-ins, generator states) or an i64 one (dropout masks).
 std::vector<uint64_t> golden_ints(const std::string& name) {
-  return golden(name).bits;
+  const testing::GoldenTensor& g = golden(name);
+  REQUIRE(g.integer);
+  if (g.values.empty()) return g.u64;
+  std::vector<uint64_t> out;
+  for (int64_t v : g.ints()) out.push_back(static_cast<uint64_t>(v));
+  return out;
 }
 
 // Bit patterns, so that -0 vs +0 and NaN payloads count as differences.

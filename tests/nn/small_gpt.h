@@ -1,10 +1,9 @@
 // What the generation tests share (test_generate.cpp, test_kv_cache.cpp): gpt_reference.py's
-// SMALL GPT, built as the goldens' scripts build it, and ids as rows of a `name: 1 2 | 3 4` file.
+// SMALL GPT, built as the goldens' scripts build it, and a golden [B, T] ids record as rows.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -12,6 +11,7 @@
 #include "graph/ids.h"
 #include "graph/random.h"
 #include "nn/gpt.h"
+#include "tests/goldens.h"
 
 namespace tapegrad::testing {
 
@@ -20,29 +20,22 @@ inline const nn::GPTConfig kSmallGpt{50, 8, 8, 2, 2, 0.1, false};
 
 using Rows = std::vector<std::vector<int64_t>>;
 
-// The rows of line `name: 1 2 3 | 4 5 6` of tests/goldens/<relative> (rows split at "|").
-// Throws std::runtime_error when the file or the line is missing.
+// The rows of the [B, T] i64 record `name` of tests/goldens/<relative> (the suite's one format,
+// read through tests/goldens.h). Throws std::runtime_error when the file or the record is missing
+// or the record is not [B, T] ids.
 inline Rows golden_rows(const std::string& relative, const std::string& name) {
-  const std::string path = std::string(TAPEGRAD_GOLDEN_DIR) + "/" + relative;
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::string line;
-  while (std::getline(in, line)) {
-    const size_t colon = line.find(':');
-    if (colon == std::string::npos || line.substr(0, colon) != name) continue;
-    Rows rows(1);
-    std::istringstream words(line.substr(colon + 1));
-    std::string w;
-    while (words >> w) {
-      if (w == "|") {
-        rows.emplace_back();
-      } else {
-        rows.back().push_back(std::stoll(w));
-      }
-    }
-    return rows;
+  const GoldenTensor& g = golden_file(relative)[name];
+  if (!g.integer || g.shape.rank() != 2) {
+    throw std::runtime_error(relative + ": \"" + name + "\" is not a [B, T] i64 record");
   }
-  throw std::runtime_error(path + " has no line " + name);
+  const std::vector<int64_t> ids = g.ints();
+  const auto cols = static_cast<size_t>(g.shape[1]);
+  Rows rows;
+  for (size_t begin = 0; begin < ids.size(); begin += cols) {
+    rows.emplace_back(ids.begin() + static_cast<std::ptrdiff_t>(begin),
+                      ids.begin() + static_cast<std::ptrdiff_t>(begin + cols));
+  }
+  return rows;
 }
 
 inline Ids to_ids(const Rows& rows) {

@@ -12,6 +12,7 @@
 #include "graph/random.h"
 #include "nn/generate.h"
 #include "nn/gpt.h"
+#include "tests/goldens.h"
 #include "tests/nn/small_gpt.h"
 
 using namespace tapegrad;
@@ -59,7 +60,7 @@ TEST_CASE("generate: sampled ids equal torch's for the same seed", "[generate][g
 TEST_CASE("generate: stops without appending when eos_id is produced", "[generate][gpt]") {
   SmallModel m;
   const Ids one = to_ids({golden("prompt")[0]});
-  const int64_t eos = golden("eos_id")[0][0];
+  const int64_t eos = testing::golden_file("generate/generate.txt")["eos_id"].ints().at(0);
   Generator g(7);
   const Rows got = to_rows(nn::generate(m.model, one, 12, 8, 1.4, 25, eos, g));
   CHECK(got == golden("sampled_seed7_t1.4_k25_eos"));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graph/error.h"
+#include "tests/goldens.h"
 #include "text/tokenizer.h"
 
 using namespace tapegrad;
@@ -38,30 +39,16 @@ struct Golden {
   std::vector<int64_t> ids;
 };
 
-std::string from_hex(const std::string& hex) {
-  std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-  }
-  return out;
-}
-
-// tests/goldens/text/tokenizer_goldens.txt, made by make_tokenizer_goldens.py beside it.
-std::map<std::string, Golden> read_goldens() {
-  std::ifstream in(std::string(TAPEGRAD_GOLDEN_DIR) + "/text/tokenizer_goldens.txt");
-  REQUIRE(in);
+// tests/goldens/text/tokenizer_goldens.txt, made by make_tokenizer_goldens.py beside it: each text
+// as `<name>:text` (its bytes) and its ids as `<name>:ids`, read through tests/goldens.h.
+std::map<std::string, Golden> tokenizer_goldens() {
+  const auto& file = testing::golden_file("text/tokenizer_goldens.txt");
+  const std::string suffix = ":text";
   std::map<std::string, Golden> goldens;
-  std::string line, name;
-  while (std::getline(in, line)) {
-    if (line.rfind("@ ", 0) == 0) {
-      name = line.substr(2);
-    } else if (line.rfind("text ", 0) == 0) {
-      goldens[name].text = from_hex(line.substr(5));
-    } else if (line.rfind("ids", 0) == 0) {
-      std::istringstream words(line.substr(3));
-      int64_t id = 0;
-      while (words >> id) goldens[name].ids.push_back(id);
-    }
+  for (const std::string& record : file.names()) {
+    if (record.size() <= suffix.size() || !record.ends_with(suffix)) continue;
+    const std::string name = record.substr(0, record.size() - suffix.size());
+    goldens[name] = {file[record].text, file[name + ":ids"].ints()};
   }
   return goldens;
 }
@@ -93,7 +80,7 @@ TEST_CASE("GPT-2 tokenizer: the book's strings", "[text][tokenizer]") {
 TEST_CASE("GPT-2 tokenizer: varied text equals the reference ids", "[text][tokenizer]") {
   auto tok = gpt2_or_skip();
   if (!tok) return;
-  const auto goldens = read_goldens();
+  const auto goldens = tokenizer_goldens();
   REQUIRE(goldens.size() >= 15);
   size_t characters = 0;
   for (const auto& [name, golden] : goldens) {
@@ -178,7 +165,7 @@ TEST_CASE("GPT-2 tokenizer: Hugging Face's tokenizer.json gives the same ids",
   std::ofstream(path, std::ios::binary) << json;
   const GPT2Tokenizer hf = GPT2Tokenizer::from_tokenizer_json(path);
   std::filesystem::remove(path);
-  for (const auto& [name, golden] : read_goldens()) {
+  for (const auto& [name, golden] : tokenizer_goldens()) {
     INFO(name);
     CHECK(hf.encode(golden.text) == golden.ids);
   }

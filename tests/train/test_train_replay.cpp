@@ -4,11 +4,9 @@
 // library's pieces, once through train_model_simple (train/training.h), train_gpt's loop.
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +18,7 @@
 #include "optim/adam.h"
 #include "optim/clip.h"
 #include "tests/compare.h"
+#include "tests/goldens.h"
 #include "text/dataset.h"
 #include "text/tokenizer.h"
 #include "train/training.h"
@@ -52,44 +51,39 @@ struct GoldenRun {
   std::map<int64_t, std::pair<double, double>> evals;  // step -> (train loss, val loss)
 };
 
-double hex(const std::string& s) {
-  return std::strtod(s.c_str(), nullptr);
-}  // float.hex
-
 GoldenRun golden_run(const std::string& name) {
-  std::ifstream in(golden_path("train_goldens.txt"));
-  REQUIRE(in);
+  const auto& file = testing::golden_file("train/train_goldens.txt");
+  const std::vector<double>& c = file[name + ":config"].values;
+  REQUIRE(c.size() == 15);
   GoldenRun run;
-  bool mine = false, found = false;
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream words(line);
-    std::string kind;
-    words >> kind;
-    if (kind == "@") {
-      std::string what, run_name;
-      words >> what >> run_name;
-      mine = run_name == name;
-      found = found || mine;
-    } else if (mine && kind == "config") {
-      words >> run.cfg.vocab_size >> run.cfg.context_length >> run.cfg.emb_dim >> run.cfg.n_heads >>
-          run.cfg.n_layers >> run.cfg.drop_rate >> run.batch_size >> run.lr >> run.weight_decay >>
-          run.max_norm >> run.steps >> run.train_ratio >> run.eval_freq >> run.eval_iter >>
-          run.seed;
-      run.cfg.qkv_bias = false;
-    } else if (mine && kind == "loss") {
-      std::string step, loss, norm;
-      words >> step >> loss >> norm;
-      REQUIRE(std::stoll(step) == static_cast<int64_t>(run.losses.size()) + 1);
-      run.losses.push_back(hex(loss));
-      run.grad_norms.push_back(hex(norm));
-    } else if (mine && kind == "eval") {
-      std::string step, train, val;
-      words >> step >> train >> val;
-      run.evals[std::stoll(step)] = {hex(train), hex(val)};
-    }
+  const auto integer = [](double v) { return static_cast<int64_t>(v); };
+  run.cfg.vocab_size = integer(c[0]);
+  run.cfg.context_length = integer(c[1]);
+  run.cfg.emb_dim = integer(c[2]);
+  run.cfg.n_heads = integer(c[3]);
+  run.cfg.n_layers = integer(c[4]);
+  run.cfg.drop_rate = c[5];
+  run.cfg.qkv_bias = false;
+  run.batch_size = integer(c[6]);
+  run.lr = c[7];
+  run.weight_decay = c[8];
+  run.max_norm = c[9];
+  run.steps = integer(c[10]);
+  run.train_ratio = c[11];
+  run.eval_freq = integer(c[12]);
+  run.eval_iter = integer(c[13]);
+  run.seed = static_cast<uint64_t>(c[14]);
+  run.losses = file[name + ":loss"].values;
+  run.grad_norms = file[name + ":grad_norm"].values;
+  if (file.contains(name + ":eval_step")) {
+    const std::vector<int64_t> steps = file[name + ":eval_step"].ints();
+    const std::vector<double>& evals = file[name + ":eval"].values;  // [k, 2]
+    REQUIRE(evals.size() == 2 * steps.size());
+    for (size_t k = 0; k < steps.size(); ++k)
+      run.evals[steps[k]] = {evals[2 * k], evals[2 * k + 1]};
   }
-  REQUIRE(found);
   REQUIRE(run.steps == static_cast<int64_t>(run.losses.size()));
+  REQUIRE(run.grad_norms.size() == run.losses.size());
   return run;
 }
 

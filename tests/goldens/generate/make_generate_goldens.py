@@ -9,7 +9,8 @@ V = 50, context_length 8), built after torch.manual_seed(123) and put in eval mo
 below restate the book's generate_text_simple (ch04) and generate (ch05, gpt_generate.py); the
 one change is min_val[:, None] in the top-k filter, so that it also works for more than one row
 (the book's min_val broadcasts only for one row; for one row both are the same).
-Output: `name: id id id ...` lines, rows separated by ` | `.
+Output: the suite's one golden format (tests/goldens/golden_format.py, read by
+tests/goldens.h): each sequence an i64 record `name i64 B,T ids`, eos_id an i64 scalar.
 """
 import os
 import sys
@@ -17,6 +18,8 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpt"))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from golden_format import golden_line  # noqa: E402  the one golden format
 from gpt_reference import GPTModel, SMALL  # noqa: E402
 
 
@@ -48,7 +51,7 @@ def generate(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=No
 
 
 def show(name, ids):
-    print("%s: %s" % (name, " | ".join(" ".join(str(i) for i in row) for row in ids.tolist())))
+    print(golden_line(name, ids))
 
 
 def main():
@@ -75,7 +78,7 @@ def main():
     torch.manual_seed(7)
     full = generate(model, one, 12, ctx, temperature=1.4, top_k=25)
     eos = int(full[0, one.shape[1] + 3])
-    print("eos_id: %d" % eos)
+    print(golden_line("eos_id", torch.tensor(eos)))
     torch.manual_seed(7)
     show("sampled_seed7_t1.4_k25_eos", generate(model, one, 12, ctx, temperature=1.4, top_k=25,
                                                   eos_id=eos))

@@ -11,7 +11,8 @@ cache_v of [B, H, window, D_h], shifts them left when new tokens would overflow 
 masks with the diagonal offset by the tokens already cached; its GPTModel continues the
 positions (ptr_current_pos). It lives in tests/goldens/gpt/gpt_kv_reference.py, with the weights of gpt_reference's GPTModel(SMALL) after torch.manual_seed(123) (the same
 names), in eval mode. The loop is the book's generate_text_simple_cached.
-Output: `name: id id id ...` lines, rows separated by ` | ` (tests/goldens/generate's format).
+Output: the suite's one golden format (tests/goldens/golden_format.py, read by
+tests/goldens.h): each sequence an i64 record `name i64 B,T ids`.
 """
 import os
 import sys
@@ -19,6 +20,8 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpt"))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from golden_format import golden_line  # noqa: E402  the one golden format
 from gpt_reference import GPTModel, SMALL  # noqa: E402
 from gpt_kv_reference import KVGPTModel, generate_text_simple_cached  # noqa: E402
 
@@ -33,7 +36,7 @@ def kv_model(window_size):
 
 
 def show(name, ids):
-    print("%s: %s" % (name, " | ".join(" ".join(str(i) for i in row) for row in ids.tolist())))
+    print(golden_line(name, ids))
 
 
 def main():

@@ -2,15 +2,20 @@
 """Writes random_goldens.txt: torch CPU random streams that graph/random.cpp must reproduce exactly.
 
 Run with Debian's torch 1.13 (x86-64, AVX2 kernels): /usr/bin/python3 make_random_goldens.py
-Format, one record per line (lines starting with '#' are comments):
-    name dtype n v1 v2 ... vn
-dtype f32 / f64: IEEE bit patterns in hex (8 / 16 digits); u64: hex; u8: decimal.
+Records in the suite's one golden format (tests/goldens/golden_format.py, read by
+tests/goldens.h), each a list of n values: f32 / f64 draws as float.hex (exact, -0 kept), dropout
+masks as i64, fan-ins and generator states as u64 (hex: a state's normal cache holds a double's
+bits, beyond a double's exact integers).
 """
 import math
 import os
 import struct
+import sys
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from golden_format import golden_line, u64_line  # noqa: E402  the one golden format
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "random_goldens.txt")
 lines = []
@@ -18,18 +23,11 @@ lines = []
 
 def emit(name, dtype, values):
     values = list(values)
-    if dtype == "f32":
-        text = ["%08x" % struct.unpack("<I", struct.pack("<f", v))[0] for v in values]
-    elif dtype == "f64":
-        text = ["%016x" % struct.unpack("<Q", struct.pack("<d", v))[0] for v in values]
-    elif dtype == "u64":
-        text = ["%x" % v for v in values]
-    elif dtype == "u8":
-        text = ["%d" % v for v in values]
+    if dtype == "u64":
+        lines.append(u64_line(name, values))
     else:
-        raise ValueError(dtype)
-    assert " " not in name
-    lines.append(" ".join([name, dtype, str(len(values))] + text))
+        torch_dtype = {"f32": torch.float32, "f64": torch.float64, "u8": torch.int64}[dtype]
+        lines.append(golden_line(name, torch.tensor(values, dtype=torch_dtype).reshape(len(values))))
 
 
 def flat(t):
@@ -193,7 +191,6 @@ emit("state.s1099511627783.randn3.next1", "f64", flat(first))
 
 with open(OUT, "w") as f:
     f.write("# torch CPU random goldens for tests/graph/test_random.cpp; written by make_random_goldens.py\n")
-    f.write("# torch %s; format: name dtype n values (f32/f64 bit patterns in hex, u64 hex, u8 decimal)\n"
-            % torch.__version__)
+    f.write("# torch %s; format: tests/goldens/golden_format.py\n" % torch.__version__)
     f.write("\n".join(lines) + "\n")
 print("wrote %d records to %s" % (len(lines), OUT))

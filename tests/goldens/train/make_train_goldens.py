@@ -22,12 +22,16 @@ each from torch.manual_seed(123) (the weights, then dropout's masks from the sam
            book does) and after the last step (as train/training.cpp does), a greedy sample after
            each epoch, stopped after 20 steps (14 batches per epoch).
 
-Records (values as float.hex, so the file holds torch's float32 losses exactly):
-  @ run <name>
-  config <vocab> <context> <emb> <heads> <layers> <drop_rate> <batch> <lr> <weight_decay>
-         <max_norm> <steps> <train_ratio> <eval_freq> <eval_iter> <seed>   (ratio 0: no split)
-  loss <step> <loss> <grad_norm>      one per step, from 1; grad_norm is clip_grad_norm_'s result
-  eval <step> <train_loss> <val_loss> (book only) after that step
+Records, in the suite's one golden format (tests/goldens/golden_format.py, read by
+tests/goldens.h; values as float.hex, so the file holds torch's float32 losses exactly), for each
+run <name>:
+  <name>:config f64 [15]      vocab context emb heads layers drop_rate batch lr weight_decay
+                              max_norm steps train_ratio eval_freq eval_iter seed (ratio 0: no
+                              split)
+  <name>:loss f64 [steps]     the loss of each step, from step 1
+  <name>:grad_norm f64 [steps] clip_grad_norm_'s result at each step
+  <name>:eval_step i64 [k], <name>:eval f64 [k,2]   (book only) the steps evaluate_model ran
+                              after, and its train and validation losses there
 """
 import os
 import sys
@@ -38,6 +42,8 @@ from torch.utils.data import DataLoader, Dataset
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "gpt"))
+sys.path.insert(0, os.path.dirname(HERE))
+from golden_format import golden_line  # noqa: E402  the one golden format
 from gpt_reference import GPTModel  # noqa: E402
 
 CFG = {"vocab_size": 256, "context_length": 32, "emb_dim": 32, "n_heads": 2, "n_layers": 2,
@@ -117,11 +123,20 @@ def train_step(model, optimizer, input_batch, target_batch):
     return loss.item(), norm.item()
 
 
-def config_line(train_ratio, eval_freq, eval_iter):
+def config(train_ratio, eval_freq, eval_iter):
     c = CFG
-    return (f"config {c['vocab_size']} {c['context_length']} {c['emb_dim']} {c['n_heads']} "
-            f"{c['n_layers']} {c['drop_rate']} {BATCH} {LR} {WEIGHT_DECAY} {MAX_NORM} {STEPS} "
-            f"{train_ratio} {eval_freq} {eval_iter} {SEED}")
+    return [c['vocab_size'], c['context_length'], c['emb_dim'], c['n_heads'], c['n_layers'],
+            c['drop_rate'], BATCH, LR, WEIGHT_DECAY, MAX_NORM, STEPS, train_ratio, eval_freq,
+            eval_iter, SEED]
+
+
+def records(name, cfg, losses, norms, evals=None):
+    lines = [golden_line(name + ":config", [float(v) for v in cfg]),
+             golden_line(name + ":loss", losses), golden_line(name + ":grad_norm", norms)]
+    if evals is not None:
+        lines += [golden_line(name + ":eval_step", torch.tensor([s for s, _, _ in evals])),
+                  golden_line(name + ":eval", [[t, v] for _, t, v in evals])]
+    return lines
 
 
 def run_loop(text):
@@ -131,16 +146,17 @@ def run_loop(text):
     optimizer = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
     dataset = GPTDatasetV1(text, CFG["context_length"], CFG["context_length"])
     loader = DataLoader(dataset, batch_size=BATCH, shuffle=True, drop_last=True, num_workers=0)
-    lines = ["@ run loop", config_line(0, 0, 0)]
+    losses, norms = [], []
     step = 0
     while step < STEPS:
         for input_batch, target_batch in loader:
             loss, norm = train_step(model, optimizer, input_batch, target_batch)
             step += 1
-            lines.append(f"loss {step} {loss.hex()} {norm.hex()}")
+            losses.append(loss)
+            norms.append(norm)
             if step == STEPS:
                 break
-    return lines
+    return records("loop", config(0, 0, 0), losses, norms)
 
 
 def run_book(text):
@@ -157,7 +173,7 @@ def run_book(text):
     val_loader = DataLoader(val_ds, batch_size=BATCH, shuffle=False, drop_last=False,
                             num_workers=0, generator=data_generator)
     optimizer = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
-    lines = ["@ run book", config_line(TRAIN_RATIO, EVAL_FREQ, EVAL_ITER)]
+    losses, norms, evals = [], [], []
     global_step = -1
     num_epochs = -(-STEPS // len(train_loader))
     for _ in range(num_epochs):
@@ -165,17 +181,18 @@ def run_book(text):
         for input_batch, target_batch in train_loader:
             loss, norm = train_step(model, optimizer, input_batch, target_batch)
             global_step += 1
-            lines.append(f"loss {global_step + 1} {loss.hex()} {norm.hex()}")
+            losses.append(loss)
+            norms.append(norm)
             # The book's test, plus one after the last step, as train_model_simple does it.
             if global_step % EVAL_FREQ == 0 or global_step + 1 == STEPS:
                 train_loss, val_loss = evaluate_model(model, train_loader, val_loader, EVAL_ITER)
-                lines.append(f"eval {global_step + 1} {train_loss.hex()} {val_loss.hex()}")
+                evals.append((global_step + 1, train_loss, val_loss))
             if global_step + 1 == STEPS:
                 break
         print("sample:", repr(generate_sample(model, START_CONTEXT)))
         if global_step + 1 == STEPS:
             break
-    return lines
+    return records("book", config(TRAIN_RATIO, EVAL_FREQ, EVAL_ITER), losses, norms, evals)
 
 
 def main():
@@ -188,9 +205,8 @@ def main():
     with open(os.path.join(HERE, "train_goldens.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     for line in lines:
-        if line.startswith(("loss", "eval")):
-            print(line.split()[0], line.split()[1],
-                  *[f"{float.fromhex(v):.6f}" for v in line.split()[2:]])
+        if not line.startswith("#") and ":config" not in line:
+            print(line.split()[0], *[f"{float.fromhex(v):.6f}" for v in line.split()[3:]])
 
 
 if __name__ == "__main__":
