@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
@@ -124,16 +123,16 @@ TEST_CASE("InstructionDataset and its loader: the training texts, collated",
 
 TEST_CASE("format_input, the training text and extract_response: the book's strings",
           "[text][instruction]") {
-  const auto records =
-      nlohmann::json::parse(read(std::string(TAPEGRAD_GOLDEN_DIR) + "/finetune_data/prompts.json"));
-  REQUIRE(records.size() == 3);
-  for (const auto& r : records) {
-    const InstructionEntry entry{r["entry"]["instruction"], r["entry"]["input"],
-                                 r["entry"]["output"]};
-    CHECK(format_input(entry) == r["format_input"].get<std::string>());
-    CHECK(format_training_text(entry) == r["training_text"].get<std::string>());
-    CHECK(extract_response(r["generated_text"].get<std::string>(), format_input(entry)) ==
-          r["response"].get<std::string>());
+  const testing::GoldenFile& g = testing::golden_file("finetune_data/prompts_goldens.txt");
+  REQUIRE(g.names().size() == 21);  // 3 entries, 7 strings each
+  for (int i = 0; i < 3; ++i) {
+    const auto text = [&](const std::string& field) {
+      return g["prompt_" + std::to_string(i) + ":" + field].text;
+    };
+    const InstructionEntry entry{text("instruction"), text("input"), text("output")};
+    CHECK(format_input(entry) == text("format_input"));
+    CHECK(format_training_text(entry) == text("training_text"));
+    CHECK(extract_response(text("generated_text"), format_input(entry)) == text("response"));
   }
   CHECK(extract_response("abc", "abcdef") == "");
 }

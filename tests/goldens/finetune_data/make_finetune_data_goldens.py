@@ -3,18 +3,18 @@
 
 Run with Debian's python3-torch (1.13) and python3-numpy:
     /usr/bin/python3 make_finetune_data_goldens.py
-It rewrites collate_goldens.txt, prompts.json and permutation_goldens.txt beside it.
+It rewrites collate_goldens.txt, prompts_goldens.txt and permutation_goldens.txt beside it.
 
 custom_collate_fn and format_input are the book's (rasbt/LLMs-from-scratch,
 ch07/01_main-chapter-code/gpt_instruction_finetuning.py, Apache-2.0), copied unchanged.
 
-collate_goldens.txt (tests/ops/hex_goldens.h's layout, integers written plainly):
+collate_goldens.txt (the suite's one golden format, tests/goldens/golden_format.py):
   toy_<case>_inputs / _targets: custom_collate_fn on the book's toy batch [[0, 1, 2, 3, 4],
   [5, 6], [7, 8, 9]] with allowed_max_length None, 2, 4 and 5; pads_*: a batch whose texts hold
   the pad id themselves; loader_<epoch>_<batch>_*: DataLoader(list of token lists, batch_size=3,
   shuffle=True, drop_last=False, generator=Generator().manual_seed(123), collate_fn=
   partial(custom_collate_fn, allowed_max_length=6)) over two epochs.
-prompts.json: format_input, the training text (format_input + "\n\n### Response:\n" + output)
+prompts_goldens.txt: format_input, the training text (format_input + "\n\n### Response:\n" + output)
   and the book's response extraction, for a few entries.
 permutation_goldens.txt: what pandas' DataFrame.sample(n, random_state=123) and
   sample(frac=1, random_state=123) draw. pandas is not installed here; pandas 1.x/2.x call
@@ -22,7 +22,6 @@ permutation_goldens.txt: what pandas' DataFrame.sample(n, random_state=123) and
   so the goldens are that call: choice_<len>_<n> (the book's 747 of 4825 ham messages) and
   perm_<n> (its shuffle of the 1494 balanced rows).
 """
-import json
 import os
 from functools import partial
 
@@ -33,7 +32,7 @@ import torch
 from torch.utils.data import DataLoader
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from golden_format import golden_line  # noqa: E402
+from golden_format import golden_line, text_line  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -120,7 +119,7 @@ def collate_goldens():
     return out
 
 
-def prompts():
+def prompt_records():
     entries = [
         {"instruction": "Identify the correct spelling of the following word.",
          "input": "Ocassion", "output": "The correct spelling is 'Occasion.'"},
@@ -143,6 +142,17 @@ def prompts():
     return records
 
 
+def prompts_goldens():
+    """prompt_<i>:<field> text records: the entry's three fields, then what the book computes."""
+    out = ["# Made by make_finetune_data_goldens.py"]
+    for i, r in enumerate(prompt_records()):
+        for field in ["instruction", "input", "output"]:
+            out.append(text_line(f"prompt_{i}:{field}", r["entry"][field]))
+        for field in ["format_input", "training_text", "generated_text", "response"]:
+            out.append(text_line(f"prompt_{i}:{field}", r[field]))
+    return out
+
+
 def permutation_goldens():
     out = [f"# Made by make_finetune_data_goldens.py with numpy {np.__version__}"]
     for n, size in [(4825, 747), (10, 4)]:
@@ -157,9 +167,8 @@ def permutation_goldens():
 def main():
     with open(os.path.join(HERE, "collate_goldens.txt"), "w") as f:
         f.write("\n".join(collate_goldens()) + "\n")
-    with open(os.path.join(HERE, "prompts.json"), "w") as f:
-        json.dump(prompts(), f, indent=4)
-        f.write("\n")
+    with open(os.path.join(HERE, "prompts_goldens.txt"), "w") as f:
+        f.write("\n".join(prompts_goldens()) + "\n")
     with open(os.path.join(HERE, "permutation_goldens.txt"), "w") as f:
         f.write("\n".join(permutation_goldens()) + "\n")
 
