@@ -33,6 +33,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iomanip>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -349,8 +351,8 @@ void plot_last_block_attention(nn::GPTModel& model, const Tokenizer& tokenizer,
   model.train(was_training);
 }
 
-int run(const Options& o, const Processes& procs) {
-  const bool is_main = procs.rank == 0;  // the process that prints and writes
+// The preset's model and optimisation, with the options that override them.
+Preset resolve_preset(const Options& o) {
   const auto found = presets().find(o.preset);
   if (found == presets().end()) {
     throw Error(kProgram + ": --preset must be tiny, small or 124M, not \"" + o.preset + "\"");
@@ -364,6 +366,176 @@ int run(const Options& o, const Processes& procs) {
   if (o.batch_size) p.batch_size = *o.batch_size;
   if (o.lr) p.lr = *o.lr;
   if (o.drop_rate) p.cfg.drop_rate = *o.drop_rate;
+  return p;
+}
+
+// One part of --data as windows of T tokens; too short a part names the option that decides.
+GPTDataset make_dataset(const Options& o, std::string_view part, const char* which,
+                        const Tokenizer& tokenizer, int64_t T) {
+  try {
+    return GPTDataset(part, tokenizer, T, T);
+  } catch (const Error& e) {
+    throw Error(kProgram + ": --data " + o.data + ": the " + which +
+                " part is too short for one window of " + std::to_string(T) +
+                " tokens (--context-length) + 1: " + e.what());
+  }
+}
+
+// Every process must run rank 0's configuration and the same schedule of evaluations and
+// checkpoints (each is a collective step): mpirun gives each process its own command line.
+void check_same_job(const Options& o, const std::string& config, const Processes& procs) {
+  std::ostringstream job;
+  job << config << " steps=" << o.steps << " eval_freq=" << o.eval_freq
+      << " eval_iter=" << o.eval_iter << " checkpoint_every=" << o.checkpoint_every
+      << " resume=" << o.resume;
+  if (const std::string rank0 = procs.broadcast(job.str()); rank0 != job.str()) {
+    throw Error(kProgram + ": the options of this process differ from rank 0's:\n  rank 0: " +
+                rank0 + "\n  this process: " + job.str());
+  }
+}
+
+// What a run writes besides the checkpoint, kept in memory and rewritten whole (atomically).
+struct RunFiles {
+  std::string csv = "step,train_loss,val_loss,tokens_seen\n";
+  std::string samples;
+
+  void write(const std::string& out) const {
+    write_file(out + "/loss.csv", csv);
+    write_file(out + "/samples.txt", samples);
+  }
+};
+
+// Restores --resume's checkpoint into the weights, the optimiser, the schedule, the generators
+// and the loader's position, after checking that it is this configuration's: nothing is loaded
+// from another run's file. Rank 0 reads the file; every process gets its bytes.
+TrainState resume(const Options& o, const Processes& procs, const std::string& ckpt,
+                  const std::string& config, const NamedParameters& params,
+                  CheckpointExtras& extras, Generator& data_generator, DataLoader& train_loader,
+                  RunFiles& files) {
+  const bool is_main = procs.rank == 0;
+  std::vector<uint8_t> bytes;
+  if (is_main) {
+    if (!fs::exists(ckpt)) throw Error(kProgram + ": --resume: no checkpoint at " + ckpt);
+    bytes = read_whole_file(ckpt);
+  }
+  procs.broadcast(bytes);
+  // The configuration first, from the header alone.
+  const SafetensorsView view = parse_safetensors(bytes, ckpt);
+  const std::string* saved = view.find_metadata("train_gpt.config");
+  if (saved == nullptr) {
+    throw Error(kProgram + ": --resume: " + ckpt + " was not written by train_gpt");
+  }
+  if (*saved != config) {
+    throw Error(kProgram + ": --resume: " + ckpt +
+                " is a checkpoint of another configuration (nothing was changed):\n  file: " +
+                *saved + "\n  this run: " + config);
+  }
+  // Each process restores its own dropout stream: rank r's is "rng.default.rank<r>".
+  CheckpointExtras mine = extras;
+  mine.generators = {{dropout_generator_name(procs.rank), &default_generator()},
+                     {"data", &data_generator}};
+  try {
+    load_checkpoint_bytes(bytes, ckpt, params, mine);
+    extras.metadata = mine.metadata;
+  } catch (const Error& e) {
+    throw Error(kProgram + ": --resume: " + e.what());
+  }
+  const auto& m = extras.metadata;
+  TrainState start;
+  start.step = std::stoll(meta(m, "train_gpt.step", ckpt));
+  start.epoch = std::stoll(meta(m, "train_gpt.epoch", ckpt));
+  start.tokens_seen = std::stoll(meta(m, "train_gpt.tokens_seen", ckpt));
+  train_loader.restore_epoch(split_ints(meta(m, "train_gpt.data.order", ckpt)),
+                             std::stoll(meta(m, "train_gpt.data.position", ckpt)),
+                             meta(m, "train_gpt.data.exhausted", ckpt) == "1");
+  if (is_main) {
+    files.csv = csv_up_to(o.out + "/loss.csv", start.step);
+    std::ifstream in(o.out + "/samples.txt");
+    std::ostringstream s;
+    s << in.rdbuf();
+    files.samples = s.str();
+  }
+  return start;
+}
+
+// Called by every process (the generator states are gathered); rank 0 writes the file, with
+// rank r's dropout generator as "rng.default.rank<r>" beside rank 0's "rng.default".
+void save(const Processes& procs, const std::string& ckpt, const std::string& config,
+          const NamedParameters& params, const CheckpointExtras& extras,
+          const DataLoader& train_loader, const TrainState& state) {
+  const std::vector<std::vector<uint64_t>> states = procs.gather(default_generator().state());
+  if (procs.rank != 0) return;
+  std::vector<Generator> others(states.size() > 1 ? states.size() - 1 : 0);
+  CheckpointExtras with_ranks = extras;
+  for (size_t r = 1; r < states.size(); ++r) {
+    others[r - 1].set_state(states[r]);
+    with_ranks.generators.emplace_back(dropout_generator_name(static_cast<int>(r)), &others[r - 1]);
+  }
+  with_ranks.metadata = {
+      {"train_gpt.config", config},
+      {"train_gpt.step", std::to_string(state.step)},
+      {"train_gpt.epoch", std::to_string(state.epoch)},
+      {"train_gpt.tokens_seen", std::to_string(state.tokens_seen)},
+      {"train_gpt.data.order", join(train_loader.order())},
+      {"train_gpt.data.position", std::to_string(train_loader.position())},
+      {"train_gpt.data.exhausted", train_loader.sampler_exhausted() ? "1" : "0"}};
+  save_checkpoint(ckpt, params, with_ranks);
+}
+
+// The summary's speed: the wall time between consecutive steps that ran no evaluation (so each
+// interval is one training step: batch, forward, backward, all-reduce, clipping, AdamW; an
+// epoch's end adds its sample to one interval), and the part of it rank 0 spent in the
+// gradients' all-reduce (read through all_reduce_seconds, a running total).
+class StepClock {
+ public:
+  explicit StepClock(std::function<double()> all_reduce_seconds)
+      : all_reduce_seconds_(std::move(all_reduce_seconds)) {}
+
+  // A step has ended (`evaluated`: it ran an evaluation, so its interval is not timed); resume()
+  // starts the next interval once the work that is no step's (a checkpoint) is done.
+  void step(bool evaluated) {
+    const auto stamp = std::chrono::steady_clock::now();
+    if (previous_ && !evaluated) {
+      seconds_ += std::chrono::duration<double>(stamp - *previous_).count();
+      all_reduce_ += all_reduce_seconds_() - all_reduce_before_;
+      ++steps_;
+    }
+  }
+  void resume() {
+    all_reduce_before_ = all_reduce_seconds_();
+    previous_ = std::chrono::steady_clock::now();
+  }
+
+  // "speed over N steps without evaluation: ... ms/step, ... tokens/s (...)"; empty before two
+  // timed steps.
+  std::string line(int64_t tokens_per_step, int world_size, int threads) const {
+    if (steps_ == 0) return "";
+    // Global tokens per step over the mean time of a step without evaluation.
+    const double per_step = seconds_ / static_cast<double>(steps_);
+    std::ostringstream speed;
+    speed << std::fixed << "speed over " << steps_
+          << " steps without evaluation: " << std::setprecision(1) << per_step * 1e3 << " ms/step, "
+          << std::setprecision(0) << static_cast<double>(tokens_per_step) / per_step
+          << " tokens/s (" << world_size << " process" << (world_size > 1 ? "es" : "") << " × "
+          << threads << " thread" << (threads > 1 ? "s" : "") << ")";
+    if (world_size > 1) {
+      speed << "; all-reduce " << std::setprecision(1)
+            << all_reduce_ / static_cast<double>(steps_) * 1e3 << " ms/step ("
+            << 100.0 * all_reduce_ / seconds_ << "% of the step)";
+    }
+    return speed.str();
+  }
+
+ private:
+  std::function<double()> all_reduce_seconds_;
+  double seconds_ = 0.0, all_reduce_ = 0.0, all_reduce_before_ = 0.0;
+  int64_t steps_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> previous_;
+};
+
+int run(const Options& o, const Processes& procs) {
+  const bool is_main = procs.rank == 0;  // the process that prints and writes
+  Preset p = resolve_preset(o);
   set_num_threads(o.threads);
   set_matmul_precision(cli::matmul_precision_named(o.matmul_precision));
 
@@ -374,17 +546,8 @@ int run(const Options& o, const Processes& procs) {
   const std::string text = read_training_text(o.data, kProgram + ": --data");
   const TextSplit split = train_val_split(text, o.train_ratio);
   const int64_t T = p.cfg.context_length;
-  auto dataset = [&](std::string_view part, const char* which) {
-    try {
-      return GPTDataset(part, *tokenizer, T, T);
-    } catch (const Error& e) {
-      throw Error(kProgram + ": --data " + o.data + ": the " + which +
-                  " part is too short for one window of " + std::to_string(T) +
-                  " tokens (--context-length) + 1: " + e.what());
-    }
-  };
-  const GPTDataset train_ds = dataset(split.train, "training");
-  const GPTDataset val_ds = dataset(split.validation, "validation");
+  const GPTDataset train_ds = make_dataset(o, split.train, "training", *tokenizer, T);
+  const GPTDataset val_ds = make_dataset(o, split.validation, "validation", *tokenizer, T);
 
   if (is_main) cli::create_directories("--out", o.out);  // the other processes write nothing
   const std::string ckpt = o.out + "/checkpoint.safetensors";
@@ -393,16 +556,7 @@ int run(const Options& o, const Processes& procs) {
   // resumes only with the number of processes that wrote it.
   const int64_t global_batch = p.batch_size * procs.world_size;
   if (procs.world_size > 1) config += " processes=" + std::to_string(procs.world_size);
-  // Every process must run rank 0's configuration and the same schedule of evaluations and
-  // checkpoints (each is a collective step): mpirun gives each process its own command line.
-  std::ostringstream job;
-  job << config << " steps=" << o.steps << " eval_freq=" << o.eval_freq
-      << " eval_iter=" << o.eval_iter << " checkpoint_every=" << o.checkpoint_every
-      << " resume=" << o.resume;
-  if (const std::string rank0 = procs.broadcast(job.str()); rank0 != job.str()) {
-    throw Error(kProgram + ": the options of this process differ from rank 0's:\n  rank 0: " +
-                rank0 + "\n  this process: " + job.str());
-  }
+  check_same_job(o, config, procs);
 
   manual_seed(o.seed);  // the model's initial weights, then dropout: torch.manual_seed
   nn::GPTModel model(p.cfg);
@@ -439,76 +593,14 @@ int run(const Options& o, const Processes& procs) {
 
   TrainState start;
   Reporter reporter(is_main, o.steps, 0, 0);
-  std::string csv = "step,train_loss,val_loss,tokens_seen\n";
-  std::string samples;
+  RunFiles files;
   if (o.resume) {
-    // Rank 0 reads the file; every process gets its bytes.
-    std::vector<uint8_t> bytes;
-    if (is_main) {
-      if (!fs::exists(ckpt)) throw Error(kProgram + ": --resume: no checkpoint at " + ckpt);
-      bytes = read_whole_file(ckpt);
-    }
-    procs.broadcast(bytes);
-    // The configuration first, from the header alone: nothing is loaded for another run's file.
-    const SafetensorsView view = parse_safetensors(bytes, ckpt);
-    const std::string* saved = view.find_metadata("train_gpt.config");
-    if (saved == nullptr) {
-      throw Error(kProgram + ": --resume: " + ckpt + " was not written by train_gpt");
-    }
-    if (*saved != config) {
-      throw Error(kProgram + ": --resume: " + ckpt +
-                  " is a checkpoint of another configuration (nothing was changed):\n  file: " +
-                  *saved + "\n  this run: " + config);
-    }
-    // Each process restores its own dropout stream: rank r's is "rng.default.rank<r>".
-    CheckpointExtras mine = extras;
-    mine.generators = {{dropout_generator_name(procs.rank), &default_generator()},
-                       {"data", &data_generator}};
-    try {
-      load_checkpoint_bytes(bytes, ckpt, params, mine);
-      extras.metadata = mine.metadata;
-    } catch (const Error& e) {
-      throw Error(kProgram + ": --resume: " + e.what());
-    }
-    const auto& m = extras.metadata;
-    start.step = std::stoll(meta(m, "train_gpt.step", ckpt));
-    start.epoch = std::stoll(meta(m, "train_gpt.epoch", ckpt));
-    start.tokens_seen = std::stoll(meta(m, "train_gpt.tokens_seen", ckpt));
-    train_loader.restore_epoch(split_ints(meta(m, "train_gpt.data.order", ckpt)),
-                               std::stoll(meta(m, "train_gpt.data.position", ckpt)),
-                               meta(m, "train_gpt.data.exhausted", ckpt) == "1");
-    if (is_main) {
-      csv = csv_up_to(o.out + "/loss.csv", start.step);
-      std::ifstream in(o.out + "/samples.txt");
-      std::ostringstream s;
-      s << in.rdbuf();
-      samples = s.str();
-    }
+    start = resume(o, procs, ckpt, config, params, extras, data_generator, train_loader, files);
     reporter = Reporter(is_main, o.steps, start.step, start.tokens_seen);
     reporter.line("resumed " + ckpt + " at step " + std::to_string(start.step));
   }
-
-  // Called by every process (the generator states are gathered); rank 0 writes the file, with
-  // rank r's dropout generator as "rng.default.rank<r>" beside rank 0's "rng.default".
-  auto save = [&](const TrainState& state) {
-    const std::vector<std::vector<uint64_t>> states = procs.gather(default_generator().state());
-    if (!is_main) return;
-    std::vector<Generator> others(states.size() > 1 ? states.size() - 1 : 0);
-    CheckpointExtras with_ranks = extras;
-    for (size_t r = 1; r < states.size(); ++r) {
-      others[r - 1].set_state(states[r]);
-      with_ranks.generators.emplace_back(dropout_generator_name(static_cast<int>(r)),
-                                         &others[r - 1]);
-    }
-    with_ranks.metadata = {
-        {"train_gpt.config", config},
-        {"train_gpt.step", std::to_string(state.step)},
-        {"train_gpt.epoch", std::to_string(state.epoch)},
-        {"train_gpt.tokens_seen", std::to_string(state.tokens_seen)},
-        {"train_gpt.data.order", join(train_loader.order())},
-        {"train_gpt.data.position", std::to_string(train_loader.position())},
-        {"train_gpt.data.exhausted", train_loader.sampler_exhausted() ? "1" : "0"}};
-    save_checkpoint(ckpt, params, with_ranks);
+  auto save_state = [&](const TrainState& state) {
+    save(procs, ckpt, config, params, extras, train_loader, state);
   };
 
   if (is_main) {
@@ -538,57 +630,36 @@ int run(const Options& o, const Processes& procs) {
   if (ddp) options.after_backward = [&] { ddp->average_gradients(); };
 #endif
 
-  TrainState now = start;
-  char row[160];
-  TrainCallbacks callbacks;
-  // The summary's speed: the wall time between consecutive steps that ran no evaluation (so
-  // each interval is one training step: batch, forward, backward, all-reduce, clipping, AdamW;
-  // an epoch's end adds its sample to one interval), and the part of it rank 0 spent in
-  // DataParallel::average_gradients.
-  auto all_reduce_seconds = [&] {
+  StepClock clock([&] {
 #ifdef TAPEGRAD_HAVE_MPI
     if (ddp) return ddp->allreduce_seconds();
 #endif
     return 0.0;
-  };
-  struct {
-    double seconds = 0.0, all_reduce = 0.0, all_reduce_before = 0.0;
-    int64_t steps = 0;
-    std::optional<std::chrono::steady_clock::time_point> previous;
-  } clock;
+  });
+  TrainCallbacks callbacks;
   callbacks.on_step = [&](const TrainProgress& pr) {
-    const auto stamp = std::chrono::steady_clock::now();
-    const bool evaluated = (pr.step - 1) % o.eval_freq == 0 || pr.step == o.steps;
-    if (clock.previous && !evaluated) {
-      clock.seconds += std::chrono::duration<double>(stamp - *clock.previous).count();
-      clock.all_reduce += all_reduce_seconds() - clock.all_reduce_before;
-      ++clock.steps;
-    }
+    clock.step((pr.step - 1) % o.eval_freq == 0 || pr.step == o.steps);
     reporter.step(pr);
-    now = {pr.step, pr.epoch, pr.tokens_seen};
     if (o.checkpoint_every > 0 && pr.step % o.checkpoint_every == 0 && pr.step < o.steps) {
-      if (is_main) {
-        write_file(o.out + "/loss.csv", csv);
-        write_file(o.out + "/samples.txt", samples);
-      }
-      save(now);  // every process: each gives rank 0 its generator state
+      if (is_main) files.write(o.out);
+      save_state({pr.step, pr.epoch, pr.tokens_seen});  // every process: see save()
     }
-    clock.all_reduce_before = all_reduce_seconds();
-    clock.previous = std::chrono::steady_clock::now();  // the checkpoint is not a step's time
+    clock.resume();  // the checkpoint is not a step's time
   };
   callbacks.on_eval = [&](const TrainProgress& pr, const EvalLosses& l) {
     reporter.eval(pr, l);
+    char row[160];
     std::snprintf(row, sizeof row, "%" PRId64 ",%.17g,%.17g,%" PRId64 "\n", pr.step, l.train_loss,
                   l.val_loss, pr.tokens_seen);
-    csv += row;
+    files.csv += row;
   };
   callbacks.on_sample = [&](const TrainProgress& pr, const std::string& sample) {
     std::string flat = sample;
     for (char& c : flat)
       if (c == '\n') c = ' ';
     reporter.line("sample after epoch " + std::to_string(pr.epoch + 1) + ": " + flat);
-    samples += "=== epoch " + std::to_string(pr.epoch + 1) + ", step " + std::to_string(pr.step) +
-               " ===\n" + sample + "\n";
+    files.samples += "=== epoch " + std::to_string(pr.epoch + 1) + ", step " +
+                     std::to_string(pr.step) + " ===\n" + sample + "\n";
   };
 
   const auto t0 = std::chrono::steady_clock::now();
@@ -596,34 +667,16 @@ int run(const Options& o, const Processes& procs) {
                                       scheduler.get(), *tokenizer, options, callbacks, start);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (is_main) {
-    write_file(o.out + "/loss.csv", csv);
-    write_file(o.out + "/samples.txt", samples);
-  }
-  save(end);  // every process, as above
+  if (is_main) files.write(o.out);
+  save_state(end);  // every process, as above
   if (is_main) {
     std::ostringstream s;
     s << "trained steps " << start.step + 1 << ".." << end.step << " in " << std::fixed
       << std::setprecision(1) << seconds << " s; wrote " << o.out << "/loss.csv, " << o.out
       << "/samples.txt, " << ckpt;
     reporter.line(s.str());
-    if (clock.steps > 0) {
-      // Global tokens per step over the mean time of a step without evaluation.
-      const double per_step = clock.seconds / static_cast<double>(clock.steps);
-      std::ostringstream speed;
-      speed << std::fixed << "speed over " << clock.steps
-            << " steps without evaluation: " << std::setprecision(1) << per_step * 1e3
-            << " ms/step, " << std::setprecision(0)
-            << static_cast<double>(global_batch * T) / per_step << " tokens/s (" << procs.world_size
-            << " process" << (procs.world_size > 1 ? "es" : "") << " × " << o.threads << " thread"
-            << (o.threads > 1 ? "s" : "") << ")";
-      if (procs.world_size > 1) {
-        speed << "; all-reduce " << std::setprecision(1)
-              << clock.all_reduce / static_cast<double>(clock.steps) * 1e3 << " ms/step ("
-              << 100.0 * clock.all_reduce / clock.seconds << "% of the step)";
-      }
-      reporter.line(speed.str());
-    }
+    const std::string speed = clock.line(global_batch * T, procs.world_size, o.threads);
+    if (!speed.empty()) reporter.line(speed);
     if (o.plot) {
       plot(o.out, reporter);
       plot_last_block_attention(model, *tokenizer, o.prompt, o.out, reporter);
