@@ -54,14 +54,7 @@ struct Options {
   int64_t per_class = 747;
   std::optional<int64_t> max_length;
   std::string out;
-  bool resume = false;
-  int64_t epochs = 5;
-  int64_t batch_size = 8;
-  double lr = 5e-5;
-  double weight_decay = 0.1;
-  int64_t eval_freq = 50;
-  int64_t eval_iter = 5;
-  bool plot = true;
+  ft::FitOptions fit{.epochs = 5, .eval_freq = 50};  // the book's chapter 6
 };
 
 std::vector<std::string> split_commas(const std::string& s) {
@@ -158,10 +151,11 @@ int run(const Options& o) {
   const SpamDataset val_ds(split.validation, tokenizer, train_ds.max_length(), pad);
   const SpamDataset test_ds(split.test, tokenizer, train_ds.max_length(), pad);
   Generator data_generator(o.model.seed);  // the shuffling: torch.Generator().manual_seed(seed)
-  ClassificationDataLoader train_loader(train_ds, o.batch_size, true, true, &data_generator);
-  ClassificationDataLoader train_eval_loader(train_ds, o.batch_size, true, true, &data_generator);
-  ClassificationDataLoader val_loader(val_ds, o.batch_size, false, false);
-  ClassificationDataLoader test_loader(test_ds, o.batch_size, false, false);
+  ClassificationDataLoader train_loader(train_ds, o.fit.batch_size, true, true, &data_generator);
+  ClassificationDataLoader train_eval_loader(train_ds, o.fit.batch_size, true, true,
+                                             &data_generator);
+  ClassificationDataLoader val_loader(val_ds, o.fit.batch_size, false, false);
+  ClassificationDataLoader test_loader(test_ds, o.fit.batch_size, false, false);
   if (train_loader.size() == 0) {
     throw Error(std::string(kProgram) + ": " + std::to_string(train_ds.size()) +
                 " training texts, fewer than one batch (--batch-size)");
@@ -189,21 +183,22 @@ int run(const Options& o) {
               model.num_parameters(), model.num_trainable_parameters(), trained.c_str());
 
   AdamW optimizer(model.trainable_parameters(),
-                  AdamWOptions{.lr = o.lr, .weight_decay = o.weight_decay});
+                  AdamWOptions{.lr = o.fit.lr, .weight_decay = o.fit.weight_decay});
   const NamedParameters params = model.named_parameters();
   const std::string ckpt = o.out + "/checkpoint.safetensors";
   std::ostringstream cs;
   cs << "tokenizer=" << tokenizer.name() << " emb_dim=" << cfg.emb_dim
      << " n_layers=" << cfg.n_layers << " classes=" << o.classes << " texts=" << balanced.size()
-     << " max_length=" << train_ds.max_length() << " batch_size=" << o.batch_size << " lr=" << o.lr
-     << " weight_decay=" << o.weight_decay << ft::run_config(o.run) << " seed=" << o.model.seed;
+     << " max_length=" << train_ds.max_length() << " batch_size=" << o.fit.batch_size
+     << " lr=" << o.fit.lr << " weight_decay=" << o.fit.weight_decay << ft::run_config(o.run)
+     << " seed=" << o.model.seed;
   const std::string config = cs.str();
   CheckpointExtras extras;
   extras.optimizer = &optimizer;
   extras.generators = {{"default", &default_generator()}, {"data", &data_generator}};
   int64_t epochs_done = 0;
   std::string metrics = "epoch,step,train_loss,val_loss,train_acc,val_acc\n";
-  if (o.resume) {
+  if (o.fit.resume) {
     ft::resume_from(ckpt, "finetune_classifier.config", config, params, extras, kProgram);
     epochs_done = std::stoll(extras.metadata.at("finetune_classifier.epochs_done"));
     metrics = extras.metadata.at("finetune_classifier.metrics");
@@ -213,12 +208,12 @@ int run(const Options& o) {
   // The book prints accuracies over 10 batches and losses over 5 before training; here every
   // batch of each set is used (the training set's last partial batch is dropped, as the book's
   // drop_last), before and after, so the two lines compare the same texts.
-  report(model, train_eval_loader, val_loader, test_loader, o.resume ? "resumed" : "before");
+  report(model, train_eval_loader, val_loader, test_loader, o.fit.resume ? "resumed" : "before");
 
   classifier::Options options;
-  options.num_epochs = o.epochs - epochs_done;
-  options.eval_freq = o.eval_freq;
-  options.eval_iter = o.eval_iter;
+  options.num_epochs = o.fit.epochs - epochs_done;
+  options.eval_freq = o.fit.eval_freq;
+  options.eval_iter = o.fit.eval_iter;
   std::vector<double> train_losses, val_losses, train_accs, val_accs;
   int64_t last_step = 0;
   classifier::Callbacks callbacks;
@@ -258,8 +253,8 @@ int run(const Options& o) {
     std::printf("LoRA adapters saved as %s\n", (o.out + "/lora.safetensors").c_str());
   }
 
-  if (o.plot && !history.train_losses.empty()) {  // the book's plot_values, twice
-    const auto n_epochs = static_cast<double>(o.epochs - epochs_done);
+  if (o.fit.plot && !history.train_losses.empty()) {  // the book's plot_values, twice
+    const auto n_epochs = static_cast<double>(o.fit.epochs - epochs_done);
     const auto seen = static_cast<double>(history.examples_seen);
     ft::try_plot(o.out + "/loss.png", kProgram, [&] {
       plot_values(o.out + "/loss.png", ft::linspace(0, n_epochs, history.train_losses.size()),
@@ -299,16 +294,7 @@ int main(int argc, char** argv) {
   app.add_option("--max-length", o.max_length, "cut texts to N tokens (default: the longest)")
       ->check(cli::positive());
   auto* out = app.add_option("--out", o.out, "output folder (created when missing)");
-  app.add_flag("--resume", o.resume, "continue from --out's checkpoint.safetensors");
-  app.add_option("--epochs", o.epochs, "epochs")->check(cli::positive());
-  app.add_option("--batch-size", o.batch_size, "texts per batch")->check(cli::positive());
-  app.add_option("--lr", o.lr, "AdamW's learning rate")->check(cli::positive_finite());
-  app.add_option("--weight-decay", o.weight_decay, "AdamW's weight decay")
-      ->check(cli::non_negative());
-  app.add_option("--eval-freq", o.eval_freq, "evaluate every N steps")->check(cli::positive());
-  app.add_option("--eval-iter", o.eval_iter, "batches per evaluation and accuracy")
-      ->check(cli::positive());
-  app.add_flag("!--no-plot", o.plot, "do not draw loss.png and accuracy.png");
+  ft::add_fit_options(app, o.fit, "texts", "evaluation and accuracy", "loss.png and accuracy.png");
   if (const auto code = cli::parse(app, argc, argv)) return *code;
   if (!o.print_counts && out->count() == 0) {
     std::cerr << kProgram << ": --out is required\n(" << kProgram << " --help lists the options)\n";

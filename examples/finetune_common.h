@@ -85,6 +85,35 @@ inline void add_model_options(CLI::App& app, ModelOptions& o) {
                  "loader's generator");
 }
 
+// The training loop's options, the same in both programs (each gives its own defaults, the
+// book's for its chapter): --resume, --epochs, --batch-size, --lr, --weight-decay, --eval-freq,
+// --eval-iter and --no-plot.
+struct FitOptions {
+  bool resume = false;
+  int64_t epochs = 1;
+  int64_t batch_size = 8;
+  double lr = 5e-5;
+  double weight_decay = 0.1;
+  int64_t eval_freq = 5;
+  int64_t eval_iter = 5;
+  bool plot = true;
+};
+
+// `rows`: what a batch holds ("texts"); `eval_iter`: what --eval-iter's batches are for;
+// `plots`: the figures --no-plot leaves out.
+inline void add_fit_options(CLI::App& app, FitOptions& o, const std::string& rows,
+                            const std::string& eval_iter, const std::string& plots) {
+  app.add_flag("--resume", o.resume, "continue from --out's checkpoint.safetensors");
+  app.add_option("--epochs", o.epochs, "epochs")->check(cli::positive());
+  app.add_option("--batch-size", o.batch_size, rows + " per batch")->check(cli::positive());
+  app.add_option("--lr", o.lr, "AdamW's learning rate")->check(cli::positive_finite());
+  app.add_option("--weight-decay", o.weight_decay, "AdamW's weight decay")
+      ->check(cli::non_negative());
+  app.add_option("--eval-freq", o.eval_freq, "evaluate every N steps")->check(cli::positive());
+  app.add_option("--eval-iter", o.eval_iter, "batches per " + eval_iter)->check(cli::positive());
+  app.add_flag("!--no-plot", o.plot, "do not draw " + plots);
+}
+
 // How a run computes and what it trains: threads, matrix-product precision, and appendix E's
 // LoRA (rank 0: no adapters).
 struct RunOptions {

@@ -46,18 +46,11 @@ struct Options {
   std::string kjv = default_kjv_path();
   int64_t count = 1100;  // the book's set has 1100 entries
   std::string out;
-  bool resume = false;
-  int64_t epochs = 2;
-  int64_t batch_size = 8;
-  double lr = 5e-5;
-  double weight_decay = 0.1;
-  int64_t eval_freq = 5;
-  int64_t eval_iter = 5;
+  ft::FitOptions fit{.epochs = 2, .eval_freq = 5};  // the book's chapter 7
   int64_t allowed_max_length = 1024;
   int64_t max_new_tokens = 256;
   int64_t max_test = 0;  // 0: every test entry gets a response
   int64_t checkpoint_every = 0;
-  bool plot = true;
 };
 
 std::string config_string(const Options& o, const nn::GPTConfig& cfg, const Tokenizer& tok,
@@ -66,8 +59,8 @@ std::string config_string(const Options& o, const nn::GPTConfig& cfg, const Toke
   s << "tokenizer=" << tok.name() << " vocab_size=" << cfg.vocab_size
     << " context_length=" << cfg.context_length << " emb_dim=" << cfg.emb_dim
     << " n_heads=" << cfg.n_heads << " n_layers=" << cfg.n_layers << " drop_rate=" << cfg.drop_rate
-    << " qkv_bias=" << cfg.qkv_bias << " batch_size=" << o.batch_size << " lr=" << o.lr
-    << " weight_decay=" << o.weight_decay << " seed=" << o.model.seed << " entries=" << entries
+    << " qkv_bias=" << cfg.qkv_bias << " batch_size=" << o.fit.batch_size << " lr=" << o.fit.lr
+    << " weight_decay=" << o.fit.weight_decay << " seed=" << o.model.seed << " entries=" << entries
     << " allowed_max_length=" << o.allowed_max_length << ft::run_config(o.run);
   return s.str();
 }
@@ -102,7 +95,7 @@ int run(const Options& o) {
         "the KJV demonstration set (" + std::to_string(o.count) + " entries from " + o.kjv + ")";
   }
   const InstructionSplit split = split_instruction_data(data);
-  if (split.train.size() < static_cast<size_t>(o.batch_size) || split.validation.empty() ||
+  if (split.train.size() < static_cast<size_t>(o.fit.batch_size) || split.validation.empty() ||
       split.test.empty()) {
     throw Error(std::string(kProgram) + ": " + std::to_string(data.size()) + " entries give " +
                 std::to_string(split.train.size()) + " training, " +
@@ -117,17 +110,17 @@ int run(const Options& o) {
   const std::optional<int64_t> allowed = std::min(o.allowed_max_length, cfg.context_length);
   const InstructionDataset train_ds(split.train, tokenizer), val_ds(split.validation, tokenizer);
   Generator data_generator(o.model.seed);  // the shuffling: torch.Generator().manual_seed(seed)
-  InstructionDataLoader train_loader(train_ds, o.batch_size, true, true, &data_generator, allowed,
-                                     pad);
-  InstructionDataLoader train_eval_loader(train_ds, o.batch_size, true, true, &data_generator,
+  InstructionDataLoader train_loader(train_ds, o.fit.batch_size, true, true, &data_generator,
+                                     allowed, pad);
+  InstructionDataLoader train_eval_loader(train_ds, o.fit.batch_size, true, true, &data_generator,
                                           allowed, pad);
-  InstructionDataLoader val_loader(val_ds, o.batch_size, false, false, &data_generator, allowed,
+  InstructionDataLoader val_loader(val_ds, o.fit.batch_size, false, false, &data_generator, allowed,
                                    pad);
   // Appendix E's LoRA when --lora-rank is set: only the adapters train.
   std::string trained = ft::apply_lora(model, o.run);
   if (trained.empty()) trained = "every weight";
   AdamW optimizer(model.trainable_parameters(),
-                  AdamWOptions{.lr = o.lr, .weight_decay = o.weight_decay});
+                  AdamWOptions{.lr = o.fit.lr, .weight_decay = o.fit.weight_decay});
   const std::string config = config_string(o, cfg, tokenizer, data.size());
   const std::string ckpt = o.out + "/checkpoint.safetensors";
   CheckpointExtras extras;
@@ -141,11 +134,11 @@ int run(const Options& o) {
               kProgram, loaded.origin.c_str(), model.num_parameters(),
               model.num_trainable_parameters(), trained.c_str(), tokenizer.name().c_str(),
               data_origin.c_str(), split.train.size(), split.validation.size(), split.test.size(),
-              o.batch_size, o.lr, o.epochs);
+              o.fit.batch_size, o.fit.lr, o.fit.epochs);
 
   TrainState start;
   std::string csv = "step,train_loss,val_loss,tokens_seen\n";
-  if (o.resume) {
+  if (o.fit.resume) {
     ft::resume_from(ckpt, "finetune_instruct.config", config, params, extras, kProgram);
     auto& m = extras.metadata;
     start = {std::stoll(m.at("finetune_instruct.step")),
@@ -171,16 +164,16 @@ int run(const Options& o) {
   };
 
   // The book's "Initial losses" (calc_loss_loader over 5 batches of each loader).
-  const EvalLosses before = evaluate_model(model, train_eval_loader, val_loader, o.eval_iter);
+  const EvalLosses before = evaluate_model(model, train_eval_loader, val_loader, o.fit.eval_iter);
   std::printf("%s losses\n   Training loss: %.4f\n   Validation loss: %.4f\n",
-              o.resume ? "Resumed" : "Initial", before.train_loss, before.val_loss);
+              o.fit.resume ? "Resumed" : "Initial", before.train_loss, before.val_loss);
 
   const int64_t steps_per_epoch = train_loader.size();
-  const int64_t total_steps = steps_per_epoch * o.epochs;
+  const int64_t total_steps = steps_per_epoch * o.fit.epochs;
   TrainOptions options;
-  options.num_epochs = o.epochs;
-  options.eval_freq = o.eval_freq;
-  options.eval_iter = o.eval_iter;
+  options.num_epochs = o.fit.epochs;
+  options.eval_freq = o.fit.eval_freq;
+  options.eval_iter = o.fit.eval_iter;
   options.start_context = format_input(split.validation[0]);
   options.sample_tokens = 35;
   TrainCallbacks callbacks;
@@ -223,11 +216,11 @@ int run(const Options& o) {
     std::printf("LoRA adapters saved as %s\n", (o.out + "/lora.safetensors").c_str());
   }
 
-  const EvalLosses after = evaluate_model(model, train_eval_loader, val_loader, o.eval_iter);
+  const EvalLosses after = evaluate_model(model, train_eval_loader, val_loader, o.fit.eval_iter);
   std::printf("Final losses\n   Training loss: %.4f\n   Validation loss: %.4f\n", after.train_loss,
               after.val_loss);
 
-  if (o.plot) {  // the book's plot_losses: loss against epochs, tokens seen on top
+  if (o.fit.plot) {  // the book's plot_losses: loss against epochs, tokens seen on top
     std::vector<double> train, val, tokens;
     std::istringstream rows(csv);
     std::string line;
@@ -240,7 +233,7 @@ int run(const Options& o) {
     }
     if (!train.empty()) {
       const std::vector<double> epochs =
-          ft::linspace(0, static_cast<double>(o.epochs), train.size());
+          ft::linspace(0, static_cast<double>(o.fit.epochs), train.size());
       ft::try_plot(o.out + "/loss.png", kProgram, [&] {
         plot_values(o.out + "/loss.png", epochs, tokens, train, val, "loss", "Tokens seen");
       });
@@ -301,14 +294,7 @@ int main(int argc, char** argv) {
   app.add_option("--count", o.count, "entries of the KJV demonstration set")
       ->check(cli::positive());
   app.add_option("--out", o.out, "output folder (created when missing)")->required();
-  app.add_flag("--resume", o.resume, "continue from --out's checkpoint.safetensors");
-  app.add_option("--epochs", o.epochs, "epochs")->check(cli::positive());
-  app.add_option("--batch-size", o.batch_size, "entries per batch")->check(cli::positive());
-  app.add_option("--lr", o.lr, "AdamW's learning rate")->check(cli::positive_finite());
-  app.add_option("--weight-decay", o.weight_decay, "AdamW's weight decay")
-      ->check(cli::non_negative());
-  app.add_option("--eval-freq", o.eval_freq, "evaluate every N steps")->check(cli::positive());
-  app.add_option("--eval-iter", o.eval_iter, "batches per evaluation")->check(cli::positive());
+  ft::add_fit_options(app, o.fit, "entries", "evaluation", "loss.png");
   app.add_option("--allowed-max-length", o.allowed_max_length,
                  "tokens per batch row at most (and at most the context length)")
       ->check(cli::positive());
@@ -319,7 +305,6 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint-every", o.checkpoint_every,
                  "also save every N steps (0: at the end)")
       ->check(cli::non_negative());
-  app.add_flag("!--no-plot", o.plot, "do not draw loss.png");
   if (const auto code = cli::parse(app, argc, argv)) return *code;
   return cli::run(kProgram, [&] { return run(o); });
 }
