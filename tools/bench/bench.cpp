@@ -407,20 +407,21 @@ int main(int argc, char** argv) {
   bool keep_openblas_env = false, no_torch = false;
   std::vector<std::string> workload_list;
   for (const tgb::Workload& c : tgb::kWorkloads) workload_list.push_back(c.name);
-  for (const char* gpt : {"gpt-tiny", "gpt2-124m", "generate-124m", "generate-355m"}) {
-    workload_list.push_back(gpt);
+  // The GPT and fine-tuning workloads, each with its -bf16 variant.
+  for (const char* name : {"gpt-tiny", "gpt2-124m", "finetune-124m", "lora-124m", "full-124m"}) {
+    workload_list.push_back(name);
+    workload_list.push_back(std::string(name) + "-bf16");
   }
-  for (const char* ft : {"finetune-124m", "lora-124m", "full-124m"}) {
-    workload_list.push_back(ft);
-    workload_list.push_back(std::string(ft) + "-bf16");
-  }
+  for (const char* name : {"generate-124m", "generate-355m"}) workload_list.push_back(name);
 
   CLI::App app(
       "Times training steps in tapegrad and its peers, interleaved: the attention workloads "
       "(book, small, gpt2: one training step of the book's MultiHeadAttention module, forward, "
       "mean(out^2), backward, SGD, per dropout setting) "
       "against LibTorch when built with it; the GPT workloads (gpt-tiny, gpt2-124m: GPTModel, "
-      "cross_entropy, clip_grad_norm_, AdamW) against LibTorch and PyTorch eager.",
+      "cross_entropy, clip_grad_norm_, AdamW) against LibTorch and PyTorch eager, and their -bf16 "
+      "variants (set_matmul_precision(BFloat16)) against both in float32 and PyTorch's "
+      "autocast bf16.",
       "tapegrad-bench");
   app.add_option("--threads", thread_counts, "thread counts, N[,N...]")
       ->delimiter(',')
@@ -482,7 +483,8 @@ int main(int argc, char** argv) {
   }
 
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
-  // The GPT workloads (gpt-tiny, gpt2-124m) run on their own, with the LibTorch and PyTorch peers.
+  // The GPT workloads (gpt-tiny, gpt2-124m, their -bf16 variants) run on their own, with the
+  // LibTorch and PyTorch peers.
   std::vector<std::string> gpt_names;
   std::erase_if(workload_names, [&](const std::string& n) {
     if (!tgb::is_gpt_workload(n)) return false;

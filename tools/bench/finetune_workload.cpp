@@ -46,14 +46,13 @@ namespace {
 
 enum class Recipe { Chapter6, Full, LoRA };
 
+// w.bf16: the products' operands in bfloat16 (tapegrad: set_matmul_precision(BFloat16);
+// PyTorch: the step's forward under torch.autocast("cpu", bfloat16)).
 struct FinetuneWorkload {
   GptWorkload w;
   Recipe recipe;
   int64_t lora_rank;  // LoRA only
   double lora_alpha;
-  // The products' operands in bfloat16 (tapegrad: set_matmul_precision(BFloat16); PyTorch:
-  // the step's forward under torch.autocast("cpu", bfloat16)).
-  bool bf16;
 };
 
 // The book's chapter-6 BASE_CONFIG: GPT_CONFIG_124M with qkv_bias and no dropout.
@@ -61,12 +60,12 @@ constexpr tapegrad::nn::GPTConfig kConfig124M{50257, 1024, 768, 12, 12, 0.0, tru
 
 // Warm-up samples: the first steps pay one-time costs (the optimiser's moments, allocator growth).
 const FinetuneWorkload kFinetuneWorkloads[] = {
-    {{"finetune-124m", kConfig124M, 8, 120, 1, 2, 5}, Recipe::Chapter6, 0, 0, false},
-    {{"lora-124m", kConfig124M, 8, 120, 1, 2, 5}, Recipe::LoRA, 16, 16, false},
-    {{"full-124m", kConfig124M, 8, 120, 1, 2, 5}, Recipe::Full, 0, 0, false},
-    {{"finetune-124m-bf16", kConfig124M, 8, 120, 1, 2, 5}, Recipe::Chapter6, 0, 0, true},
-    {{"lora-124m-bf16", kConfig124M, 8, 120, 1, 2, 5}, Recipe::LoRA, 16, 16, true},
-    {{"full-124m-bf16", kConfig124M, 8, 120, 1, 2, 5}, Recipe::Full, 0, 0, true},
+    {{"finetune-124m", kConfig124M, 8, 120, 1, 2, 5, false}, Recipe::Chapter6, 0, 0},
+    {{"lora-124m", kConfig124M, 8, 120, 1, 2, 5, false}, Recipe::LoRA, 16, 16},
+    {{"full-124m", kConfig124M, 8, 120, 1, 2, 5, false}, Recipe::Full, 0, 0},
+    {{"finetune-124m-bf16", kConfig124M, 8, 120, 1, 2, 5, true}, Recipe::Chapter6, 0, 0},
+    {{"lora-124m-bf16", kConfig124M, 8, 120, 1, 2, 5, true}, Recipe::LoRA, 16, 16},
+    {{"full-124m-bf16", kConfig124M, 8, 120, 1, 2, 5, true}, Recipe::Full, 0, 0},
 };
 
 constexpr double kLr = 5e-5, kWeightDecay = 0.1;  // chapter 6's and appendix E's AdamW
@@ -129,7 +128,8 @@ int finetune_worker_main(const std::vector<std::string>& args) {
   }
   set_num_threads(threads);
   const double gemm_gflops = tapegrad_gemm_gflops();
-  if (f->bf16) set_matmul_precision(MatmulPrecision::BFloat16);
+  const double bf16_gemm_gflops = f->w.bf16 ? tapegrad_gemm_gflops(MatmulPrecision::BFloat16) : 0.0;
+  if (f->w.bf16) set_matmul_precision(MatmulPrecision::BFloat16);
 
   // What a user writes (the book's chapter 6 / appendix E; torch_gpt.py's build_finetune).
   const nn::GPTConfig& cfg = f->w.cfg;
@@ -173,10 +173,10 @@ int finetune_worker_main(const std::vector<std::string>& args) {
   for (const Parameter& p : model.parameters()) {
     for (int64_t i = 0; i < p.numel(); ++i) checksum += static_cast<double>(p.data<float>()[i]);
   }
-  return serve(step, checksum, gemm_gflops,
+  return serve(step, checksum, gemm_gflops, bf16_gemm_gflops,
                std::string("tapegrad (GEMM: ") + gemm_backend_info() + "; vmath: SLEEF " +
                    vmath::isa() + "; " +
-                   (f->bf16 ? std::string("bf16 products: ") + bf16_engine_info() + "; " : "") +
+                   (f->w.bf16 ? std::string("bf16 products: ") + bf16_engine_info() + "; " : "") +
                    std::to_string(model.num_parameters()) + " parameters, " +
                    std::to_string(model.num_trainable_parameters()) + " trainable)",
                steps);
@@ -219,14 +219,8 @@ int run_finetune_workloads(const std::vector<std::string>& names,
           static_cast<long long>(w.t), flops / 1e9);
       std::fprintf(stderr, "[%d thread%s] %s...\n", threads, threads == 1 ? "" : "s", w.name);
       const std::vector<Result> r = run_group(w, engines, samples);
-      double peak = 0;
-      for (const Result& x : r) peak = std::max(peak, x.gemm_gflops);
-      for (const Result& x : r) {
-        std::printf("%-34s %s; sgemm %.1f GFLOP/s\n", x.label.c_str(), x.info.c_str(),
-                    x.gemm_gflops);
-      }
-      std::printf("  -> GEMM peak measured: %.1f GFLOP/s (the best sgemm above)\n", peak);
-      print_rows(w, engines, r, peak, flops);
+      const Peaks peaks = print_engines(r);
+      print_rows(w, engines, r, peaks, flops);
       // The targets, against PyTorch's faster run: speed-up >= 1.5, peak RSS <= 0.8 of its.
       size_t best = 1;
       for (size_t e = 2; e < r.size(); ++e) {

@@ -6,6 +6,12 @@
 // time in alternating order (bench.cpp's protocol), so a change of load on the machine hits every
 // engine alike.
 //
+// The -bf16 variants: tapegrad's worker calls set_matmul_precision(BFloat16) and then runs the
+// same step; its peers, interleaved with it, are PyTorch eager in float32, PyTorch eager with the
+// forward and the loss under torch.autocast("cpu", bfloat16) (the backward outside, as torch
+// users write it), and LibTorch in float32. Their GEMM peak is bf16 (1024³ through tapegrad's bf16
+// products and torch's bf16 mm), measured in the same workers.
+//
 // Same start: manual_seed(123) gives torch's GPTModel weights bit for bit (tests/nn/
 // test_gpt.cpp), the tokens come from torch.randint's rule on a Generator seeded 123
 // (random() % V for a range under 2³²), and dropout draws torch's mask stream from the default
@@ -55,9 +61,20 @@ namespace {
 // ones, LibTorch's second and third 1.8x and 1.6x: first touches of the optimiser's moments,
 // allocator growth), so the timed samples start at the fourth step.
 const GptWorkload kGptWorkloads[] = {
-    {"gpt-tiny", {256, 64, 64, 4, 2, 0.1, false}, 16, 64, 5, 2, 15},
-    {"gpt2-124m", tapegrad::nn::GPT_CONFIG_124M, 4, 64, 1, 3, 5},
+    {"gpt-tiny", {256, 64, 64, 4, 2, 0.1, false}, 16, 64, 5, 2, 15, false},
+    {"gpt2-124m", tapegrad::nn::GPT_CONFIG_124M, 4, 64, 1, 3, 5, false},
+    {"gpt-tiny-bf16", {256, 64, 64, 4, 2, 0.1, false}, 16, 64, 5, 2, 15, true},
+    {"gpt2-124m-bf16", tapegrad::nn::GPT_CONFIG_124M, 4, 64, 1, 3, 5, true},
 };
+
+// The float32 workload a -bf16 one is the variant of (its float32 peers run that one).
+std::string float32_name(const GptWorkload& w) {
+  const std::string name = w.name;
+  return w.bf16 ? name.substr(0, name.size() - std::string("-bf16").size()) : name;
+}
+
+// The peers, in the order their checks and ratios are printed.
+constexpr const char* kPeers[] = {"baseline", "LibTorch", "PyTorch", "PyTorch autocast"};
 
 // AdamW's settings, the same for every engine (torch_gpt.py's defaults; betas and eps torch's).
 constexpr double kLr = 4e-4, kWeightDecay = 0.1;
@@ -109,6 +126,7 @@ int torch_worker(const GptWorkload& w, const std::string& plugin, int threads, i
       reinterpret_cast<double (*)(int64_t, int, int)>(sym("tgb_torch_gemm_gflops"));
   const auto info = reinterpret_cast<const char* (*)()>(sym("tgb_torch_info"));
 
+  // LibTorch runs float32 here; torch's bf16 mm (the same oneDNN) is measured by PyTorch's worker.
   const double gflops = gemm_peak ? gemm_gflops(1024, 6, threads) : 0.0;
   const tapegrad::nn::GPTConfig& c = w.cfg;
   const tgb_gpt_config cfg{c.vocab_size, c.context_length, c.emb_dim, c.n_heads, c.n_layers,
@@ -116,7 +134,7 @@ int torch_worker(const GptWorkload& w, const std::string& plugin, int threads, i
                            kWeightDecay};
   void* engine = create(&cfg, threads);
   const char* malloc_kind = std::getenv("MALLOC_TOP_PAD_") != nullptr ? "tuned" : "default";
-  const int rc = serve([&] { return step(engine); }, checksum(engine), gflops,
+  const int rc = serve([&] { return step(engine); }, checksum(engine), gflops, 0.0,
                        std::string(info()) + "; " + malloc_kind + " malloc", steps);
   destroy(engine);
   return rc;
@@ -124,8 +142,9 @@ int torch_worker(const GptWorkload& w, const std::string& plugin, int threads, i
 
 }  // namespace
 
-// GFLOP/s of the library's own float32 product (its default backend) on 1024³: best of 5.
-double tapegrad_gemm_gflops() {
+// GFLOP/s of the library's own product on 1024³, best of 5: float32 or bf16 products.
+double tapegrad_gemm_gflops(tapegrad::MatmulPrecision precision) {
+  const tapegrad::MatmulPrecisionGuard guard(precision);
   const int64_t n = 1024;
   std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
   double best = 1e30;
@@ -141,13 +160,21 @@ double tapegrad_gemm_gflops() {
 
 namespace {
 
-// "ready <checksum> <gemm GFLOP/s> <info...>"
+// "ready <checksum> <gemm GFLOP/s> <bf16 GEMM GFLOP/s> <info...>"; a --baseline build from
+// before the bf16 figure writes no number there: its info starts at once.
 void parse_ready(const std::string& line, Result& r) {
   std::istringstream ss(line);
   std::string word;
   ss >> word >> r.checksum >> r.gemm_gflops;
   std::getline(ss, r.info);
   if (!r.info.empty() && r.info[0] == ' ') r.info.erase(0, 1);
+  char* end = nullptr;
+  const double bf16 = std::strtod(r.info.c_str(), &end);
+  if (end != r.info.c_str() && (*end == ' ' || *end == '\0')) {
+    r.bf16_gemm_gflops = bf16;
+    r.info.erase(0, static_cast<size_t>(end - r.info.c_str()));
+    if (!r.info.empty() && r.info[0] == ' ') r.info.erase(0, 1);
+  }
 }
 
 }  // namespace
@@ -165,8 +192,8 @@ const char* torch_gpt_script() {
 // for each "s" K steps, answered "<seconds> <first loss> <last loss> <allocations> <CPU
 // seconds> <CPU seconds of the calling thread>", and for "q" the peak RSS (KiB).
 int serve(const std::function<double()>& step, double checksum, double gemm_gflops,
-          const std::string& info, int steps) {
-  std::printf("ready %.17g %.6g %s\n", checksum, gemm_gflops, info.c_str());
+          double bf16_gemm_gflops, const std::string& info, int steps) {
+  std::printf("ready %.17g %.6g %.6g %s\n", checksum, gemm_gflops, bf16_gemm_gflops, info.c_str());
   return serve_steps(step, steps);
 }
 
@@ -192,6 +219,9 @@ int gpt_worker_main(const std::vector<std::string>& args) {
   if (engine == "torch-gpt") return torch_worker(w, plugin, threads, steps, gemm_peak);
   set_num_threads(threads);
   const double gemm_gflops = gemm_peak ? tapegrad_gemm_gflops() : 0.0;
+  const double bf16_gemm_gflops =
+      gemm_peak && w.bf16 ? tapegrad_gemm_gflops(MatmulPrecision::BFloat16) : 0.0;
+  if (w.bf16) set_matmul_precision(MatmulPrecision::BFloat16);
 
   // What a user writes (torch_gpt.py's main, line for line).
   manual_seed(123);
@@ -229,9 +259,10 @@ int gpt_worker_main(const std::vector<std::string>& args) {
   for (const Parameter& p : params) {
     for (int64_t i = 0; i < p.numel(); ++i) checksum += static_cast<double>(p.data<float>()[i]);
   }
-  return serve(step, checksum, gemm_gflops,
+  return serve(step, checksum, gemm_gflops, bf16_gemm_gflops,
                std::string("tapegrad (GEMM: ") + gemm_backend_info() + "; vmath: SLEEF " +
-                   vmath::isa() + ")",
+                   vmath::isa() +
+                   (w.bf16 ? std::string("; bf16 products: ") + bf16_engine_info() : "") + ")",
                steps);
 }
 
@@ -280,18 +311,38 @@ std::vector<Result> run_group(const GptWorkload& w, const std::vector<Engine>& e
   return r;
 }
 
+Peaks print_engines(const std::vector<Result>& r) {
+  Peaks peaks;
+  for (const Result& x : r) {
+    peaks.sgemm = std::max(peaks.sgemm, x.gemm_gflops);
+    peaks.bf16 = std::max(peaks.bf16, x.bf16_gemm_gflops);
+    std::printf("%-34s %s; sgemm %.1f GFLOP/s", x.label.c_str(), x.info.c_str(), x.gemm_gflops);
+    if (x.bf16_gemm_gflops > 0) std::printf("; bf16 GEMM %.1f GFLOP/s", x.bf16_gemm_gflops);
+    std::printf("\n");
+  }
+  std::printf("  -> GEMM peak measured: %.1f GFLOP/s (the best sgemm above)\n", peaks.sgemm);
+  if (peaks.bf16 > 0) {
+    std::printf("  -> bf16 GEMM peak measured: %.1f GFLOP/s (the best bf16 GEMM above)\n",
+                peaks.bf16);
+  }
+  return peaks;
+}
+
 // Prints one group's rows; "x torch" and "RSS/tch" are against the group's fastest peer run.
 void print_rows(const GptWorkload& w, const std::vector<Engine>& engines,
-                const std::vector<Result>& r, double peak, double flops) {
+                const std::vector<Result>& r, const Peaks& peaks, double flops) {
   size_t best = 0;  // the fastest peer ("x torch"); the baseline is another tapegrad, no peer
   for (size_t e = 1; e < r.size(); ++e) {
     if (engines[e].peer == "baseline") continue;
     if (best == 0 || r[e].median() < r[best].median()) best = e;
   }
   if (best == 0) best = 1;
-  std::printf("%-9s %-34s %5s %10s %10s %10s %10s %10s %7s %5s %7s %7s %7s %8s %12s\n", "work",
+  // bf16 workloads: a "%bf16pk" column, the row's GFLOP/s over the bf16 GEMM peak.
+  const bool bf16_column = w.bf16 && peaks.bf16 > 0;
+  std::printf("%-9s %-34s %5s %10s %10s %10s %10s %10s %7s %5s%s %7s %7s %7s %8s %12s\n", "work",
               "engine", "steps", "median ms", "min ms", "max ms", "cpu ms", "main cpu", "GFLOP/s",
-              "%peak", "x torch", "RSS MB", "RSS/tch", "allocs", "loss@1");
+              "%peak", bf16_column ? " %bf16pk" : "", "x torch", "RSS MB", "RSS/tch", "allocs",
+              "loss@1");
   for (size_t e = 0; e < r.size(); ++e) {
     const Result& x = r[e];
     const double gflops = flops / (x.median() * 1e-3) / 1e9;
@@ -301,18 +352,28 @@ void print_rows(const GptWorkload& w, const std::vector<Engine>& engines,
     } else {
       std::snprintf(allocs, sizeof allocs, "%.1f", x.allocations);
     }
+    char bf16_peak[32] = "";
+    if (bf16_column) {
+      std::snprintf(bf16_peak, sizeof bf16_peak, " %7.1f", 100.0 * gflops / peaks.bf16);
+    }
     std::printf(
-        "%-9s %-34s %5d %10.2f %10.2f %10.2f %10.2f %10.2f %7.2f %5.1f %7.2f %7.1f %7.3f %8s "
+        "%-9s %-34s %5d %10.2f %10.2f %10.2f %10.2f %10.2f %7.2f %5.1f%s %7.2f %7.1f %7.3f %8s "
         "%12.8g\n",
         w.name, x.label.c_str(), w.steps_per_sample, x.median(),
         *std::min_element(x.ms.begin(), x.ms.end()), *std::max_element(x.ms.begin(), x.ms.end()),
         Result::median_of(x.cpu_ms), Result::median_of(x.main_cpu_ms), gflops,
-        100.0 * gflops / peak, r[best].median() / x.median(), x.rss_kib / 1024.0,
+        100.0 * gflops / peaks.sgemm, bf16_peak, r[best].median() / x.median(), x.rss_kib / 1024.0,
         static_cast<double>(x.rss_kib) / static_cast<double>(r[best].rss_kib), allocs,
         x.loss_first);
   }
+  // The losses' tolerance: float32 steps agree to rounding. With bf16 products tapegrad's
+  // operands keep 8 significant bits and torch's autocast also rounds the products' outputs
+  // and runs other ops in bf16, so its loss differs from tapegrad's (and from float32's) by far
+  // more than float32 rounding while the step is still right; 1e-2 flags a wrong step (a
+  // different model, batch or init), not the precision.
+  const double loss_tolerance = w.bf16 ? 1e-2 : 1e-5;
   // Per peer (and baseline): same start (init checksum, loss at step 1) and the losses at the end.
-  for (const char* peer : {"baseline", "LibTorch", "PyTorch"}) {
+  for (const char* peer : kPeers) {
     size_t t = 0;
     for (size_t e = 1; e < r.size(); ++e) {
       if (engines[e].peer == peer && (t == 0 || r[e].median() < r[t].median())) t = e;
@@ -325,13 +386,71 @@ void print_rows(const GptWorkload& w, const std::vector<Engine>& engines,
     const double rel_last = std::abs(g.loss_last - p.loss_last) / std::abs(p.loss_last);
     std::printf(
         "%-9s check vs %s: init checksum %.12g vs %.12g (rel. diff %.1e, %s); loss@1 %.9g vs "
-        "%.9g (rel. diff %.2e, %s); loss after %zu steps %.9g vs %.9g (rel. diff %.2e)\n",
+        "%.9g (rel. diff %.2e, %s%s); loss after %zu steps %.9g vs %.9g (rel. diff %.2e)\n",
         w.name, p.label.c_str(), g.checksum, p.checksum, init_rel,
         init_rel < 1e-9 ? "same init" : "DIFFERS", g.loss_first, p.loss_first, rel1,
-        rel1 < 1e-5 ? "OK" : "MISMATCH", (w.warmup + p.ms.size()) * w.steps_per_sample, g.loss_last,
-        p.loss_last, rel_last);
+        rel1 < loss_tolerance ? "OK" : "MISMATCH", w.bf16 ? " at bf16's tolerance 1e-2" : "",
+        (w.warmup + p.ms.size()) * w.steps_per_sample, g.loss_last, p.loss_last, rel_last);
   }
 }
+
+namespace {
+
+// Per peer: tapegrad's median over each of the peer's runs (text), and over the faster one (best,
+// best_label), from the group they ran in, with tapegrad's peak RSS over that run's (best_rss).
+struct Ratio {
+  std::string peer, text;
+  double best;
+  std::string best_label;
+  double best_rss;
+};
+
+// The targets of tapegrad's step with bf16 products (issue #28), each against the peer's faster
+// run: at least 2x PyTorch eager and LibTorch in float32 and 1.3x PyTorch's autocast bf16, peak
+// RSS at most 0.8 of PyTorch's (float32 and autocast alike), and the step's products at least
+// 60% of the bf16 GEMM peak measured in the run (tapegrad's median over all its groups' samples).
+void print_bf16_targets(const GptWorkload& w, const std::vector<Ratio>& ratios, double median_ms,
+                        double bf16_peak) {
+  const struct {
+    const char* peer;
+    const char* what;
+    double target;
+  } speed[] = {{"PyTorch", "PyTorch eager float32", 2.0},
+               {"LibTorch", "LibTorch float32", 2.0},
+               {"PyTorch autocast", "PyTorch eager bf16 autocast", 1.3}};
+  std::string rss_text;
+  double rss_worst = 0;
+  for (const auto& t : speed) {
+    for (const Ratio& q : ratios) {
+      if (q.peer != t.peer) continue;
+      const double speedup = 1.0 / q.best;
+      std::printf("%-9s target vs %s (%s): speed-up %.3fx (target >= %.1f: %s)\n", w.name, t.what,
+                  q.best_label.c_str(), speedup, t.target, speedup >= t.target ? "met" : "MISSED");
+      if (q.peer == "LibTorch") continue;
+      char text[160];
+      std::snprintf(text, sizeof text, "%s%.3f of %s's (%s)", rss_text.empty() ? "" : ", ",
+                    q.best_rss, t.what, q.best_label.c_str());
+      rss_text += text;
+      rss_worst = std::max(rss_worst, q.best_rss);
+    }
+  }
+  if (!rss_text.empty()) {
+    std::printf("%-9s target peak RSS: %s (target <= 0.8 of PyTorch's: %s)\n", w.name,
+                rss_text.c_str(), rss_worst <= 0.8 ? "met" : "MISSED");
+  }
+  if (bf16_peak > 0) {
+    const double gflops = gpt_step_flops(w) / (median_ms * 1e-3) / 1e9;
+    const double share = 100.0 * gflops / bf16_peak;
+    std::printf(
+        "%-9s target products' share of the bf16 GEMM peak measured in this run: %.1f%% (%.2f of "
+        "%.1f GFLOP/s; target >= 60%%: %s)\n",
+        w.name, share, gflops, bf16_peak, share >= 60.0 ? "met" : "MISSED");
+  } else {
+    std::printf("%-9s target products' share of the bf16 GEMM peak: not measured\n", w.name);
+  }
+}
+
+}  // namespace
 
 int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<int>& thread_counts,
                       double sample_factor, const char* torch_plugin, const std::string& baseline) {
@@ -349,13 +468,15 @@ int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<i
       const GptWorkload& w = find_workload(name);
       const int samples = std::max(3, static_cast<int>(std::lround(w.samples * sample_factor)));
       const std::string k = std::to_string(w.steps_per_sample), n = std::to_string(threads);
+      // A -bf16 workload's float32 peers run its float32 workload: the same model and batch.
+      const std::string f32 = float32_name(w);
       const Engine tapegrad{"tapegrad",
                             "",
                             {"/proc/self/exe", "--worker", "tapegrad-gpt", "--workload", name,
                              "--threads", n, "--steps", k},
                             {}};
       // Each peer with the default malloc (any tuning in the environment removed) and tuned.
-      std::vector<Engine> libtorch, pytorch;
+      std::vector<Engine> libtorch, pytorch, autocast;
       for (const bool tuned : {false, true}) {
         const std::string kind = tuned ? "tuned" : "default";
         // The threads of LibTorch's two pools (OpenMP's intra-op pool, OpenBLAS's) asleep soon
@@ -370,16 +491,23 @@ int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<i
         if (torch_plugin != nullptr) {
           libtorch.push_back({"libtorch/" + kind + "-malloc",
                               "LibTorch",
-                              {"/proc/self/exe", "--worker", "torch-gpt", "--workload", name,
+                              {"/proc/self/exe", "--worker", "torch-gpt", "--workload", f32,
                                "--threads", n, "--steps", k, "--plugin", torch_plugin},
                               env});
         }
         // torch_gpt.py sets its own environment (malloc, BLAS, threads) and re-executes itself.
         pytorch.push_back({"pytorch-eager/" + kind + "-malloc",
                            "PyTorch",
-                           {"/usr/bin/python3", torch_gpt_script(), "--serve", "--workload", name,
+                           {"/usr/bin/python3", torch_gpt_script(), "--serve", "--workload", f32,
                             "--threads", n, "--steps", k, "--malloc", kind},
                            {}});
+        if (w.bf16) {
+          autocast.push_back({"pytorch-autocast/" + kind + "-malloc",
+                              "PyTorch autocast",
+                              {"/usr/bin/python3", torch_gpt_script(), "--serve", "--workload",
+                               name, "--threads", n, "--steps", k, "--malloc", kind},
+                              {}});
+        }
       }
       // The other build's tapegrad worker, the same request (its argv[0] is its program).
       std::vector<Engine> others;
@@ -388,20 +516,21 @@ int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<i
         others.back().label = others.back().peer = "baseline";
         others.back().argv[0] = baseline;
       }
-      // All five processes at once for gpt-tiny (six with a baseline); for gpt2-124m (3-4 GB
-      // each) tapegrad runs once with each peer's two runs, and once with the baseline, so no
-      // more than three such processes are alive.
+      // All processes at once for gpt-tiny (five, seven for -bf16, one more with a baseline);
+      // for gpt2-124m (3-4 GB each) tapegrad runs once with each peer's two runs, and once with
+      // the baseline, so no more than three such processes are alive.
       std::vector<std::vector<Engine>> groups;
       const bool large = w.cfg.emb_dim * w.cfg.vocab_size > 10'000'000;
       if (large && !libtorch.empty()) {
-        groups.push_back({tapegrad, libtorch[0], libtorch[1]});
-        groups.push_back({tapegrad, pytorch[0], pytorch[1]});
+        for (const std::vector<Engine>* peer : {&libtorch, &pytorch, &autocast}) {
+          if (!peer->empty()) groups.push_back({tapegrad, (*peer)[0], (*peer)[1]});
+        }
         if (!others.empty()) groups.push_back({tapegrad, others[0]});
       } else {
         std::vector<Engine> all{tapegrad};
-        all.insert(all.end(), others.begin(), others.end());
-        all.insert(all.end(), libtorch.begin(), libtorch.end());
-        all.insert(all.end(), pytorch.begin(), pytorch.end());
+        for (const std::vector<Engine>* peer : {&others, &libtorch, &pytorch, &autocast}) {
+          all.insert(all.end(), peer->begin(), peer->end());
+        }
         groups.push_back(all);
       }
 
@@ -410,31 +539,25 @@ int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<i
           "==\n",
           w.name, threads, threads == 1 ? "" : "s", static_cast<long long>(w.batch),
           static_cast<long long>(w.t), gpt_step_flops(w) / 1e9);
-      // Per peer: tapegrad's median over the peer's faster run, from the group they ran in.
-      struct Ratio {
-        std::string peer, text;
-        double best;
-      };
       std::vector<Ratio> ratios;
+      // For the bf16 targets: tapegrad's samples of every group, and the best bf16 GEMM of all.
+      std::vector<double> tapegrad_ms;
+      double bf16_peak = 0;
       for (size_t gi = 0; gi < groups.size(); ++gi) {
         const std::vector<Engine>& group = groups[gi];
         std::fprintf(stderr, "[%d thread%s] %s%s...\n", threads, threads == 1 ? "" : "s", w.name,
                      groups.size() > 1 ? (" group " + std::to_string(gi + 1)).c_str() : "");
         const std::vector<Result> r = run_group(w, group, samples);
-        double peak = 0;
-        for (const Result& x : r) peak = std::max(peak, x.gemm_gflops);
         if (groups.size() > 1) {
           std::printf(
               "-- group %zu of %zu (these engines interleaved; the groups one after the "
               "other, so at most three 124M processes are alive):\n",
               gi + 1, groups.size());
         }
-        for (const Result& x : r) {
-          std::printf("%-34s %s; sgemm %.1f GFLOP/s\n", x.label.c_str(), x.info.c_str(),
-                      x.gemm_gflops);
-        }
-        std::printf("  -> GEMM peak measured: %.1f GFLOP/s (the best sgemm above)\n", peak);
-        print_rows(w, group, r, peak, gpt_step_flops(w));
+        const Peaks peaks = print_engines(r);
+        print_rows(w, group, r, peaks, gpt_step_flops(w));
+        tapegrad_ms.insert(tapegrad_ms.end(), r[0].ms.begin(), r[0].ms.end());
+        bf16_peak = std::max(bf16_peak, peaks.bf16);
         for (const Result& x : r) {
           const bool seen = std::any_of(scaling.begin(), scaling.end(), [&](const Scaling& q) {
             return q.workload == w.name && q.label == x.label && q.threads == threads;
@@ -444,15 +567,16 @@ int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<i
                                Result::median_of(x.main_cpu_ms)});
           }
         }
-        for (const char* peer : {"baseline", "LibTorch", "PyTorch"}) {
-          Ratio q{peer, "", 0};
+        for (const char* peer : kPeers) {
+          Ratio q{peer, "", 0, "", 0};
           for (size_t e = 1; e < r.size(); ++e) {
             if (group[e].peer != peer) continue;
             const double ratio = r[0].median() / r[e].median();
-            q.best = std::max(q.best, ratio);  // against the peer's faster run
+            const double rss =
+                static_cast<double>(r[0].rss_kib) / static_cast<double>(r[e].rss_kib);
+            if (ratio > q.best) q = {peer, q.text, ratio, r[e].label, rss};  // the faster run
             char text[160];
-            std::snprintf(text, sizeof text, " vs %s %.4f (%.3f)", r[e].label.c_str(), ratio,
-                          static_cast<double>(r[0].rss_kib) / static_cast<double>(r[e].rss_kib));
+            std::snprintf(text, sizeof text, " vs %s %.4f (%.3f)", r[e].label.c_str(), ratio, rss);
             q.text += text;
           }
           if (!q.text.empty()) ratios.push_back(q);
@@ -473,6 +597,7 @@ int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<i
         std::printf("%-9s ratio tapegrad/%s, median time (peak RSS):%s%s\n", w.name, q.peer.c_str(),
                     q.text.c_str(), faster ? " [the faster peer]" : "");
       }
+      if (w.bf16) print_bf16_targets(w, ratios, Result::median_of(tapegrad_ms), bf16_peak);
       std::fflush(stdout);
     }
   }

@@ -1,6 +1,6 @@
-// tapegrad-bench's GPT workloads (gpt-tiny, gpt2-124m): a full training step of the library's
-// nn::GPTModel against LibTorch (the plugin) and PyTorch eager (tools/bench/torch_gpt.py),
-// interleaved in one run.
+// tapegrad-bench's GPT workloads (gpt-tiny, gpt2-124m, and their -bf16 variants): a full training
+// step of the library's nn::GPTModel against LibTorch (the plugin) and PyTorch eager
+// (tools/bench/torch_gpt.py), interleaved in one run.
 #pragma once
 
 #include <algorithm>
@@ -9,11 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "kernels/matmul_precision.h"
 #include "nn/gpt.h"
 
 namespace tapegrad_bench {
 
-// True for the names of the GPT workloads ("gpt-tiny", "gpt2-124m").
+// True for the names of the GPT workloads ("gpt-tiny", "gpt2-124m", and their "-bf16" variants:
+// tapegrad's products on bfloat16 operands, against PyTorch in float32 and under torch.autocast
+// and LibTorch in float32).
 bool is_gpt_workload(const std::string& name);
 
 // The worker side ("--worker tapegrad-gpt --workload NAME --threads N --steps K", or
@@ -34,12 +37,15 @@ int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<i
 // their engines the same way.
 
 // A workload: the model's config, one fixed batch [batch, t], how many steps one sample times,
-// how many samples are warm-up (run, not timed) and how many are timed.
+// how many samples are warm-up (run, not timed) and how many are timed; bf16: tapegrad's step
+// runs under set_matmul_precision(BFloat16), PyTorch's forward under torch.autocast(cpu,
+// bfloat16).
 struct GptWorkload {
   const char* name;
   tapegrad::nn::GPTConfig cfg;
   int64_t batch, t;
   int steps_per_sample, warmup, samples;
+  bool bf16;
 };
 
 // glibc's malloc told to keep its memory: no mmap/munmap of large buffers every step.
@@ -51,6 +57,7 @@ inline constexpr const char* kMallocTuned[][2] = {{"MALLOC_MMAP_THRESHOLD_", "42
 struct Result {
   std::string label, info;
   double checksum = 0, gemm_gflops = 0;
+  double bf16_gemm_gflops = 0;     // 0: not measured (float32 workloads, float32 peers)
   std::vector<double> ms, cpu_ms;  // per step, one per sample
   // CPU time of the thread that runs the step (per step): with more threads, the work the others
   // did not take off it, so 1-thread CPU / n-thread main-thread CPU bounds the speed-up threads
@@ -75,26 +82,39 @@ struct Engine {
   std::vector<std::string> argv, env;
 };
 
-// GFLOP/s of the library's own float32 product (its default backend) on 1024³: best of 5.
-double tapegrad_gemm_gflops();
+// GFLOP/s of the library's own product on 1024³, best of 5: float32 (its default backend), or
+// with MatmulPrecision::BFloat16 the bf16 products as a user gets them (oneDNN where linked).
+double tapegrad_gemm_gflops(
+    tapegrad::MatmulPrecision precision = tapegrad::MatmulPrecision::Highest);
 
 // The PyTorch-eager peer's script (TAPEGRAD_BENCH_TORCH_GPT overrides the built-in path).
 const char* torch_gpt_script();
 
-// The worker's side of bench.cpp's protocol: "ready <checksum> <sgemm GFLOP/s> <info>", then
-// for each "s" K steps, answered "<seconds> <first loss> <last loss> <allocations> <CPU
-// seconds> <CPU seconds of the calling thread>", and for "q" the peak RSS (KiB).
+// The worker's side of bench.cpp's protocol: "ready <checksum> <sgemm GFLOP/s> <bf16 GEMM
+// GFLOP/s, 0 if not measured> <info>", then for each "s" K steps, answered "<seconds> <first
+// loss> <last loss> <allocations> <CPU seconds> <CPU seconds of the calling thread>", and for
+// "q" the peak RSS (KiB).
 int serve(const std::function<double()>& step, double checksum, double gemm_gflops,
-          const std::string& info, int steps);
+          double bf16_gemm_gflops, const std::string& info, int steps);
 
 // Runs the engines of one group, each a process of its own, interleaved (alternating who goes
 // first), and returns their results (engine 0 is tapegrad's).
 std::vector<Result> run_group(const GptWorkload& w, const std::vector<Engine>& engines,
                               int samples);
 
+// The GEMM peaks measured in one group: the best float32 and bf16 1024³ products its workers
+// reported (bf16 0 when none measured it).
+struct Peaks {
+  double sgemm = 0, bf16 = 0;
+};
+
+// Prints each engine's info and GEMM figures and the group's peaks, and returns the peaks.
+Peaks print_engines(const std::vector<Result>& r);
+
 // Prints one group's rows ("x torch" and "RSS/tch" against the group's fastest peer run; GFLOP/s
-// from `flops` per step) and each peer's check against tapegrad (init checksum, losses).
+// from `flops` per step; for bf16 workloads also "%bf16pk", against the bf16 peak) and each
+// peer's check against tapegrad (init checksum, losses).
 void print_rows(const GptWorkload& w, const std::vector<Engine>& engines,
-                const std::vector<Result>& r, double peak, double flops);
+                const std::vector<Result>& r, const Peaks& peaks, double flops);
 
 }  // namespace tapegrad_bench

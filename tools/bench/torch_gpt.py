@@ -13,6 +13,10 @@
 #   /usr/bin/python3 tools/bench/torch_gpt.py --workload gpt-tiny --threads 1 --steps 20
 #   /usr/bin/python3 tools/bench/torch_gpt.py --workload gpt2-124m --malloc tuned
 #
+# gpt-tiny-bf16 and gpt2-124m-bf16: the same step with the forward and the loss under
+# torch.autocast("cpu", bfloat16) and the backward outside, as torch users write it (tapegrad's
+# side runs set_matmul_precision(BFloat16)).
+#
 # The fine-tuning workloads (finetune-124m, lora-124m, full-124m and their -bf16 variants;
 # tools/bench/finetune_workload.cpp): one step of the book's chapter-6 recipe (GPT_CONFIG_124M
 # with qkv_bias, out_head a new Linear(768, 2), everything frozen but the last block, the final
@@ -24,7 +28,8 @@
 # tests/goldens/finetune/finetune_reference.py.
 #
 # --serve: the worker of tapegrad-bench's GPT workloads (tools/bench/gpt_workload.cpp): prints
-# "ready <init checksum> <sgemm 1024^3 GFLOP/s> <info>", then for each "s" on stdin runs --steps
+# "ready <init checksum> <sgemm 1024^3 GFLOP/s> <bf16 mm 1024^3 GFLOP/s, 0 for float32
+# workloads> <info>", then for each "s" on stdin runs --steps
 # steps and prints "<seconds> <first loss> <last loss> -1 <CPU seconds> <main thread's CPU seconds>"
 # (-1: allocations are not counted here), and for "q" prints its peak RSS (VmHWM, KiB) and exits.
 #
@@ -58,6 +63,9 @@ WORKLOADS = {
     "gpt2-124m": dict(cfg=dict(vocab_size=50257, context_length=1024, emb_dim=768, n_heads=12,
                                n_layers=12, drop_rate=0.1, qkv_bias=False), batch=4, T=64),
 }
+# The "-bf16" variants run the step's forward under torch.autocast("cpu", bfloat16).
+WORKLOADS = {name + suffix: dict(w, bf16=suffix == "-bf16")
+             for name, w in WORKLOADS.items() for suffix in ("", "-bf16")}
 
 # The generation workloads (--generate): the book's KV-cache GPT (ch04/03_kv-cache, optimized
 # variant) in eval mode, greedy, a prompt of `prompt` tokens then `new` tokens one at a time.
@@ -181,6 +189,29 @@ def sgemm_gflops(torch, n=512):
     return 2 * n**3 / best / 1e9
 
 
+def bf16_gemm_gflops(torch, n=1024):
+    """An n³ bf16 product's speed (torch's bf16 mm, oneDNN's where torch has it), its operands
+    already bf16: the bf16 peak the -bf16 workloads' steps are measured against."""
+    gen = torch.Generator().manual_seed(0)  # not the default generator: dropout draws from it
+    a = torch.randn(n, n, generator=gen).bfloat16()
+    b = torch.randn(n, n, generator=gen).bfloat16()
+    a @ b
+    best = math.inf
+    for _ in range(5):
+        t0 = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t0)
+    return 2 * n**3 / best / 1e9
+
+
+def bf16_autocast(torch, enabled):
+    """The -bf16 workloads' forward: torch.autocast on the CPU in bfloat16 (off: a no-op)."""
+    return torch.autocast("cpu", dtype=torch.bfloat16, enabled=enabled)
+
+
+AUTOCAST_INFO = "forward under torch.autocast(cpu, bfloat16)"
+
+
 def use_reference_models():
     """Puts tests/goldens/gpt (gpt_reference.py, gpt_kv_reference.py: the one Python copy of the
     book's GPT, which the goldens are made with) on the path; import them after the re-exec, since
@@ -234,7 +265,7 @@ def build_finetune(args, torch):
 
     def step():
         optimizer.zero_grad()
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=w["bf16"]):
+        with bf16_autocast(torch, w["bf16"]):
             loss = calc_loss_batch(inputs, labels, model)
         loss.backward()
         optimizer.step()
@@ -242,8 +273,8 @@ def build_finetune(args, torch):
 
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     total = sum(p.numel() for p in model.parameters())
-    autocast = "; forward under torch.autocast(cpu, bfloat16)" if w["bf16"] else ""
-    return model, step, f"{total} parameters, {trainable} trainable{autocast}"
+    autocast = "; " + AUTOCAST_INFO if w["bf16"] else ""
+    return model, step, f"{total} parameters, {trainable} trainable{autocast}", w["bf16"]
 
 
 def run_generate(args, torch):
@@ -291,14 +322,14 @@ def main():
 
     torch.set_num_threads(args.threads)
     if args.workload in FINETUNE_WORKLOADS:
-        model, step, counts = build_finetune(args, torch)
+        model, step, counts, bf16 = build_finetune(args, torch)
         if not args.serve:
             sys.exit("torch_gpt.py: the fine-tuning workloads run only with --serve")
-        serve(args, torch, model, step, counts)
+        serve(args, torch, model, step, counts, bf16)
         return
     w = WORKLOADS[args.workload]
     cfg, batch, T = w["cfg"], w["batch"], w["T"]
-    steps = args.steps or (20 if args.workload == "gpt-tiny" else 6)
+    steps = args.steps or (20 if args.workload.startswith("gpt-tiny") else 6)
 
     torch.manual_seed(args.seed)
     model = build_model()(cfg)
@@ -312,15 +343,16 @@ def main():
 
     def step():
         optimizer.zero_grad()
-        logits = model(inputs)  # [B, T, V]
-        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
+        with bf16_autocast(torch, w["bf16"]):
+            logits = model(inputs)  # [B, T, V]
+            loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
         optimizer.step()
         return loss.item()
 
     if args.serve:
-        serve(args, torch, model, step)
+        serve(args, torch, model, step, AUTOCAST_INFO if w["bf16"] else "", w["bf16"])
         return
 
     # Wall time is what the benchmark compares; CPU time (this process, all threads) is printed
@@ -356,12 +388,13 @@ def peak_rss_kib():
         return int(next(line.split()[1] for line in f if line.startswith("VmHWM:")))
 
 
-def serve(args, torch, model, step, counts=""):
+def serve(args, torch, model, step, counts="", bf16=False):
     """tapegrad-bench's worker protocol (see the header)."""
     steps = args.steps or 1
     gflops = sgemm_gflops(torch, 1024)
+    bf16_gflops = bf16_gemm_gflops(torch, 1024) if bf16 else 0
     checksum = sum(p.detach().double().sum().item() for p in model.parameters())
-    print(f"ready {checksum!r} {gflops:.6g} PyTorch eager {torch.__version__} ({blas_report()}; "
+    print(f"ready {checksum!r} {gflops:.6g} {bf16_gflops:.6g} PyTorch eager {torch.__version__} ({blas_report()}; "
           f"{args.malloc} malloc{'; ' + counts if counts else ''})", flush=True)
     for line in sys.stdin:
         if line.startswith("q"):
