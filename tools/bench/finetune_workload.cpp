@@ -217,6 +217,7 @@ int run_finetune_workloads(const std::vector<std::string>& names,
           "\n== %s, %d thread%s: batch %lld, T %lld, %.4g GFLOP per step (matrix products) ==\n",
           w.name, threads, threads == 1 ? "" : "s", static_cast<long long>(w.batch),
           static_cast<long long>(w.t), flops / 1e9);
+      std::fflush(stdout);  // the table so far, before the progress line on stderr
       std::fprintf(stderr, "[%d thread%s] %s...\n", threads, threads == 1 ? "" : "s", w.name);
       const std::vector<Result> r = run_group(w, engines, samples);
       const Peaks peaks = print_engines(r);

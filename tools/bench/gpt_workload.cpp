@@ -545,6 +545,7 @@ int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<i
       double bf16_peak = 0;
       for (size_t gi = 0; gi < groups.size(); ++gi) {
         const std::vector<Engine>& group = groups[gi];
+        std::fflush(stdout);  // the table so far, before the progress line on stderr
         std::fprintf(stderr, "[%d thread%s] %s%s...\n", threads, threads == 1 ? "" : "s", w.name,
                      groups.size() > 1 ? (" group " + std::to_string(gi + 1)).c_str() : "");
         const std::vector<Result> r = run_group(w, group, samples);
