@@ -407,7 +407,8 @@ int main(int argc, char** argv) {
   bool keep_openblas_env = false, no_torch = false;
   std::vector<std::string> workload_list;
   for (const tgb::Workload& c : tgb::kWorkloads) workload_list.push_back(c.name);
-  for (const char* gpt : {"gpt-tiny", "gpt2-124m", "generate-124m", "generate-355m"}) {
+  for (const char* gpt :
+       {"gpt-tiny", "gpt2-124m", "generate-124m", "generate-124m-bf16", "generate-355m"}) {
     workload_list.push_back(gpt);
   }
   for (const char* ft : {"finetune-124m", "lora-124m", "full-124m"}) {
@@ -505,7 +506,8 @@ int main(int argc, char** argv) {
     tgb::run_finetune_workloads(finetune_names, thread_counts, sample_factor);
   }
 #endif
-  // The generation workloads (generate-124m, generate-355m), with PyTorch eager as the peer.
+  // The generation workloads (generate-124m, generate-124m-bf16, generate-355m), with PyTorch
+  // eager as the peer.
   std::vector<std::string> generate_names;
   std::erase_if(workload_names, [&](const std::string& n) {
     if (!tgb::is_generate_workload(n)) return false;
