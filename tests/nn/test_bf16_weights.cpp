@@ -1,7 +1,8 @@
 // Tests for bfloat16 weights (nn/layers.h: Linear::use_bf16_weight, use_bf16_weights): a small
 // GPT's logits within a stated bound of float32's, cached generation with them (the prefill's
-// many-row path and the decode's one-row kernel), the float32 values freed, and the clear
-// errors: gradients enabled, a training op or a save on a converted weight, float64 layers.
+// many-row path and the decode's one-row kernel), the float32 values freed, LoRA adapters kept
+// float32 beside converted base layers, and the clear errors: gradients enabled, a training op,
+// a merge or a save on a converted weight, float64 layers.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "nn/generate.h"
 #include "nn/gpt.h"
 #include "nn/layers.h"
+#include "nn/lora.h"
 #include "ops/ops.h"
 
 using namespace tapegrad;
@@ -158,4 +160,24 @@ TEST_CASE("bf16 weights: gradients, training ops and saving are clear errors", "
   REQUIRE_THROWS_WITH(nn::use_bf16_weights(wide), Catch::Contains("float64"));
   CHECK(wide.out_head.weight.has_values());
   CHECK_FALSE(wide.out_head.has_bf16_weight());
+}
+
+TEST_CASE("bf16 weights: a LoRA model's base layers are converted, its adapters stay float32",
+          "[bf16][gpt][lora]") {
+  nn::GPTModel plain = model_from_seed();
+  nn::use_bf16_weights(plain);
+  nn::GPTModel model = model_from_seed();
+  manual_seed(7);
+  CHECK(nn::replace_linear_with_lora(model, /*rank=*/4, /*alpha=*/8.0) == 13);
+  CHECK(nn::use_bf16_weights(model) == 13);
+  const nn::StateDict sd = model.state_dict();
+  CHECK_FALSE(sd.at("trf_blocks.0.att.W_query.linear.weight").has_values());
+  CHECK(sd.at("trf_blocks.0.att.W_query.lora.A").has_values());
+  CHECK(sd.at("out_head.lora.B").has_values());
+  // A fresh adapter (B = 0) adds exact zeros: the same logits as the plain bf16 model.
+  const Ids ids = Ids::from_rows({{5, 6, 7, 90, 11, 3}});
+  CHECK(logits(model, ids) == logits(plain, ids));
+  // Merging writes into the base weight, whose float32 values are gone (merge before converting).
+  REQUIRE_THROWS_WITH(nn::merge_lora(model),
+                      Catch::Contains("\"trf_blocks.0.att.W_query.linear.weight\""));
 }
