@@ -2,7 +2,7 @@
 // GPT's logits within a stated bound of float32's, cached generation with them (the prefill's
 // many-row path and the decode's one-row kernel), the float32 values freed, LoRA adapters kept
 // float32 beside converted base layers, and the clear errors: gradients enabled, a training op,
-// a merge or a save on a converted weight, float64 layers.
+// a merge, a save or a load on a converted weight (loads change nothing), float64 layers.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
@@ -18,6 +18,7 @@
 #include "kernels/matmul_precision.h"
 #include "nn/generate.h"
 #include "nn/gpt.h"
+#include "nn/gpt2_weights.h"
 #include "nn/layers.h"
 #include "nn/lora.h"
 #include "ops/ops.h"
@@ -180,4 +181,24 @@ TEST_CASE("bf16 weights: a LoRA model's base layers are converted, its adapters 
   // Merging writes into the base weight, whose float32 values are gone (merge before converting).
   REQUIRE_THROWS_WITH(nn::merge_lora(model),
                       Catch::Contains("\"trf_blocks.0.att.W_query.linear.weight\""));
+}
+
+TEST_CASE("bf16 weights: loading into a converted model is an Error that changes nothing",
+          "[bf16][gpt]") {
+  nn::GPTModel model = model_from_seed();
+  nn::GPTModel source = model_from_seed();
+  nn::use_bf16_weights(model);
+  const std::vector<double> embeddings = model.tok_emb.weight.values();
+  // load_state_dict checks every tensor before it copies any (tok_emb comes first).
+  REQUIRE_THROWS_WITH(model.load_state_dict(source.state_dict()),
+                      Catch::Contains("\"trf_blocks.0.att.W_query.weight\""));
+  CHECK(model.tok_emb.weight.values() == embeddings);
+  // The GPT-2 loader too (its plan is checked before any parameter is written).
+  const std::string tiny = std::string(TAPEGRAD_GOLDEN_DIR) + "/gpt2/gpt2_tiny.safetensors";
+  manual_seed(1);
+  nn::GPTModel gpt2(nn::infer_gpt2_config(tiny, "", 3));
+  nn::use_bf16_weights(gpt2);
+  const std::vector<double> before = gpt2.tok_emb.weight.values();
+  REQUIRE_THROWS_WITH(nn::load_gpt2_weights(gpt2, tiny), Catch::Contains("use_bf16_weights"));
+  CHECK(gpt2.tok_emb.weight.values() == before);
 }
