@@ -4,6 +4,7 @@
 // Usage: tapegrad-generate --weights model.safetensors [--prompt TEXT | --ids 15496,11,314]
 //                      [--max-new-tokens N] [--temperature T] [--top-k K] [--seed S]
 //                      [--model NAME] [--n-heads H] [--vocab-dir DIR] [--threads N]
+//                      [--dtype float32|bf16]
 // The configuration (124M, 355M, 774M or 1558M) is read from the file's shapes
 // (nn::infer_gpt2_config). Text needs GPT-2's encoder.json and vocab.bpe in --vocab-dir
 // (tools/fetch_gpt2_vocab.sh fetches them); --ids gives token ids instead, and the output is then
@@ -15,6 +16,11 @@
 // ids), else their argmax; it stops at <|endoftext|>. The context is cropped to the model's last
 // context_length tokens. Each token is printed as it is produced; the run ends with the
 // prefill's and the decode's tokens/s on stderr.
+//
+// --dtype bf16 keeps the linear layers' weights as bfloat16 (nn::use_bf16_weights: half the
+// bytes a decode step reads). The file is loaded in float32 first, and the first step's logits
+// (the prompt's last position) are computed with those weights and again with the bfloat16
+// ones: the run ends with their difference.
 #include <tapegrad/cli/cli.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -65,6 +71,7 @@ int main(int argc, char** argv) {
   double temperature = 0.0;
   uint64_t seed = 123;
   int threads = 1;
+  std::string dtype = "float32";
   app.add_option("--weights", weights, "GPT-2 checkpoint: Hugging Face's model.safetensors")
       ->required();
   auto* prompt_opt = app.add_option("--prompt", prompt, "Text to continue")->capture_default_str();
@@ -90,6 +97,11 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "Threads for the kernels")
       ->capture_default_str()
       ->check(CLI::Range(1, 255));
+  app.add_option("--dtype", dtype,
+                 "Linear layers' weights: float32, or bf16 (bfloat16, inference only: half the "
+                 "bytes per token; the first step's logits are compared with float32's)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"float32", "bf16"}));
   if (const std::optional<int> exit_code = cli::parse(app, argc, argv)) return *exit_code;
 
   return cli::run(kProgram, [&] {
@@ -131,6 +143,27 @@ int main(int argc, char** argv) {
       throw Error("--weights: " + std::string(e.what()));
     }
     model.eval();
+
+    // --dtype bf16: the first step's last-position logits with the float32 weights, then with
+    // the bfloat16 ones (the generation's prefill: the prompt's last context_length tokens).
+    std::vector<float> logits32, logits16;
+    if (dtype == "bf16") {
+      const size_t fed = std::min(ids.size(), static_cast<size_t>(cfg.context_length));
+      const Ids first(
+          Shape{1, static_cast<int64_t>(fed)},
+          std::vector<int64_t>(ids.end() - static_cast<std::ptrdiff_t>(fed), ids.end()));
+      auto first_step = [&] {
+        Tape tape;
+        TapeScope use(tape);
+        NoGradGuard no_grad;
+        Tensor y = model.forward(first, /*use_cache=*/false, /*last_position_only=*/true);
+        return std::vector<float>(y.data<float>(), y.data<float>() + y.numel());  // [V]
+      };
+      logits32 = first_step();
+      nn::use_bf16_weights(model);
+      model.reset_cache();
+      logits16 = first_step();
+    }
 
     Generator generator(seed);
     const size_t prompt_len = ids.size();
@@ -178,6 +211,22 @@ int main(int argc, char** argv) {
               << " s, " << static_cast<double>(stats.prompt_tokens) / stats.prefill_seconds
               << " tokens/s; decode: " << stats.decode_tokens << " tokens in "
               << stats.decode_seconds << " s, " << decode_rate << " tokens/s\n";
+    if (dtype == "bf16") {
+      double worst = 0, d2 = 0, r2 = 0;
+      for (size_t i = 0; i < logits32.size(); ++i) {
+        const double d = static_cast<double>(logits16[i]) - logits32[i];
+        worst = std::max(worst, std::fabs(d));
+        d2 += d * d;
+        r2 += static_cast<double>(logits32[i]) * logits32[i];
+      }
+      const auto argmax = [](const std::vector<float>& v) {
+        return std::max_element(v.begin(), v.end()) - v.begin();
+      };
+      std::cerr << "bf16 weights: the first step's last-position logits against float32's: max "
+                << "abs error " << worst << ", relative error " << std::sqrt(d2 / r2)
+                << " (L2 norm of the difference / L2 norm of the float32 logits); argmax "
+                << (argmax(logits16) == argmax(logits32) ? "the same" : "differs") << "\n";
+    }
     return 0;
   });
 }

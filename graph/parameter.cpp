@@ -67,10 +67,24 @@ ParameterImpl& Parameter::impl() const {
 }
 
 void Parameter::check_dtype(DType requested) const {
+  raw_data();  // throws once released
   if (requested != impl().dtype) {
     throw Error("Parameter \"" + impl().name + "\" " + impl().shape.str() + ": is " +
                 dtype_name(impl().dtype) + ", accessed as " + dtype_name(requested));
   }
+}
+
+void* Parameter::raw_data() const {
+  if (!impl().released.empty()) {
+    throw Error("Parameter \"" + impl().name + "\" " + impl().shape.str() + ": " + impl().released);
+  }
+  return impl().value.data();
+}
+
+void Parameter::release_values(std::string why) const {
+  impl().value = AlignedBuffer();
+  impl().grad = AlignedBuffer();
+  impl().released = why.empty() ? "its values were released" : std::move(why);
 }
 
 Parameter& Parameter::set_name(std::string name) {

@@ -22,6 +22,8 @@ struct ParameterImpl {
   bool requires_grad = true;
   AlignedBuffer value;
   AlignedBuffer grad;  // empty until the first backward that reaches the parameter (as torch's)
+  // Why the value was freed (Parameter::release_values), "" while it is held.
+  std::string released;
   // The node that stands for this parameter on a tape, so every use in one step shares one
   // leaf (one gradient sink, one box in the DOT drawing). Valid while the tape's generation
   // matches.
@@ -100,7 +102,7 @@ class Parameter {
     check_dtype(dtype_of<T>());
     return static_cast<T*>(raw_grad());
   }
-  void* raw_data() const { return impl().value.data(); }
+  void* raw_data() const;  // throws Error once the values are released
   void* raw_grad() const { return impl().grad_data(); }
   bool has_grad() const { return impl().grad.data() != nullptr; }
   // The stored gradient and its pending scale, for a pass that applies the scale itself (the
@@ -116,6 +118,13 @@ class Parameter {
   // Zeroes the gradient, keeping its memory (torch's zero_grad(set_to_none=False)); none stays
   // none. Pending: no pass over the memory (see above).
   void zero_grad() const;  // const: a handle, like shared_ptr; the weights are shared
+
+  // Frees the value and any gradient, keeping shape, dtype and name: for a module that keeps
+  // the weights in another form (nn::use_bf16_weights keeps bfloat16 ones). From then on every
+  // use of the values (data(), raw_data(), values(), assign(), a leaf on a tape, so any op,
+  // optimiser, save or load) throws Error naming the parameter and `why`.
+  void release_values(std::string why) const;
+  bool has_values() const { return impl().released.empty(); }
 
   ParameterImpl* get() const { return impl_.get(); }
   const std::shared_ptr<ParameterImpl>& shared() const { return impl_; }

@@ -97,12 +97,13 @@ Tensor Tape::alias_leaf(const Tensor& source) {
 Tensor Tape::parameter(const Parameter& p) {
   ParameterImpl* impl = p.get();
   if (impl == nullptr) throw Error("Tensor: a default-constructed Parameter has no value");
+  void* value = p.raw_data();  // throws, naming the parameter, once its values are released
   if (impl->leaf_tape == this && impl->leaf_generation == generation_) {
     return Tensor(this, impl->leaf_node, generation_);
   }
   Node& n = append(NodeKind::Parameter, impl->shape, impl->dtype);
   n.requires_grad = impl->requires_grad;
-  n.value = impl->value.data();
+  n.value = value;
   n.grad = impl->grad.data();  // null until a backward reaches the parameter
   n.param = p.shared();        // its name is read through it (Node::display_name)
   impl->leaf_tape = this;

@@ -370,6 +370,7 @@ void load_gpt2_weights(GPTModel& model, const std::string& path) {
       throw Error(in.where() + "parameter " + w.name + " " + it->second.shape().str() +
                   " does not match the file's " + shape_str(w.shape));
     }
+    it->second.raw_data();  // throws, naming it, when its values were released (bf16 weights)
     planned.insert(w.name);
   }
   for (const auto& [name, p] : params) {

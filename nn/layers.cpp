@@ -2,6 +2,8 @@
 #include "nn/layers.h"
 
 #include "graph/error.h"
+#include "graph/scope.h"
+#include "kernels/linear_bf16.h"
 
 namespace tapegrad::nn {
 
@@ -41,6 +43,30 @@ Tensor Linear::forward(const Tensor& x) const {
     throw Error("Linear \"" + name() + "\": input " + x.shape().str() + " must end in " +
                 std::to_string(in_features_) + " features (weight " + weight.shape().str() + ")");
   }
+  if (has_bf16_weight()) {
+    // Inference only: the product runs outside the tape's ops, into a constant leaf.
+    if (grad_enabled()) {
+      throw Error("Linear \"" + name() + "\": weight \"" + weight.name() + "\" " +
+                  weight.shape().str() +
+                  " is bfloat16 (use_bf16_weights), for inference only: run under NoGradGuard");
+    }
+    if (x.dtype() != DType::Float32) {
+      throw Error("Linear \"" + name() + "\": input " + x.shape().str() + " is " +
+                  dtype_name(x.dtype()) + "; bfloat16 weights take float32 inputs");
+    }
+    Shape shape = x.shape();
+    shape[shape.rank() - 1] = out_features_;
+    Tensor y = x.tape().leaf(shape, DType::Float32, nullptr, false);  // [.., out]
+    float* out = const_cast<float*>(y.data<float>());  // a leaf made just above: ours to fill
+    const float* b = bias.defined() ? bias.data<float>() : nullptr;
+    const int64_t rows = x.numel() / in_features_;
+    if (rows == 1) {
+      gemv_bf16(bf16_weight(), x.data<float>(), b, out, out_features_, in_features_);
+    } else {
+      linear_bf16(bf16_weight(), x.data<float>(), b, out, rows, out_features_, in_features_);
+    }
+    return y;
+  }
   Tensor w = x.tape().parameter(weight);     // [out, in]
   if (!bias.defined()) return linear(x, w);  // [.., out]
   Tensor b = x.tape().parameter(bias);       // [out]
@@ -56,6 +82,46 @@ std::string Linear::same_class_problem(const Module& replacement) const {
            ")";
   }
   return "";
+}
+
+void Linear::use_bf16_weight() {
+  if (has_bf16_weight()) return;
+  if (weight.dtype() != DType::Float32) {
+    throw Error("Linear \"" + name() + "\": use_bf16_weight needs a float32 weight; \"" +
+                weight.name() + "\" is " + dtype_name(weight.dtype()));
+  }
+  AlignedBuffer bits(static_cast<size_t>(weight.numel()) * sizeof(uint16_t), /*zeroed=*/false);
+  round_to_bf16_bits(weight.data<float>(), static_cast<uint16_t*>(bits.data()), weight.numel());
+  bf16_weight_ = std::move(bits);
+  weight.release_values(
+      "its float32 values were freed when the layer took bfloat16 weights (use_bf16_weights, "
+      "inference only): it cannot be trained, read, saved or loaded");
+}
+
+namespace {
+
+// Every Linear in the tree, depth first; throws on one that cannot be converted.
+void collect_linears(Module& m, std::vector<Linear*>& out) {
+  for (auto& [name, child] : m.named_children()) {
+    if (auto* linear = dynamic_cast<Linear*>(child)) {
+      if (linear->weight.dtype() != DType::Float32) {
+        throw Error("use_bf16_weights: Linear \"" + linear->weight.name() + "\" is " +
+                    dtype_name(linear->weight.dtype()) + "; only float32 layers take bfloat16");
+      }
+      out.push_back(linear);
+    }
+    collect_linears(*child, out);
+  }
+}
+
+}  // namespace
+
+int64_t use_bf16_weights(Module& model) {
+  std::vector<Linear*> linears;
+  if (auto* self = dynamic_cast<Linear*>(&model)) linears.push_back(self);
+  collect_linears(model, linears);
+  for (Linear* linear : linears) linear->use_bf16_weight();
+  return static_cast<int64_t>(linears.size());
 }
 
 // --- Embedding -----------------------------------------------------------------------------------

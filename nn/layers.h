@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/aligned_buffer.h"
 #include "graph/ids.h"
 #include "graph/parameter.h"
 #include "graph/random.h"
@@ -41,6 +42,16 @@ class Linear : public UnaryModule {
   int64_t out_features() const { return out_features_; }
   bool has_bias() const { return bias.defined(); }
 
+  // Inference only: keeps the weight as bfloat16 (round to nearest even) and frees its float32
+  // values (Parameter::release_values: `weight` keeps its name and shape, and any use of its
+  // values throws Error naming it). forward then runs the bfloat16 kernels
+  // (kernels/linear_bf16.h: weights widened to float32, x and the sums float32) and throws Error
+  // naming the weight when gradients are enabled. Only float32 layers; the bias stays float32.
+  // Tapes that hold the weight must be reset first. Irreversible (the float32 values are gone).
+  void use_bf16_weight();
+  bool has_bf16_weight() const { return bf16_weight_.data() != nullptr; }
+  const uint16_t* bf16_weight() const { return static_cast<const uint16_t*>(bf16_weight_.data()); }
+
   Parameter weight;  // [out_features, in_features]
   Parameter bias;    // [out_features]; undefined when built with bias = false
 
@@ -52,7 +63,16 @@ class Linear : public UnaryModule {
  private:
   int64_t in_features_ = 0;
   int64_t out_features_ = 0;
+  AlignedBuffer bf16_weight_;  // [out_features, in_features] bfloat16 bits after use_bf16_weight
 };
+
+// Inference with bfloat16 weights: use_bf16_weight() on every nn::Linear of `model` (for a
+// GPTModel: the attention's W_query, W_key, W_value and out_proj, the feed-forward layers and
+// out_head). Embeddings, norms and biases stay float32: a token reads one row of each embedding
+// table, so their bytes per token are few. A LinearWithLoRA's inner Linear is converted too (its
+// LoRA matrices stay float32). Throws Error, changing nothing, when a Linear is not float32.
+// Tapes that hold the model's weights must be reset first. Returns the layers converted.
+int64_t use_bf16_weights(Module& model);
 
 // torch.nn.Embedding: weight [num_embeddings, embedding_dim] drawn by normal_(0, 1) (torch's
 // reset_parameters), looked up by int64 ids.

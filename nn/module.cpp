@@ -321,6 +321,11 @@ void Module::load_state_dict(const StateDict& state, bool strict) {
       throw Error(where + "size mismatch for \"" + e.name + "\": copying a tensor of shape " +
                   src.shape().str() + ", the shape in the module is " + e.tensor.shape().str());
     }
+    if (!e.buffer) {
+      // Throws, naming the tensor, when its values were released (bfloat16 weights).
+      e.tensor.raw_data();
+      src.raw_data();
+    }
     if (e.buffer && src.values() != e.tensor.values()) {
       throw Error(where + "buffer \"" + e.name + "\" " + src.shape().str() +
                   " differs from the module's (it is computed, not loaded)");

@@ -17,6 +17,7 @@
 #include "nn/attention.h"
 #include "nn/generate.h"
 #include "nn/gpt.h"
+#include "nn/layers.h"
 #include "ops/ops.h"
 #include "optim/optim.h"
 #include "tests/alloc/alloc_counter.h"
@@ -184,6 +185,26 @@ TEST_CASE("nn::generate decode steps allocate nothing after the first with the K
     const Ids uncached = nn::generate(model, prompt, options);
     CHECK(std::vector<int64_t>(uncached.values().begin(), uncached.values().end()) ==
           std::vector<int64_t>(cached.ids.values().begin(), cached.ids.values().end()));
+  }
+}
+
+TEST_CASE("nn::generate with bf16 weights: decode steps allocate nothing after the first",
+          "[alloc][generate][bf16]") {
+  manual_seed(123);
+  nn::GPTModel model(nn::GPTConfig{97, 32, 48, 3, 2, 0.0, true});
+  model.eval();
+  nn::use_bf16_weights(model);
+  // One row (the one-row kernel) and two (the many-row path, its per-thread buffer).
+  for (const Ids& prompt : {Ids::from_rows({{6, 1, 17, 44}}), Ids::from_rows({{6, 1}, {3, 9}})}) {
+    INFO("batch " << prompt.size(0));
+    nn::GenerateOptions options;
+    options.max_new_tokens = 20;
+    const DecodeAllocations cached = decode_allocations(model, prompt, options);
+    REQUIRE(cached.per_step.size() == 19);
+    for (size_t i = 1; i < cached.per_step.size(); ++i) {
+      INFO("decode step " << i + 1);
+      CHECK(cached.per_step[i] == 0);
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 // Tests for graph/parameter.cpp: the gradient's pending state (zero_grad and clip_grad_norm_
 // record what they would do; backward writes into a zero gradient; the optimisers fold the clip
-// coefficient into their pass), always against the same steps with the work done at once.
+// coefficient into their pass), always against the same steps with the work done at once; and
+// release_values: every later use of the values is an Error naming the parameter.
 #include "graph/parameter.h"
 
 #include <catch2/catch.hpp>
@@ -278,4 +279,26 @@ TEST_CASE("parameter: GPT steps with clipping and AdamW, bit for bit with the wo
     INFO(lazy.state.tensors[i].name);
     CHECK(same_bits(lazy.state.tensors[i].values, eager.state.tensors[i].values));
   }
+}
+
+TEST_CASE("parameter: after release_values every use of the values names it", "[parameter]") {
+  Parameter p = Parameter::from_values({2, 2}, {1.0, 2.0, 3.0, 4.0}, DType::Float32, "proj.weight");
+  CHECK(p.has_values());
+  p.release_values("kept elsewhere for the test");
+  CHECK_FALSE(p.has_values());
+  CHECK(p.shape() == Shape{2, 2});  // shape, dtype and name stay
+  CHECK(p.name() == "proj.weight");
+  // (Catch's && keeps references: both parts must outlive the combined matcher)
+  const auto name = Catch::Contains("\"proj.weight\" [2, 2]");
+  const auto why = Catch::Contains("kept elsewhere for the test");
+  const auto names_it = name && why;
+  REQUIRE_THROWS_WITH(p.data<float>(), names_it);
+  REQUIRE_THROWS_WITH(p.raw_data(), names_it);
+  REQUIRE_THROWS_WITH(p.values(), names_it);
+  REQUIRE_THROWS_WITH(p.assign(std::vector<double>{0, 0, 0, 0}), names_it);
+  Tape tape;
+  TapeScope scope(tape);
+  REQUIRE_THROWS_WITH(tape.parameter(p), names_it);
+  REQUIRE_THROWS_WITH(sum(p), names_it);  // any op: the leaf is refused before it is recorded
+  CHECK(tape.size() == 0);
 }

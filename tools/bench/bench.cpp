@@ -412,7 +412,9 @@ int main(int argc, char** argv) {
     workload_list.push_back(name);
     workload_list.push_back(std::string(name) + "-bf16");
   }
-  for (const char* name : {"generate-124m", "generate-355m"}) workload_list.push_back(name);
+  for (const char* name : {"generate-124m", "generate-124m-bf16", "generate-355m"}) {
+    workload_list.push_back(name);
+  }
 
   CLI::App app(
       "Times training steps in tapegrad and its peers, interleaved: the attention workloads "
@@ -507,7 +509,8 @@ int main(int argc, char** argv) {
     tgb::run_finetune_workloads(finetune_names, thread_counts, sample_factor);
   }
 #endif
-  // The generation workloads (generate-124m, generate-355m), with PyTorch eager as the peer.
+  // The generation workloads (generate-124m, generate-124m-bf16, generate-355m), with PyTorch
+  // eager as the peer.
   std::vector<std::string> generate_names;
   std::erase_if(workload_names, [&](const std::string& n) {
     if (!tgb::is_generate_workload(n)) return false;

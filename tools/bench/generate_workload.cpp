@@ -9,21 +9,30 @@
 // bandwidth measured in the same run (a streaming sum over a 1 GiB buffer, best of 5 passes) at
 // the same thread count: a decode step must read every weight but the embedding tables once,
 // plus the cached keys and values.
+//
+// generate-124m-bf16 runs tapegrad twice, with float32 weights and with bfloat16 linear weights
+// (nn::use_bf16_weights), beside the same PyTorch peer (float32): its bound counts the bfloat16
+// bytes, and its worker reports the first step's logits with bfloat16 weights against float32's.
 #include "tools/bench/generate_workload.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "graph/ids.h"
 #include "graph/random.h"
+#include "graph/scope.h"
+#include "graph/tape.h"
 #include "graph/threads.h"
 #include "kernels/gemm_vec.h"
 #include "nn/generate.h"
 #include "nn/gpt.h"
+#include "nn/layers.h"
 #include "tools/bench/process_stats.h"
 #include "tools/process/heap_counter.h"
 #include "tools/process/worker_process.h"
@@ -35,11 +44,14 @@ namespace {
 struct GenerateWorkload {
   const char* name;
   tapegrad::nn::GPTConfig cfg;
+  const char* peer;   // torch_gpt.py's workload (float32)
+  bool bf16 = false;  // also tapegrad with bfloat16 linear weights
 };
 
 const GenerateWorkload kGenerateWorkloads[] = {
-    {"generate-124m", tapegrad::nn::GPT_CONFIG_124M},
-    {"generate-355m", {50257, 1024, 1024, 16, 24, 0.1, false}},  // GPT-2 medium's shapes
+    {"generate-124m", tapegrad::nn::GPT_CONFIG_124M, "generate-124m"},
+    {"generate-124m-bf16", tapegrad::nn::GPT_CONFIG_124M, "generate-124m", true},
+    {"generate-355m", {50257, 1024, 1024, 16, 24, 0.1, false}, "generate-355m"},  // GPT-2 medium
 };
 
 constexpr int64_t kPromptTokens = 64;
@@ -63,7 +75,9 @@ struct Report {
   std::string ids, info;
   std::vector<double> prefill, decode;  // seconds per run
   long rss_kib = 0;
+  long end_rss_kib = 0;        // resident at the end of the timed runs (VmRSS)
   long long allocations = -1;  // heap allocations per decode step (tapegrad only)
+  double logits_max_abs = -1, logits_relative = -1;  // bf16's first logits against float32's
 };
 
 // "key v v v" lines into a Report.
@@ -81,8 +95,12 @@ Report parse(const std::string& text) {
       std::getline(words, r.info);
     } else if (key == "allocations_per_decode_step") {
       words >> r.allocations;
+    } else if (key == "logits_error") {
+      words >> r.logits_max_abs >> r.logits_relative;
     } else if (key == "peak_rss_kib") {
       words >> r.rss_kib;
+    } else if (key == "end_rss_kib") {
+      words >> r.end_rss_kib;
     } else if (key == "prefill_seconds" || key == "decode_seconds") {
       double s;
       while (words >> s) (key == "prefill_seconds" ? r.prefill : r.decode).push_back(s);
@@ -111,14 +129,63 @@ const GenerateWorkload& find_generate_workload(const std::string& name) {
   std::exit(2);
 }
 
-// The tapegrad worker: the timed generations, reported on stdout as "key v v v" lines.
-void tapegrad_generate(FILE* out, const GenerateWorkload& w, int threads) {
+// The process's resident set now (VmRSS), in KiB; -1 when /proc does not say.
+long rss_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
+  }
+  return -1;
+}
+
+// How many of two comma-separated id lists' entries agree, position by position.
+int same_ids(const std::string& a, const std::string& b, int* total) {
+  std::istringstream ia(a), ib(b);
+  std::string x, y;
+  int same = 0;
+  *total = 0;
+  while (std::getline(ia, x, ',') && std::getline(ib, y, ',')) {
+    ++*total;
+    same += x == y ? 1 : 0;
+  }
+  return same;
+}
+
+// The first step's last-position logits [V] (the prefill of the prompt).
+std::vector<float> first_logits(const tapegrad::nn::GPTModel& model, const tapegrad::Ids& prompt) {
+  using namespace tapegrad;
+  Tape tape;
+  TapeScope use(tape);
+  NoGradGuard no_grad;
+  Tensor y = model.forward(prompt, /*use_cache=*/false, /*last_position_only=*/true);
+  return {y.data<float>(), y.data<float>() + y.numel()};
+}
+
+// The tapegrad worker: the timed generations, reported on stdout as "key v v v" lines. With
+// bf16, the model's linear weights are bfloat16, and "logits_error" gives the first step's
+// logits against the float32 weights' (max abs, L2 relative).
+void tapegrad_generate(FILE* out, const GenerateWorkload& w, int threads, bool bf16) {
   using namespace tapegrad;
   set_num_threads(threads);
   manual_seed(123);
   nn::GPTModel model(w.cfg);
   model.eval();
   const Ids prompt(Shape{1, kPromptTokens}, prompt_ids(w.cfg.vocab_size));
+  if (bf16) {
+    const std::vector<float> reference = first_logits(model, prompt);
+    nn::use_bf16_weights(model);
+    model.reset_cache();
+    const std::vector<float> got = first_logits(model, prompt);
+    double worst = 0, d2 = 0, r2 = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      const double d = static_cast<double>(got[i]) - reference[i];
+      worst = std::max(worst, std::fabs(d));
+      d2 += d * d;
+      r2 += static_cast<double>(reference[i]) * reference[i];
+    }
+    std::fprintf(out, "logits_error %.6g %.6g\n", worst, std::sqrt(d2 / r2));
+  }
   std::vector<double> prefill, decode;
   std::vector<uint64_t> at_token;  // the allocation count as each token is drawn
   Ids got;
@@ -148,7 +215,9 @@ void tapegrad_generate(FILE* out, const GenerateWorkload& w, int threads) {
   uint64_t most = 0;
   for (size_t i = 2; i < at_token.size(); ++i) most = std::max(most, at_token[i] - at_token[i - 1]);
   std::fprintf(out, "\nallocations_per_decode_step %llu", static_cast<unsigned long long>(most));
-  std::fprintf(out, "\npeak_rss_kib %ld\ninfo tapegrad nn::generate (KV cache)\n", peak_rss_kib());
+  std::fprintf(out, "\nend_rss_kib %ld", rss_kib());
+  std::fprintf(out, "\npeak_rss_kib %ld\ninfo tapegrad nn::generate (KV cache%s)\n", peak_rss_kib(),
+               bf16 ? ", bfloat16 linear weights" : "");
 }
 
 // GB/s of a streaming read (a sum over 1 GiB of floats) at `threads` threads: best of 5 passes.
@@ -195,18 +264,20 @@ Report torch_generate(const GenerateWorkload& w, int threads) {
   for (int64_t id : prompt_ids(w.cfg.vocab_size))
     ids += (ids.empty() ? "" : ",") + std::to_string(id);
   return parse(
-      run_worker({"/usr/bin/python3", TAPEGRAD_BENCH_TORCH_GPT, "--generate", "--workload", w.name,
+      run_worker({"/usr/bin/python3", TAPEGRAD_BENCH_TORCH_GPT, "--generate", "--workload", w.peer,
                   "--threads", std::to_string(threads), "--malloc", "tuned", "--prompt-ids", ids,
                   "--new-tokens", std::to_string(kNewTokens), "--reps", std::to_string(kReps)}));
 }
 
-// Bytes of all parameters, and those a decode step reads (all but the embedding tables).
-double weight_bytes(const tapegrad::nn::GPTConfig& c, bool read_per_token) {
+// Bytes of all parameters, and those a decode step reads (all but the embedding tables); with
+// bf16, the linear layers' weights take 2 bytes each, the rest (biases, norms, embeddings) 4.
+double weight_bytes(const tapegrad::nn::GPTConfig& c, bool read_per_token, bool bf16 = false) {
   const double C = static_cast<double>(c.emb_dim), V = static_cast<double>(c.vocab_size);
-  const double block = 4 * C * C + C + 8 * C * C + 5 * C + 4 * C;  // att, ff, two norms
-  double params = static_cast<double>(c.n_layers) * block + 2 * C + V * C;
-  if (!read_per_token) params += V * C + static_cast<double>(c.context_length) * C;
-  return 4.0 * params;
+  const double L = static_cast<double>(c.n_layers);
+  const double linear = L * (4 * C * C + 8 * C * C) + V * C;                  // att, ff, out_head
+  double other = L * ((c.qkv_bias ? 3 * C : 0) + C + 5 * C + 4 * C) + 2 * C;  // biases, norms
+  if (!read_per_token) other += V * C + static_cast<double>(c.context_length) * C;
+  return (bf16 ? 2.0 : 4.0) * linear + 4.0 * other;
 }
 
 }  // namespace
@@ -214,15 +285,17 @@ double weight_bytes(const tapegrad::nn::GPTConfig& c, bool read_per_token) {
 int generate_worker_main(const std::vector<std::string>& args) {
   std::string engine, name;
   int threads = 1;
+  bool bf16 = false;
   for (size_t i = 0; i + 1 < args.size(); i += 2) {
     if (args[i] == "--worker") engine = args[i + 1];
     if (args[i] == "--workload") name = args[i + 1];
     if (args[i] == "--threads") threads = std::stoi(args[i + 1]);
+    if (args[i] == "--dtype") bf16 = args[i + 1] == "bf16";
   }
   if (engine == "read-bandwidth") {
     read_bandwidth(stdout, threads);
   } else {
-    tapegrad_generate(stdout, find_generate_workload(name), threads);
+    tapegrad_generate(stdout, find_generate_workload(name), threads, bf16);
   }
   std::fflush(stdout);
   return 0;
@@ -263,39 +336,79 @@ int run_generate_workloads(const std::vector<std::string>& names, const std::vec
         "\n%s: %.0f MB of float32 weights, %.0f MB read per decode token (+ %.1f MB of "
         "keys and values), KV cache %.0f MB\n",
         name.c_str(), all / 1e6, read / 1e6, mean_kv / 1e6, cache / 1e6);
+    if (w.bf16) {
+      std::printf(
+          "  with bfloat16 linear weights: %.0f MB of weights, %.0f MB read per decode token\n",
+          weight_bytes(c, false, true) / 1e6, weight_bytes(c, true, true) / 1e6);
+    }
     std::printf("%-34s %7s %12s %12s %9s %10s %9s\n", "engine", "threads", "prefill tok/s",
                 "decode tok/s", "of bound", "peak RSS", "ids");
     for (size_t ti = 0; ti < threads.size(); ++ti) {
       const int t = threads[ti];
-      const Report tg = parse(run_worker({"/proc/self/exe", "--worker", "tapegrad-generate",
-                                          "--workload", name, "--threads", std::to_string(t)}));
-      const Report pt = torch_generate(w, t);
-      const bool same = tg.ids == pt.ids;
-      failures += same ? 0 : 1;
-      const double bound = bandwidth[ti] * 1e9 / (read + mean_kv);
-      double decode[2], prefill[2];
-      int i = 0;
-      for (const Report* r : {&tg, &pt}) {
-        prefill[i] = static_cast<double>(kPromptTokens) / median(r->prefill);
-        decode[i] = static_cast<double>(kNewTokens - 1) / median(r->decode);
-        std::printf("%-34s %7d %12.1f %12.2f %8.0f%% %7.0f MB %9s\n",
-                    i == 0 ? "tapegrad" : "PyTorch eager (KV cache, OpenBLAS)", t, prefill[i],
-                    decode[i], 100.0 * decode[i] / bound, static_cast<double>(r->rss_kib) / 1024,
-                    same ? "same" : "DIFFER");
-        ++i;
+      const auto tapegrad_run = [&](bool bf16) {
+        return parse(
+            run_worker({"/proc/self/exe", "--worker", "tapegrad-generate", "--workload", name,
+                        "--threads", std::to_string(t), "--dtype", bf16 ? "bf16" : "float32"}));
+      };
+      // Engines in this order, each in a process of its own: tapegrad float32, tapegrad bf16
+      // (generate-124m-bf16 only), PyTorch.
+      struct Row {
+        const char* engine;
+        Report report;
+        bool bf16;
+      };
+      std::vector<Row> rows;
+      rows.push_back({"tapegrad", tapegrad_run(false), false});
+      if (w.bf16) rows.push_back({"tapegrad, bf16 weights", tapegrad_run(true), true});
+      rows.push_back({"PyTorch eager (KV cache, OpenBLAS)", torch_generate(w, t), false});
+      const Report& tg = rows.front().report;
+      const Report& pt = rows.back().report;
+      // tapegrad float32 must give PyTorch's ids; bfloat16 weights may change an id where the
+      // margin is small, so theirs are reported, not required.
+      failures += tg.ids == pt.ids ? 0 : 1;
+      std::vector<double> decode, prefill;
+      for (const Row& row : rows) {
+        const double bound = bandwidth[ti] * 1e9 / (weight_bytes(c, true, row.bf16) + mean_kv);
+        prefill.push_back(static_cast<double>(kPromptTokens) / median(row.report.prefill));
+        decode.push_back(static_cast<double>(kNewTokens - 1) / median(row.report.decode));
+        // bfloat16's ids: how many agree with PyTorch's, position by position.
+        int total = 0;
+        const int same = same_ids(row.report.ids, pt.ids, &total);
+        const std::string ids = !row.bf16 ? (row.report.ids == pt.ids ? "same" : "DIFFER")
+                                          : std::to_string(same) + "/" + std::to_string(total);
+        std::printf("%-34s %7d %12.1f %12.2f %8.0f%% %7.0f MB %9s\n", row.engine, t, prefill.back(),
+                    decode.back(), 100.0 * decode.back() / bound,
+                    static_cast<double>(row.report.rss_kib) / 1024, ids.c_str());
       }
+      const double bound = bandwidth[ti] * 1e9 / (read + mean_kv);
       std::printf(
           "  %d thread%s: decode %.2fx PyTorch, prefill %.2fx PyTorch; bound %.2f "
           "tokens/s; tapegrad peak RSS %.2fx (weights + KV cache)\n",
-          t, t == 1 ? "" : "s", decode[0] / decode[1], prefill[0] / prefill[1], bound,
+          t, t == 1 ? "" : "s", decode[0] / decode.back(), prefill[0] / prefill.back(), bound,
           static_cast<double>(tg.rss_kib) * 1024 / (all + cache));
-      std::printf(
-          "  tapegrad heap allocations per decode step (most of any step after the "
-          "second token): %lld\n",
-          tg.allocations);
-      if (!same) {
-        std::printf("  ids differ:\n    tapegrad %s\n    PyTorch  %s\n", tg.ids.c_str(),
-                    pt.ids.c_str());
+      if (w.bf16) {
+        const Report& b = rows[1].report;
+        std::printf(
+            "  bf16 weights: decode %.2fx tapegrad float32, prefill %.2fx; bound %.2f tokens/s "
+            "(bfloat16 bytes); first step's logits against float32's: max abs error %.4g, "
+            "relative error %.4g (L2); resident at the end %.0f MB (float32: %.0f MB; the peak is "
+            "the float32 model's, built before the conversion)\n",
+            decode[1] / decode[0], prefill[1] / prefill[0],
+            bandwidth[ti] * 1e9 / (weight_bytes(c, true, true) + mean_kv), b.logits_max_abs,
+            b.logits_relative, static_cast<double>(b.end_rss_kib) / 1024,
+            static_cast<double>(tg.end_rss_kib) / 1024);
+      }
+      for (size_t r = 0; r + 1 < rows.size(); ++r) {
+        std::printf(
+            "  %s heap allocations per decode step (most of any step after the second "
+            "token): %lld\n",
+            rows[r].engine, rows[r].report.allocations);
+      }
+      for (size_t r = 0; r + 1 < rows.size(); ++r) {
+        if (rows[r].report.ids != pt.ids && !rows[r].bf16) {
+          std::printf("  ids differ:\n    %s %s\n    PyTorch  %s\n", rows[r].engine,
+                      rows[r].report.ids.c_str(), pt.ids.c_str());
+        }
       }
       if (ti == 0) std::printf("  PyTorch: %s\n", pt.info.c_str());
     }

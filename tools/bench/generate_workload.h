@@ -1,6 +1,7 @@
-// tapegrad-bench's generation workloads (generate-124m, generate-355m): greedy generation with
-// the KV cache, prefill and decode tokens/s, against PyTorch eager running the book's KV-cache
-// GPT (tools/bench/torch_gpt.py --generate), with the machine's read bandwidth as the bound.
+// tapegrad-bench's generation workloads (generate-124m, generate-124m-bf16, generate-355m):
+// greedy generation with the KV cache, prefill and decode tokens/s, against PyTorch eager running
+// the book's KV-cache GPT (tools/bench/torch_gpt.py --generate), with the machine's read
+// bandwidth as the bound; generate-124m-bf16 adds tapegrad with bfloat16 linear weights.
 #pragma once
 
 #include <string>
@@ -8,11 +9,12 @@
 
 namespace tapegrad_bench {
 
-// The worker side, this program run as "--worker tapegrad-generate --workload NAME --threads N"
-// (the timed generations) or "--worker read-bandwidth --threads N": prints its report on stdout.
+// The worker side, this program run as "--worker tapegrad-generate --workload NAME --threads N
+// --dtype float32|bf16" (the timed generations) or "--worker read-bandwidth --threads N": prints
+// its report on stdout.
 int generate_worker_main(const std::vector<std::string>& args);
 
-// True for "generate-124m" and "generate-355m".
+// True for "generate-124m", "generate-124m-bf16" and "generate-355m".
 bool is_generate_workload(const std::string& name);
 
 // Runs each generation workload named at each thread count (tapegrad and PyTorch, each in a
