@@ -98,28 +98,18 @@ void Linear::use_bf16_weight() {
       "inference only): it cannot be trained, read, saved or loaded");
 }
 
-namespace {
-
-// Every Linear in the tree, depth first; throws on one that cannot be converted.
-void collect_linears(Module& m, std::vector<Linear*>& out) {
-  for (auto& [name, child] : m.named_children()) {
-    if (auto* linear = dynamic_cast<Linear*>(child)) {
-      if (linear->weight.dtype() != DType::Float32) {
-        throw Error("use_bf16_weights: Linear \"" + linear->weight.name() + "\" is " +
-                    dtype_name(linear->weight.dtype()) + "; only float32 layers take bfloat16");
-      }
-      out.push_back(linear);
-    }
-    collect_linears(*child, out);
-  }
-}
-
-}  // namespace
-
 int64_t use_bf16_weights(Module& model) {
+  // Every Linear checked before any is converted: nothing changes when one cannot be.
   std::vector<Linear*> linears;
-  if (auto* self = dynamic_cast<Linear*>(&model)) linears.push_back(self);
-  collect_linears(model, linears);
+  for (Module* m : model.modules()) {
+    auto* linear = dynamic_cast<Linear*>(m);
+    if (linear == nullptr) continue;
+    if (linear->weight.dtype() != DType::Float32) {
+      throw Error("use_bf16_weights: Linear \"" + linear->weight.name() + "\" is " +
+                  dtype_name(linear->weight.dtype()) + "; only float32 layers take bfloat16");
+    }
+    linears.push_back(linear);
+  }
   for (Linear* linear : linears) linear->use_bf16_weight();
   return static_cast<int64_t>(linears.size());
 }

@@ -160,16 +160,8 @@ int64_t replace_linear_with_lora(Module& model, int64_t rank, double alpha, Gene
 
 std::vector<LinearWithLoRA*> lora_layers(Module& model) {
   std::vector<LinearWithLoRA*> out;
-  std::vector<Module*> stack{&model};
-  while (!stack.empty()) {
-    Module* m = stack.back();
-    stack.pop_back();
-    if (auto* l = dynamic_cast<LinearWithLoRA*>(m)) {
-      out.push_back(l);
-      continue;
-    }
-    const auto children = m->named_children();
-    for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back(it->second);
+  for (Module* m : model.modules()) {
+    if (auto* l = dynamic_cast<LinearWithLoRA*>(m)) out.push_back(l);
   }
   return out;
 }

@@ -226,6 +226,19 @@ std::vector<std::pair<std::string, Module*>> Module::named_children() {
   return out;
 }
 
+std::vector<Module*> Module::modules() {
+  std::vector<Module*> out;
+  std::vector<Module*> stack{&effective()};
+  while (!stack.empty()) {
+    Module* m = stack.back();
+    stack.pop_back();
+    out.push_back(m);
+    const auto children = m->named_children();
+    for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back(it->second);
+  }
+  return out;
+}
+
 Module::ChildSlot& Module::find_child_slot(const std::string& name) {
   Module& self = effective();
   std::vector<std::string> names;

@@ -74,6 +74,9 @@ class Module {
   // The registered children in registration order (a replaced child gives its replacement).
   std::vector<std::pair<std::string, const Module*>> named_children() const;
   std::vector<std::pair<std::string, Module*>> named_children();
+  // This module and every module below it, depth first, each parent before its children in
+  // registration order (torch's modules()).
+  std::vector<Module*> modules();
   // The child registered as `name` (its replacement if replaced); throws Error listing the
   // children when there is none.
   Module& child(const std::string& name);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -326,6 +327,23 @@ TEST_CASE("nn::Module: train and eval reach every child and containers name chil
   REQUIRE(children.size() == 6);
   CHECK(children[3].first == "trf_blocks");
   CHECK(children[3].second->named_children()[1].first == "1");
+
+  // modules(): the model, then each child before its own children, in registration order (the
+  // order of a recursive walk, as torch's modules()).
+  std::vector<nn::Module*> expected;
+  std::function<void(nn::Module&)> walk = [&](nn::Module& m) {
+    expected.push_back(&m);
+    for (auto& [name, child] : m.named_children()) walk(*child);
+  };
+  walk(model);
+  const std::vector<nn::Module*> all = model.modules();
+  CHECK(all == expected);
+  REQUIRE(all.size() > 1);
+  CHECK(all[0] == &model);
+  CHECK(all[1] == children[0].second);
+  int64_t linears = 0;
+  for (nn::Module* m : all) linears += dynamic_cast<nn::Linear*>(m) != nullptr;
+  CHECK(linears == 2 * 6 + 1);  // per block W_query, W_key, W_value, out_proj, ff's two; out_head
 
   nn::MultiHeadAttentionWrapper wrapper(3, 2, 6, 0.0, 2);
   const auto state = wrapper.state_dict();
