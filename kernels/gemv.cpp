@@ -22,9 +22,13 @@ inline float lane_sum(const Vec<float>& v) {
 }
 
 // R rows of W starting at row o: y[o + r] = W[o + r, :]·x. Two accumulators per row keep two
-// independent FMA chains in flight; the tail below one vector is summed in scalar.
+// independent FMA chains in flight; the tail below one vector is summed in scalar. `ahead`
+// (elements) is where the software prefetch reads, relative to what is loaded: the next block of
+// rows, so its lines are on their way while this block is summed (0 where there is none). The
+// prefetch changes no arithmetic.
 template <int R>
-inline void rows_dot(const float* w, const float* x, float* y, int64_t o, int64_t in) {
+inline void rows_dot(const float* w, const float* x, float* y, int64_t o, int64_t in,
+                     int64_t ahead) {
   Vec<float> acc0[R], acc1[R];
   for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = Vec<float>{};
   int64_t i = 0;
@@ -34,6 +38,8 @@ inline void rows_dot(const float* w, const float* x, float* y, int64_t o, int64_
     vload(x1, x + i + L);
     for (int r = 0; r < R; ++r) {
       const float* row = w + (o + r) * in + i;
+      __builtin_prefetch(row + ahead);
+      __builtin_prefetch(row + ahead + L);
       Vec<float> w0, w1;
       vload(w0, row);
       vload(w1, row + L);
@@ -61,8 +67,8 @@ inline void rows_dot(const float* w, const float* x, float* y, int64_t o, int64_
 void gemv_rows(const float* w, const float* x, float* y, int64_t begin, int64_t end, int64_t in) {
   // Eight rows in flight: eight streams keep more cache misses outstanding than one or four.
   int64_t o = begin;
-  for (; o + 8 <= end; o += 8) rows_dot<8>(w, x, y, o, in);
-  for (; o < end; ++o) rows_dot<1>(w, x, y, o, in);
+  for (; o + 8 <= end; o += 8) rows_dot<8>(w, x, y, o, in, o + 16 <= end ? 8 * in : 0);
+  for (; o < end; ++o) rows_dot<1>(w, x, y, o, in, 0);
 }
 
 }  // namespace

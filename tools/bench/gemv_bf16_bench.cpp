@@ -2,10 +2,9 @@
 // four [768, 768], one [3072, 768] and one [768, 3072]; the head [50257, 768]) with float32
 // weights (kernels/gemv.h), with bfloat16 weights widened to float32 (kernels/linear_bf16.h), and,
 // to choose that kernel by measurement, two alternatives written here: the same widening without
-// the software prefetch, and AVX512_BF16's vdpbf16ps (x rounded to bfloat16 too); and, to see
-// what the prefetch alone is worth, the float32 kernel with it (kernels/gemv.cpp has none). Prints
-// the best of several passes over all products (one thread) and each kernel's largest error on the
-// head against a float64 product of the bfloat16 weights. Not a test: figures only.
+// the software prefetch, and AVX512_BF16's vdpbf16ps (x rounded to bfloat16 too). Prints the best
+// of several passes over all products (one thread) and each kernel's largest error on the head
+// against a float64 product of the bfloat16 weights. Not a test: figures only.
 //
 //   tapegrad-gemv-bf16-bench [passes]
 #include <immintrin.h>
@@ -42,26 +41,6 @@ void widened_no_prefetch(const uint16_t* w, const float* xs, float* y, int64_t o
       }
     }
     for (int r = 0; r < 8; ++r) y[o + r] = _mm512_reduce_add_ps(_mm512_add_ps(even[r], odd[r]));
-  }
-}
-
-// kernels/gemv.cpp's eight rows with the prefetch of the next block of rows added.
-void float32_prefetch(const float* w, const float* x, float* y, int64_t out, int64_t in) {
-  for (int64_t o = 0; o < out; o += 8) {
-    const int64_t ahead = o + 16 <= out ? 8 * in : 0;
-    __m512 a0[8], a1[8];
-    for (int r = 0; r < 8; ++r) a0[r] = a1[r] = _mm512_setzero_ps();
-    for (int64_t i = 0; i < in; i += 32) {
-      const __m512 x0 = _mm512_loadu_ps(x + i), x1 = _mm512_loadu_ps(x + i + 16);
-      for (int r = 0; r < 8; ++r) {
-        const float* p = w + (o + r) * in + i;
-        _mm_prefetch(reinterpret_cast<const char*>(p + ahead), _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(p + ahead + 16), _MM_HINT_T0);
-        a0[r] = _mm512_fmadd_ps(_mm512_loadu_ps(p), x0, a0[r]);
-        a1[r] = _mm512_fmadd_ps(_mm512_loadu_ps(p + 16), x1, a1[r]);
-      }
-    }
-    for (int r = 0; r < 8; ++r) y[o + r] = _mm512_reduce_add_ps(_mm512_add_ps(a0[r], a1[r]));
   }
 }
 
@@ -148,8 +127,6 @@ int main(int argc, char** argv) {
   std::printf("GPT-2 124M decode step's products, 1 thread, best of %d passes:\n", passes);
   run("float32 weights (gemv)", bytes32,
       [&](const Product& p) { gemv(p.w32.data(), x.data(), nullptr, y.data(), p.out, p.in); });
-  run("float32 weights, prefetch added", bytes32,
-      [&](const Product& p) { float32_prefetch(p.w32.data(), x.data(), y.data(), p.out, p.in); });
   run("bf16 weights widened, prefetch (gemv_bf16)", bytes32 / 2,
       [&](const Product& p) { gemv_bf16(p.w16.data(), x.data(), nullptr, y.data(), p.out, p.in); });
   run("bf16 weights widened, no prefetch", bytes32 / 2, [&](const Product& p) {
