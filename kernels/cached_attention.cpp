@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <vector>
 
 #include "graph/threads.h"
+#include "kernels/scratch.h"
 
 namespace tapegrad {
+
+struct ScoreRow;  // thread_scratch's tag: one row of scores
 
 template <class T>
 void cached_attention(const T* q, const KVCacheView<T>& c, T* out, int64_t new_tokens) {
@@ -17,10 +19,9 @@ void cached_attention(const T* q, const KVCacheView<T>& c, T* out, int64_t new_t
   const T scale = static_cast<T>(std::sqrt(static_cast<double>(Dh)));
   const double cost = 4.0 * static_cast<double>(Tn * c.length * Dh);
   parallel_for(c.batch * H, cost, [&](int, int64_t begin, int64_t end) {
-    // One row of scores per part: thread_local and as long as the window (not the tokens cached
+    // One row of scores per part: the thread's own and as long as the window (not the tokens cached
     // so far, which grow every step), so decode steps allocate nothing after the first.
-    thread_local std::vector<T> scores;
-    if (scores.size() < static_cast<size_t>(c.window)) scores.resize(static_cast<size_t>(c.window));
+    T* scores = detail::thread_scratch<ScoreRow, T>(static_cast<size_t>(c.window));
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / H, h = bh % H;
       const T* keys = c.k + (bh * c.window) * Dh;    // [window, D_h]
@@ -35,18 +36,18 @@ void cached_attention(const T* q, const KVCacheView<T>& c, T* out, int64_t new_t
           T s = 0;
           for (int64_t d = 0; d < Dh; ++d) s += qi[d] * kj[d];
           s /= scale;
-          scores[static_cast<size_t>(j)] = s;
+          scores[j] = s;
           max_score = std::max(max_score, s);
         }
         T sum = 0;
         for (int64_t j = 0; j < seen; ++j) {
-          const T e = std::exp(scores[static_cast<size_t>(j)] - max_score);
-          scores[static_cast<size_t>(j)] = e;
+          const T e = std::exp(scores[j] - max_score);
+          scores[j] = e;
           sum += e;
         }
         std::fill(oi, oi + Dh, T{0});
         for (int64_t j = 0; j < seen; ++j) {
-          const T w = scores[static_cast<size_t>(j)] / sum;
+          const T w = scores[j] / sum;
           const T* vj = values + j * Dh;
           for (int64_t d = 0; d < Dh; ++d) oi[d] += w * vj[d];
         }

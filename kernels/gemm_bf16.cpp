@@ -14,12 +14,12 @@
 #include <bit>
 #include <cstdint>
 #include <cstdio>
-#include <memory>
 #include <string>
 
 #include "graph/threads.h"
 #include "kernels/gemm_kernels.h"
 #include "kernels/matmul_precision.h"
+#include "kernels/scratch.h"
 
 namespace tapegrad {
 
@@ -51,17 +51,9 @@ inline float bf16_float(float x) {
   return std::bit_cast<float>(static_cast<uint32_t>(bf16_bits(x)) << 16);
 }
 
-// A per-thread buffer that only grows; slot 0 for A, 1 for B.
-template <class T>
-T* buffer(int slot, size_t elements) {
-  thread_local std::unique_ptr<T[]> data[2];
-  thread_local size_t size[2] = {0, 0};
-  if (size[slot] < elements) {
-    data[slot] = std::make_unique<T[]>(elements);
-    size[slot] = elements;
-  }
-  return data[slot].get();
-}
+// thread_scratch's tags: the rounded copies of A and B.
+struct RoundedA;
+struct RoundedB;
 
 // The stored matrix behind a view ([rows, cols] or, transposed, [cols, rows]), rounded into
 // `out` packed (row stride = its stored column count), as the view of the same orientation.
@@ -145,12 +137,12 @@ void bf16_gemm(MatrixView<float> c, MatrixView<const float> a, MatrixView<const 
                     (chosen == Bf16Engine::OneDNN ||
                      (chosen == Bf16Engine::Auto && multiply_adds >= kDnnlMinMultiplyAdds));
   if (!dnnl) {
-    const auto ar = rounded(a, buffer<float>(0, stored(a)), bf16_float);
-    const auto br = rounded(b, buffer<float>(1, stored(b)), bf16_float);
+    const auto ar = rounded(a, thread_scratch<RoundedA, float>(stored(a)), bf16_float);
+    const auto br = rounded(b, thread_scratch<RoundedB, float>(stored(b)), bf16_float);
     return gemm_highest<float>(c, ar, br, options);
   }
-  const auto ar = rounded(a, buffer<uint16_t>(0, stored(a)), bf16_bits);
-  const auto br = rounded(b, buffer<uint16_t>(1, stored(b)), bf16_bits);
+  const auto ar = rounded(a, thread_scratch<RoundedA, uint16_t>(stored(a)), bf16_bits);
+  const auto br = rounded(b, thread_scratch<RoundedB, uint16_t>(stored(b)), bf16_bits);
   const auto alpha = static_cast<float>(options.alpha);
   // Blocks of C's rows (multiples of 16), one oneDNN call each, on tapegrad's threads.
   const int64_t tiles = (m + 15) / 16;

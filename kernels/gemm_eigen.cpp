@@ -7,9 +7,9 @@
 // result's inner increment, new in 3.4) is Eigen 3.4's. Checked against Eigen 3.4.0 (Debian 12's
 // libeigen3-dev); any other version stops the build below instead of guessing.
 #include <Eigen/Core>
-#include <memory>
 
 #include "kernels/gemm_kernels.h"
+#include "kernels/scratch.h"
 
 #if !EIGEN_VERSION_AT_LEAST(3, 4, 0) || EIGEN_VERSION_AT_LEAST(3, 4, 90)
 #error \
@@ -22,21 +22,7 @@ namespace {
 
 using Eigen::Index;
 
-// A per-thread buffer that only grows: after the first steps, products allocate nothing.
-template <class T>
-T* thread_scratch(size_t elements) {
-  struct Buffer {
-    std::unique_ptr<T[], void (*)(T*)> data{nullptr,
-                                            [](T* p) { Eigen::internal::aligned_free(p); }};
-    size_t size = 0;
-  };
-  thread_local Buffer buffer;
-  if (buffer.size < elements) {
-    buffer.data.reset(static_cast<T*>(Eigen::internal::aligned_malloc(elements * sizeof(T))));
-    buffer.size = elements;
-  }
-  return buffer.data.get();
-}
+struct EigenPanels;  // thread_scratch's tag: the packed panels of A and B
 
 // Eigen's blocking sizes for a product, with the packed panels pointed at our scratch.
 template <class T>
@@ -54,7 +40,7 @@ class ScratchBlocking : public Eigen::internal::level3_blocking<T, T> {
     const size_t size_b = static_cast<size_t>(this->m_kc * this->m_nc);
     // Each panel 64-byte aligned inside the one buffer.
     const size_t padded_a = (size_a + 15) / 16 * 16;
-    T* scratch = thread_scratch<T>(padded_a + size_b);
+    T* scratch = thread_scratch<EigenPanels, T>(padded_a + size_b);
     this->m_blockA = scratch;
     this->m_blockB = scratch + padded_a;
   }

@@ -8,10 +8,10 @@
 // AVX-512 Zen 5), whose packing and beta pass cost more there than the multiply-adds. Each
 // element of C is summed in k order by one thread: the same bits whatever the thread split.
 #include <algorithm>
-#include <memory>
 
 #include "kernels/gemm_kernels.h"
 #include "kernels/gemm_vec.h"
+#include "kernels/scratch.h"
 
 namespace tapegrad::detail {
 
@@ -21,17 +21,8 @@ constexpr int kRowsPerBlock = 8;
 constexpr int64_t kMaxMultiplyAdds = int64_t{1} << 22;  // m·n·k
 constexpr int64_t kMaxPackedB = int64_t{1} << 16;       // elements of a transposed B, packed
 
-// B's rows, when B is a transposed view, packed row-major [k, n] into a per-thread buffer.
-template <class T>
-T* packed_b(size_t elements) {
-  thread_local std::unique_ptr<T[]> buffer;
-  thread_local size_t size = 0;
-  if (size < elements) {
-    buffer = std::make_unique<T[]>(elements);
-    size = elements;
-  }
-  return buffer.get();
-}
+// thread_scratch's tag: B's rows, when B is a transposed view, packed row-major [k, n].
+struct PackedB;
 
 struct Operands {
   int64_t k, a_row, a_col, ldb, ldc;  // a(i, p) = a[i·a_row + p·a_col], b(p, j) = b[p·ldb + j]
@@ -91,7 +82,7 @@ void small_gemm(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, T
   const T* bp = b.data;
   int64_t ldb = b.ld;
   if (b.transposed) {  // b(p, j) = b.data[j·ld + p]: pack it as [k, n], L x L blocks at a time
-    T* packed = packed_b<T>(static_cast<size_t>(n * k));
+    T* packed = thread_scratch<PackedB, T>(static_cast<size_t>(n * k));
     const int64_t k_blocks = k / L * L;
     for (int64_t j0 = 0; j0 < n; j0 += L) {
       for (int64_t p0 = 0; p0 < k_blocks; p0 += L) {

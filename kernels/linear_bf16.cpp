@@ -13,12 +13,12 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <memory>
 
 #include "graph/threads.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_vec.h"
 #include "kernels/matmul_precision.h"
+#include "kernels/scratch.h"
 
 namespace tapegrad {
 
@@ -103,16 +103,9 @@ void gemv_rows(const uint16_t* w, const float* xs, const float* x, float* y, int
   for (; o < end; ++o) rows_dot<1>(w, xs, x, y, o, in, full, 0);
 }
 
-// A per-thread buffer that only grows (no allocation per call once the sizes have been seen).
-float* scratch(size_t elements) {
-  thread_local std::unique_ptr<float[]> data;
-  thread_local size_t size = 0;
-  if (size < elements) {
-    data = std::make_unique<float[]>(elements);
-    size = elements;
-  }
-  return data.get();
-}
+// thread_scratch's tags: x in widen_pairs' order; a block of W's rows widened to float32.
+struct SplitX;
+struct WidenedRows;
 
 }  // namespace
 
@@ -130,7 +123,8 @@ void gemv_bf16(const uint16_t* w, const float* x, const float* bias, float* y, i
                int64_t in) {
   // x in widen_pairs' order, once, in the caller's buffer; the parts only read it.
   const int64_t full = in - in % P;
-  float* xs = scratch(static_cast<size_t>(std::max<int64_t>(full, 1)));
+  float* xs =
+      detail::thread_scratch<SplitX, float>(static_cast<size_t>(std::max<int64_t>(full, 1)));
   split_pairs(x, xs, full);
   // As gemv: parts split at multiples of 8 rows, the cost counted in memory time (half the
   // bytes per weight of float32's).
@@ -156,7 +150,7 @@ void linear_bf16(const uint16_t* w, const float* x, const float* bias, float* y,
   const int64_t blocks = (out + kBlock - 1) / kBlock;
   const double cost = 2.0 * static_cast<double>(rows) * kBlock * static_cast<double>(in);
   parallel_for(blocks, cost, [&](int, int64_t b0, int64_t b1) {
-    float* wf = scratch(static_cast<size_t>(kBlock * in));
+    float* wf = detail::thread_scratch<WidenedRows, float>(static_cast<size_t>(kBlock * in));
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t o0 = b * kBlock, n = std::min(kBlock, out - o0);
       for (int64_t i = 0; i < n * in; ++i) wf[i] = widen(w[o0 * in + i]);
