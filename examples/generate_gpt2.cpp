@@ -146,23 +146,13 @@ int main(int argc, char** argv) {
 
     // --dtype bf16: the first step's last-position logits with the float32 weights, then with
     // the bfloat16 ones (the generation's prefill: the prompt's last context_length tokens).
-    std::vector<float> logits32, logits16;
+    std::optional<nn::Bf16Conversion> bf16;
     if (dtype == "bf16") {
       const size_t fed = std::min(ids.size(), static_cast<size_t>(cfg.context_length));
-      const Ids first(
-          Shape{1, static_cast<int64_t>(fed)},
-          std::vector<int64_t>(ids.end() - static_cast<std::ptrdiff_t>(fed), ids.end()));
-      auto first_step = [&] {
-        Tape tape;
-        TapeScope use(tape);
-        NoGradGuard no_grad;
-        Tensor y = model.forward(first, /*use_cache=*/false, /*last_position_only=*/true);
-        return std::vector<float>(y.data<float>(), y.data<float>() + y.numel());  // [V]
-      };
-      logits32 = first_step();
-      nn::use_bf16_weights(model);
-      model.reset_cache();
-      logits16 = first_step();
+      bf16 = nn::convert_to_bf16_weights(
+          model,
+          Ids(Shape{1, static_cast<int64_t>(fed)},
+              std::vector<int64_t>(ids.end() - static_cast<std::ptrdiff_t>(fed), ids.end())));
     }
 
     Generator generator(seed);
@@ -211,21 +201,12 @@ int main(int argc, char** argv) {
               << " s, " << static_cast<double>(stats.prompt_tokens) / stats.prefill_seconds
               << " tokens/s; decode: " << stats.decode_tokens << " tokens in "
               << stats.decode_seconds << " s, " << decode_rate << " tokens/s\n";
-    if (dtype == "bf16") {
-      double worst = 0, d2 = 0, r2 = 0;
-      for (size_t i = 0; i < logits32.size(); ++i) {
-        const double d = static_cast<double>(logits16[i]) - logits32[i];
-        worst = std::max(worst, std::fabs(d));
-        d2 += d * d;
-        r2 += static_cast<double>(logits32[i]) * logits32[i];
-      }
-      const auto argmax = [](const std::vector<float>& v) {
-        return std::max_element(v.begin(), v.end()) - v.begin();
-      };
+    if (bf16) {
       std::cerr << "bf16 weights: the first step's last-position logits against float32's: max "
-                << "abs error " << worst << ", relative error " << std::sqrt(d2 / r2)
+                << "abs error " << bf16->max_abs_error << ", relative error "
+                << bf16->relative_error
                 << " (L2 norm of the difference / L2 norm of the float32 logits); argmax "
-                << (argmax(logits16) == argmax(logits32) ? "the same" : "differs") << "\n";
+                << (bf16->same_argmax ? "the same" : "differs") << "\n";
     }
     return 0;
   });

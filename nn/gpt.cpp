@@ -1,9 +1,12 @@
 // The chapter 4 GPT: FeedForward, TransformerBlock, GPTModel, built in the book's order.
 #include "nn/gpt.h"
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "graph/error.h"
+#include "graph/scope.h"
 
 namespace tapegrad::nn {
 
@@ -191,6 +194,39 @@ void GPTModel::set_cache_window(int64_t window) {
   for (size_t i = 0; i < trf_blocks.size(); ++i) {
     trf_blocks.at<TransformerBlock>(i).att.set_cache_window(window);
   }
+}
+
+namespace {
+
+std::vector<float> last_position_logits(const GPTModel& model, const Ids& prompt) {
+  Tape tape;
+  TapeScope scope(tape);
+  NoGradGuard no_grad;
+  const Tensor y =
+      model.forward(prompt, /*use_cache=*/false, /*last_position_only=*/true);  // [1, 1, V]
+  return {y.data<float>(), y.data<float>() + y.numel()};
+}
+
+}  // namespace
+
+Bf16Conversion convert_to_bf16_weights(GPTModel& model, const Ids& prompt) {
+  const std::vector<float> reference = last_position_logits(model, prompt);
+  Bf16Conversion c;
+  c.layers = use_bf16_weights(model);
+  model.reset_cache();
+  const std::vector<float> got = last_position_logits(model, prompt);
+  double d2 = 0.0, r2 = 0.0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double d = static_cast<double>(got[i]) - reference[i];
+    // Written so that a NaN wins: std::max would keep the old maximum.
+    if (!(std::fabs(d) <= c.max_abs_error)) c.max_abs_error = std::fabs(d);
+    d2 += d * d;
+    r2 += static_cast<double>(reference[i]) * reference[i];
+  }
+  c.relative_error = std::sqrt(d2 / r2);
+  c.same_argmax = std::max_element(got.begin(), got.end()) - got.begin() ==
+                  std::max_element(reference.begin(), reference.end()) - reference.begin();
+  return c;
 }
 
 }  // namespace tapegrad::nn

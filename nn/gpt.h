@@ -113,4 +113,15 @@ class GPTModel : public Module {
   Linear out_head;  // [V, C], no bias
 };
 
+// use_bf16_weights(model) for generation, and what it changes: the last position's logits for
+// `prompt` [1, T], computed without the cache and without gradients before and after the
+// conversion (the cache is reset after).
+struct Bf16Conversion {
+  int64_t layers = 0;           // the Linear layers converted
+  double max_abs_error = 0.0;   // max |bf16 - float32| over the logits (NaN if either has one)
+  double relative_error = 0.0;  // ‖bf16 - float32‖₂ / ‖float32‖₂
+  bool same_argmax = true;      // the greedy token is the same
+};
+Bf16Conversion convert_to_bf16_weights(GPTModel& model, const Ids& prompt);
+
 }  // namespace tapegrad::nn

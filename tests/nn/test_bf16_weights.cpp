@@ -22,6 +22,7 @@
 #include "nn/layers.h"
 #include "nn/lora.h"
 #include "ops/ops.h"
+#include "tests/compare.h"
 
 using namespace tapegrad;
 
@@ -56,7 +57,7 @@ Error2 compare(const std::vector<float>& got, const std::vector<float>& referenc
     const double d = static_cast<double>(got[i]) - reference[i];
     d2 += d * d;
     r2 += static_cast<double>(reference[i]) * reference[i];
-    worst = std::max(worst, std::fabs(d));
+    worst = testing::worse(worst, std::fabs(d));
   }
   return {worst, std::sqrt(d2 / r2)};
 }
@@ -201,4 +202,28 @@ TEST_CASE("bf16 weights: loading into a converted model is an Error that changes
   const std::vector<double> before = gpt2.tok_emb.weight.values();
   REQUIRE_THROWS_WITH(nn::load_gpt2_weights(gpt2, tiny), Catch::Contains("use_bf16_weights"));
   CHECK(gpt2.tok_emb.weight.values() == before);
+}
+
+TEST_CASE("bf16 weights: convert_to_bf16_weights reports what the conversion changes",
+          "[bf16][gpt]") {
+  nn::GPTModel model = model_from_seed();
+  // The report compares the last position's logits, as generation's prefill computes them.
+  const auto last_logits = [&] {
+    Tape tape;
+    TapeScope use(tape);
+    NoGradGuard no_grad;
+    const Tensor y = model.forward(kPrompt, /*use_cache=*/false, /*last_position_only=*/true);
+    return std::vector<float>(y.data<float>(), y.data<float>() + y.numel());  // [V]
+  };
+  const std::vector<float> before = last_logits();
+  const nn::Bf16Conversion c = nn::convert_to_bf16_weights(model, kPrompt);
+  CHECK(c.layers == 13);
+  CHECK(model.out_head.has_bf16_weight());
+  const Error2 e = compare(last_logits(), before);
+  CHECK(c.max_abs_error == e.max_abs);
+  CHECK(c.relative_error == Approx(e.relative).epsilon(1e-12));
+  CHECK(c.relative_error > 0.0);
+  CHECK(c.relative_error < 5e-3);
+  CHECK(c.same_argmax);
+  CHECK(model.cache_position() == 0);  // the cache is left reset
 }

@@ -153,15 +153,6 @@ int same_ids(const std::string& a, const std::string& b, int* total) {
 }
 
 // The first step's last-position logits [V] (the prefill of the prompt).
-std::vector<float> first_logits(const tapegrad::nn::GPTModel& model, const tapegrad::Ids& prompt) {
-  using namespace tapegrad;
-  Tape tape;
-  TapeScope use(tape);
-  NoGradGuard no_grad;
-  Tensor y = model.forward(prompt, /*use_cache=*/false, /*last_position_only=*/true);
-  return {y.data<float>(), y.data<float>() + y.numel()};
-}
-
 // The tapegrad worker: the timed generations, reported on stdout as "key v v v" lines. With
 // bf16, the model's linear weights are bfloat16, and "logits_error" gives the first step's
 // logits against the float32 weights' (max abs, L2 relative).
@@ -173,18 +164,8 @@ void tapegrad_generate(FILE* out, const GenerateWorkload& w, int threads, bool b
   model.eval();
   const Ids prompt(Shape{1, kPromptTokens}, prompt_ids(w.cfg.vocab_size));
   if (bf16) {
-    const std::vector<float> reference = first_logits(model, prompt);
-    nn::use_bf16_weights(model);
-    model.reset_cache();
-    const std::vector<float> got = first_logits(model, prompt);
-    double worst = 0, d2 = 0, r2 = 0;
-    for (size_t i = 0; i < got.size(); ++i) {
-      const double d = static_cast<double>(got[i]) - reference[i];
-      worst = std::max(worst, std::fabs(d));
-      d2 += d * d;
-      r2 += static_cast<double>(reference[i]) * reference[i];
-    }
-    std::fprintf(out, "logits_error %.6g %.6g\n", worst, std::sqrt(d2 / r2));
+    const nn::Bf16Conversion c = nn::convert_to_bf16_weights(model, prompt);
+    std::fprintf(out, "logits_error %.6g %.6g\n", c.max_abs_error, c.relative_error);
   }
   std::vector<double> prefill, decode;
   std::vector<uint64_t> at_token;  // the allocation count as each token is drawn
