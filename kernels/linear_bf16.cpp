@@ -5,9 +5,9 @@
 // as bfloat16, so x would be rounded too, adding an error as large as the weights' own; widening
 // keeps x float32 and the products exact, and needs no AVX512_BF16 (every CPU runs this code).
 // It costs two integer operations per vector (a bfloat16 is the high half of a float32: a shift
-// or a mask), which makes it somewhat slower than vdpbf16ps here, yet about twice as fast as the
-// float32 kernel; a software prefetch of the next block of rows gains a little more.
-// tools/bench/gemv_bf16_bench.cpp times the three (docs/generation.md has the figures).
+// or a mask), which vdpbf16ps does not, but it reads the same half of float32's bytes, and a
+// decode step is bound by those reads. tools/bench/gemv_bf16_bench.cpp times the kernels
+// (docs/generation.md has the figures).
 #include "kernels/linear_bf16.h"
 
 #include <algorithm>

@@ -175,11 +175,15 @@ def blas_report():
     return name
 
 
-def sgemm_gflops(torch, n=512):
-    """An n³ float32 product's speed: tells the reference BLAS (~1-3) from OpenBLAS (tens)."""
+def gemm_gflops(torch, n, dtype=None):
+    """An n³ product's speed, best of 5: float32 tells the reference BLAS (~1-3) from OpenBLAS
+    (tens); bfloat16 (torch's bf16 mm, oneDNN's where torch has it, its operands already bf16) is
+    the bf16 peak the -bf16 workloads' steps are measured against."""
     gen = torch.Generator().manual_seed(0)  # not the default generator: dropout draws from it
     a = torch.randn(n, n, generator=gen)
     b = torch.randn(n, n, generator=gen)
+    if dtype is not None:
+        a, b = a.to(dtype), b.to(dtype)
     a @ b
     best = math.inf
     for _ in range(5):
@@ -188,20 +192,6 @@ def sgemm_gflops(torch, n=512):
         best = min(best, time.perf_counter() - t0)
     return 2 * n**3 / best / 1e9
 
-
-def bf16_gemm_gflops(torch, n=1024):
-    """An n³ bf16 product's speed (torch's bf16 mm, oneDNN's where torch has it), its operands
-    already bf16: the bf16 peak the -bf16 workloads' steps are measured against."""
-    gen = torch.Generator().manual_seed(0)  # not the default generator: dropout draws from it
-    a = torch.randn(n, n, generator=gen).bfloat16()
-    b = torch.randn(n, n, generator=gen).bfloat16()
-    a @ b
-    best = math.inf
-    for _ in range(5):
-        t0 = time.perf_counter()
-        a @ b
-        best = min(best, time.perf_counter() - t0)
-    return 2 * n**3 / best / 1e9
 
 
 def bf16_autocast(torch, enabled):
@@ -372,7 +362,7 @@ def main():
         if args.malloc == "tuned" else "default"
     print(f"workload {args.workload}: batch {batch}, T {T}, {n_params} parameters, "
           f"torch {torch.__version__}, {args.threads} thread(s)")
-    print(f"blas: {blas_report()}; sgemm 512^3 {sgemm_gflops(torch):.1f} GFLOP/s")
+    print(f"blas: {blas_report()}; sgemm 512^3 {gemm_gflops(torch, 512):.1f} GFLOP/s")
     print(f"malloc: {malloc}")
     print("step times (ms): " + " ".join(f"{t * 1e3:.1f}" for t in times))
     print("step CPU times (ms): " + " ".join(f"{t * 1e3:.1f}" for t in cpu_times))
@@ -391,11 +381,11 @@ def peak_rss_kib():
 def serve(args, torch, model, step, counts="", bf16=False):
     """tapegrad-bench's worker protocol (see the header)."""
     steps = args.steps or 1
-    gflops = sgemm_gflops(torch, 1024)
-    bf16_gflops = bf16_gemm_gflops(torch, 1024) if bf16 else 0
+    gflops = gemm_gflops(torch, 1024)
+    bf16_gflops = gemm_gflops(torch, 1024, torch.bfloat16) if bf16 else 0
     checksum = sum(p.detach().double().sum().item() for p in model.parameters())
-    print(f"ready {checksum!r} {gflops:.6g} {bf16_gflops:.6g} PyTorch eager {torch.__version__} ({blas_report()}; "
-          f"{args.malloc} malloc{'; ' + counts if counts else ''})", flush=True)
+    print(f"ready {checksum!r} {gflops:.6g} {bf16_gflops:.6g} PyTorch eager {torch.__version__} "
+          f"({blas_report()}; {args.malloc} malloc{'; ' + counts if counts else ''})", flush=True)
     for line in sys.stdin:
         if line.startswith("q"):
             print(peak_rss_kib(), flush=True)
