@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -96,6 +97,26 @@ Tensor top_k_filter(const Tensor& logits, int64_t k,
   return out;
 }
 
+// The model's generation tape for this call, or a tape of its own when another call holds it.
+class GenerationTapeLease {
+ public:
+  explicit GenerationTapeLease(const GPTModel& model)
+      : model_(model), kept_(model.acquire_generation_tape()) {
+    if (kept_ == nullptr) own_ = std::make_unique<Tape>();
+  }
+  ~GenerationTapeLease() {
+    if (kept_ != nullptr) model_.release_generation_tape();
+  }
+  GenerationTapeLease(const GenerationTapeLease&) = delete;
+  GenerationTapeLease& operator=(const GenerationTapeLease&) = delete;
+  Tape& tape() { return kept_ != nullptr ? *kept_ : *own_; }
+
+ private:
+  const GPTModel& model_;
+  Tape* kept_;
+  std::unique_ptr<Tape> own_;
+};
+
 // The book's loop. `simple` is generate_text_simple: argmax of softmax(logits), as §4.7 writes
 // it (softmax is monotonic, but torch takes the argmax of the rounded probabilities).
 Ids run(const GPTModel& model, const Ids& ids, int64_t max_new_tokens, int64_t context_size,
@@ -114,7 +135,10 @@ Ids run(const GPTModel& model, const Ids& ids, int64_t max_new_tokens, int64_t c
     rows[static_cast<size_t>(b)].reserve(static_cast<size_t>(ids.size(1) + max_new_tokens));
     rows[static_cast<size_t>(b)].assign(row.begin(), row.end());
   }
-  Tape tape;  // this call's own: reset every step, so nothing leaks into the caller's tape
+  // Not the caller's tape, so nothing leaks into it; reset every step. The model's, so the
+  // memory the last generation faulted in is reused.
+  GenerationTapeLease lease(model);
+  Tape& tape = lease.tape();
   TapeScope use(tape);
   NoGradGuard no_grad;
   if (use_cache) model.reset_cache();

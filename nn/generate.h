@@ -2,7 +2,9 @@
 // chapter 5's generate (temperature, top-k, end-of-sequence id, sampling).
 //
 // Both run the model under NoGradGuard on a Tape of their own, reset before every step, so a
-// call leaves the caller's tape untouched and its memory stays that of one forward pass. The
+// call leaves the caller's tape untouched and its memory stays that of one forward pass: the
+// model's generation tape (GPTModel::acquire_generation_tape), whose memory the next call reuses,
+// or a new one when another call holds it. The
 // model is used in the mode it is in: call model.eval() first, as the book does (in training
 // mode dropout draws from its generator, as in torch). Each step crops the context to the last
 // context_size tokens (the book's idx[:, -context_size:]), so prompts longer than the model's

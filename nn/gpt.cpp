@@ -190,6 +190,17 @@ void GPTModel::reset_cache() const {
   ptr_current_pos_ = 0;
 }
 
+Tape* GPTModel::acquire_generation_tape() const {
+  if (generation_tape_ == nullptr) return nullptr;  // moved from
+  return generation_tape_->busy.exchange(true, std::memory_order_acquire) ? nullptr
+                                                                          : &generation_tape_->tape;
+}
+
+void GPTModel::release_generation_tape() const {
+  generation_tape_->tape.reset();  // forgets the nodes, keeps the arena's block
+  generation_tape_->busy.store(false, std::memory_order_release);
+}
+
 void GPTModel::set_cache_window(int64_t window) {
   for (size_t i = 0; i < trf_blocks.size(); ++i) {
     trf_blocks.at<TransformerBlock>(i).att.set_cache_window(window);

@@ -11,7 +11,9 @@
 // V = vocab_size.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "graph/ids.h"
@@ -97,11 +99,26 @@ class GPTModel : public Module {
   void set_cache_window(int64_t window);
   int64_t cache_position() const { return ptr_current_pos_; }  // tokens fed since the reset
 
+  // The tape nn::generate records on, kept with the model like the KV cache: a new tape draws
+  // fresh blocks from the heap, and blocks too large for malloc to keep come from the kernel
+  // as new pages each time, every one of them faulted in and zeroed on first touch, so a
+  // generation on a tape of its own pays that again. nullptr while another generation holds it
+  // (that caller then takes a tape of its own); hand it back, reset, with
+  // release_generation_tape(). Its memory (one block, at least as large as the largest step so
+  // far: memory a generation touches anyway) stays until the model is destroyed.
+  Tape* acquire_generation_tape() const;
+  void release_generation_tape() const;
+
   const GPTConfig& config() const { return cfg_; }
 
  private:
+  struct GenerationTape {
+    Tape tape;
+    std::atomic<bool> busy{false};
+  };
   GPTConfig cfg_;                        // first: checked before any member draws a weight
   mutable int64_t ptr_current_pos_ = 0;  // the cache's next position (scratch, like the cache)
+  std::unique_ptr<GenerationTape> generation_tape_ = std::make_unique<GenerationTape>();
   Tensor embed(const Ids& in_idx, int64_t first_position) const;  // checks, then [B, T, C]
 
  public:

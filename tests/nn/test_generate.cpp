@@ -1,6 +1,6 @@
 // Tests for nn/generate.* against PyTorch's ids in tests/goldens/generate/generate.txt
 // (written by make_generate_goldens.py with gpt_reference.py's GPTModel, SMALL config): greedy
-// and sampled ids exactly, cropping, eos, no tape leaks, bad input.
+// and sampled ids exactly, cropping, eos, no tape leaks, the model's tape reused, bad input.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -91,6 +91,32 @@ TEST_CASE("generate: runs on its own tape, leaving the caller's untouched", "[ge
   CHECK(out.size(1) == 9);
   CHECK(tape.size() == before);
   CHECK(x.values() == std::vector<double>{1.0, 1.0});  // still valid
+}
+
+TEST_CASE("generate: a second generation reuses the model's tape and its memory",
+          "[generate][gpt]") {
+  SmallModel m;
+  const Ids prompt = to_ids(golden("prompt"));
+  const Rows first = to_rows(nn::generate_text_simple(m.model, prompt, 10, 8));
+  Tape* kept = m.model.acquire_generation_tape();
+  REQUIRE(kept != nullptr);
+  CHECK(kept->size() == 0);  // handed back reset
+  const size_t blocks = kept->arena().heap_allocations();
+  const size_t reserved = kept->arena().bytes_reserved();
+  CHECK(blocks > 0);
+  // Held elsewhere: generation runs on a tape of its own, with the same ids.
+  CHECK(m.model.acquire_generation_tape() == nullptr);
+  CHECK(to_rows(nn::generate_text_simple(m.model, prompt, 10, 8)) == first);
+  CHECK(kept->arena().heap_allocations() == blocks);
+  m.model.release_generation_tape();
+  // Given back: the same ids again, drawn from the memory the first generation took.
+  CHECK(to_rows(nn::generate_text_simple(m.model, prompt, 10, 8)) == first);
+  CHECK(to_rows(nn::generate_text_simple(m.model, prompt, 10, 8)) == golden("greedy"));
+  kept = m.model.acquire_generation_tape();
+  REQUIRE(kept != nullptr);
+  CHECK(kept->arena().heap_allocations() == blocks);
+  CHECK(kept->arena().bytes_reserved() == reserved);
+  m.model.release_generation_tape();
 }
 
 TEST_CASE("generate: bad arguments throw Error before anything is drawn",
