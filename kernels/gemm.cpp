@@ -154,8 +154,8 @@ MatrixView<T> col_block(MatrixView<T> v, int64_t begin, int64_t end) {
   return row_block(v.t(), begin, end).t();
 }
 
-// gemm_count()'s counts, kept per thread: a locked add on a shared counter per product cost
-// more than a tiny product's arithmetic. Each counter is written by its own thread only (a load
+// gemm_count()'s counts, kept per thread: a locked add on a shared counter per product was a
+// large part of a tiny product's cost. Each counter is written by its own thread only (a load
 // and a store, no locked instruction) and read by gemm_count(); a thread's counts move to the
 // registry's totals when it exits.
 struct GemmCounter {
