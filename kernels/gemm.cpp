@@ -9,9 +9,11 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "graph/error.h"
 #include "graph/threads.h"
@@ -152,8 +154,49 @@ MatrixView<T> col_block(MatrixView<T> v, int64_t begin, int64_t end) {
   return row_block(v.t(), begin, end).t();
 }
 
-std::atomic<uint64_t> gemm_products{0};
-std::atomic<uint64_t> gemm_multiply_adds{0};
+// gemm_count()'s counts, kept per thread: a locked add on a shared counter per product was a
+// large part of a tiny product's cost. Each counter is written by its own thread only (a load
+// and a store, no locked instruction) and read by gemm_count(); a thread's counts move to the
+// registry's totals when it exits.
+struct GemmCounter {
+  std::atomic<uint64_t> products{0};
+  std::atomic<uint64_t> multiply_adds{0};
+  GemmCounter();
+  ~GemmCounter();
+  void add(uint64_t multiply_add_count) {
+    products.store(products.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    multiply_adds.store(multiply_adds.load(std::memory_order_relaxed) + multiply_add_count,
+                        std::memory_order_relaxed);
+  }
+};
+
+struct CounterRegistry {
+  std::mutex mutex;
+  std::vector<GemmCounter*> live;
+  GemmCount exited;
+};
+
+// Never destroyed: pool threads may exit (and retire their counters) during static destruction.
+CounterRegistry& counter_registry() {
+  static auto* registry = new CounterRegistry;
+  return *registry;
+}
+
+GemmCounter::GemmCounter() {
+  CounterRegistry& r = counter_registry();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  r.live.push_back(this);
+}
+
+GemmCounter::~GemmCounter() {
+  CounterRegistry& r = counter_registry();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  r.exited.products += products.load(std::memory_order_relaxed);
+  r.exited.multiply_adds += multiply_adds.load(std::memory_order_relaxed);
+  std::erase(r.live, this);
+}
+
+thread_local GemmCounter this_thread_gemms;
 
 }  // namespace
 
@@ -195,14 +238,16 @@ void gemm_highest(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b,
     gemm_highest<T>(c.t(), b.t(), a.t(), options);
     return;
   }
-  gemm_products.fetch_add(1, std::memory_order_relaxed);
-  gemm_multiply_adds.fetch_add(
-      static_cast<uint64_t>(c.rows) * static_cast<uint64_t>(c.cols) * static_cast<uint64_t>(a.cols),
-      std::memory_order_relaxed);
+  this_thread_gemms.add(static_cast<uint64_t>(c.rows) * static_cast<uint64_t>(c.cols) *
+                        static_cast<uint64_t>(a.cols));
   if (c.rows <= 0 || c.cols <= 0) return;
-  const GemmBackend backend = current_backend();  // one backend for the whole product
   const T alpha = static_cast<T>(options.alpha);
   const int64_t m = c.rows, n = c.cols, k = a.cols;
+  if (m + n + k < 20) {  // what gemm_serial would run, without the backend and split choices
+    gemm_tiny(c, a, b, alpha, options.accumulate);
+    return;
+  }
+  const GemmBackend backend = current_backend();  // one backend for the whole product
   const bool small = detail::small_gemm_takes<T>(m, n, k);
   const double flops =
       2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
@@ -270,8 +315,14 @@ template void gemm<double>(MatrixView<double>, MatrixView<const double>, MatrixV
                            const GemmOptions&);
 
 GemmCount gemm_count() {
-  return {gemm_products.load(std::memory_order_relaxed),
-          gemm_multiply_adds.load(std::memory_order_relaxed)};
+  CounterRegistry& r = counter_registry();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  GemmCount total = r.exited;
+  for (const GemmCounter* c : r.live) {
+    total.products += c->products.load(std::memory_order_relaxed);
+    total.multiply_adds += c->multiply_adds.load(std::memory_order_relaxed);
+  }
+  return total;
 }
 
 }  // namespace tapegrad
