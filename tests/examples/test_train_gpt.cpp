@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "io/atomic_file.h"
 #include "tests/examples/chapter3_goldens.h"
 #include "tests/tools/run_program.h"
 
@@ -32,9 +33,10 @@ std::string scratch(const std::string& name) {
   return tapegrad::testing::scratch_dir("train_gpt_test", name);
 }
 
+// Atomically: the test cases run as processes in parallel and share data_file()'s path, so a
+// plain rewrite could be read half-written (empty) by another case.
 void write(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
+  tapegrad::write_file_atomically(path, text);
 }
 
 // A few KB of varied English text.
