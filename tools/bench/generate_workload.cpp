@@ -16,23 +16,18 @@
 #include "tools/bench/generate_workload.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "graph/ids.h"
 #include "graph/random.h"
-#include "graph/scope.h"
-#include "graph/tape.h"
 #include "graph/threads.h"
 #include "kernels/gemm_vec.h"
 #include "nn/generate.h"
 #include "nn/gpt.h"
-#include "nn/layers.h"
 #include "tools/bench/process_stats.h"
 #include "tools/process/heap_counter.h"
 #include "tools/process/worker_process.h"
@@ -129,16 +124,6 @@ const GenerateWorkload& find_generate_workload(const std::string& name) {
   std::exit(2);
 }
 
-// The process's resident set now (VmRSS), in KiB; -1 when /proc does not say.
-long rss_kib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
-  }
-  return -1;
-}
-
 // How many of two comma-separated id lists' entries agree, position by position.
 int same_ids(const std::string& a, const std::string& b, int* total) {
   std::istringstream ia(a), ib(b);
@@ -152,7 +137,6 @@ int same_ids(const std::string& a, const std::string& b, int* total) {
   return same;
 }
 
-// The first step's last-position logits [V] (the prefill of the prompt).
 // The tapegrad worker: the timed generations, reported on stdout as "key v v v" lines. With
 // bf16, the model's linear weights are bfloat16, and "logits_error" gives the first step's
 // logits against the float32 weights' (max abs, L2 relative).

@@ -32,14 +32,23 @@ inline double thread_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-// The process's peak resident set (VmHWM), in KiB; -1 when /proc does not say.
-inline long peak_rss_kib() {
+// A "<key>: <n> kB" line of /proc/self/status, in KiB; -1 when /proc does not say.
+inline long status_kib(const std::string& key) {
   std::ifstream status("/proc/self/status");
   std::string line;
+  const std::string prefix = key + ":";
   while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
+    if (line.rfind(prefix, 0) == 0) return std::strtol(line.c_str() + prefix.size(), nullptr, 10);
   }
   return -1;
+}
+
+// The process's peak resident set (VmHWM), and its resident set now (VmRSS), in KiB.
+inline long peak_rss_kib() {
+  return status_kib("VmHWM");
+}
+inline long rss_kib() {
+  return status_kib("VmRSS");
 }
 
 // The machine's 1, 5 and 15 minute load averages, as /proc/loadavg writes them.
