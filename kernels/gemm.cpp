@@ -142,18 +142,6 @@ void gemm_serial(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, 
   }
 }
 
-// Rows [begin, end) of a view, or its columns.
-template <class T>
-MatrixView<T> row_block(MatrixView<T> v, int64_t begin, int64_t end) {
-  v.data += v.transposed ? begin : begin * v.ld;
-  v.rows = end - begin;
-  return v;
-}
-template <class T>
-MatrixView<T> col_block(MatrixView<T> v, int64_t begin, int64_t end) {
-  return row_block(v.t(), begin, end).t();
-}
-
 // gemm_count()'s counts, kept per thread: a locked add on a shared counter per product was a
 // large part of a tiny product's cost. Each counter is written by its own thread only (a load
 // and a store, no locked instruction) and read by gemm_count(); a thread's counts move to the
@@ -263,10 +251,10 @@ void gemm_highest(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b,
   parallel_for(tiles, flops / static_cast<double>(tiles), [&](int, int64_t t0, int64_t t1) {
     const int64_t begin = t0 * 16, end = std::min(extent, t1 * 16);
     if (by_rows) {
-      gemm_serial<T>(row_block(c, begin, end), row_block(a, begin, end), b, alpha,
+      gemm_serial<T>(detail::row_block(c, begin, end), detail::row_block(a, begin, end), b, alpha,
                      options.accumulate, backend, small);
     } else {
-      gemm_serial<T>(col_block(c, begin, end), a, col_block(b, begin, end), alpha,
+      gemm_serial<T>(detail::col_block(c, begin, end), a, detail::col_block(b, begin, end), alpha,
                      options.accumulate, backend, small);
     }
   });

@@ -1,13 +1,17 @@
 // gemm's float32 products at MatmulPrecision::BFloat16 (kernels/matmul_precision.h): the
-// precision setting, the CPU check, and the products. Each operand is rounded to bfloat16 once
-// per product, while it is copied into a per-thread buffer that only grows (no allocation per
-// product once the shapes have been seen), then the product runs on one of two engines:
-// - oneDNN's bf16 matmul (f32 output; on this CPU's AMX or AVX512_BF16 kernels), for products
-//   of at least kDnnlMinMultiplyAdds multiply-adds, split over tapegrad's threads by rows of C;
-// - below that, and without oneDNN: the rounded operands, stored as float32 (a bfloat16 value is
-//   exactly a float32 with its low 16 bits zero), through the float32 kernel. A product of two
-//   bfloat16 values is exact in float32, so this is the same arithmetic (bf16 operands, float32
-//   sums), in the float32 kernel's order.
+// precision setting, the CPU check, and the choice of engine by shape:
+// - tapegrad's own AVX512_BF16 kernel (gemm_dpbf16.cpp), which rounds the operands as it packs
+//   them: every product with m, n > 1 but those below;
+// - oneDNN's bf16 matmul (f32 output), when linked, for products of at least
+//   kDnnlMinMultiplyAdds multiply-adds where a tenth or more of the own kernel's 48-column
+//   panels would be padding (n of 64 or 256, as gpt-tiny's): oneDNN measured faster there
+//   (tools/bench/bf16_bench.cpp). It takes operands already rounded to bfloat16, copied into
+//   per-thread buffers;
+// - matrix-vector products (m or n of 1): the rounded operands, stored as float32 (a bfloat16
+//   value is exactly a float32 with its low 16 bits zero), through the float32 kernel. A product
+//   of two bfloat16 values is exact in float32, so this is the same arithmetic (bf16 operands,
+//   float32 sums), in the float32 kernel's order.
+// The per-thread buffers only grow: no allocation per product once the shapes have been seen.
 #include <cpuid.h>
 #include <algorithm>
 #include <atomic>
@@ -30,9 +34,13 @@ std::atomic<bool> pretend_no_bf16{false};
 std::atomic<bool> noticed{false};
 std::atomic<int> engine{static_cast<int>(detail::Bf16Engine::Auto)};
 
-// Products with fewer multiply-adds (m·n·k) run on rounded float32 operands: there oneDNN's
-// per-call cost outweighs its faster arithmetic (tools/bench/bf16_bench.cpp).
+// oneDNN's share (see the top): products of at least this many multiply-adds (m·n·k) whose C
+// would be a tenth or more padding in the own kernel's panels of kPanel columns.
 constexpr double kDnnlMinMultiplyAdds = 1 << 20;
+constexpr int64_t kPanel = 48;
+
+// Below this many flops a product is not worth a second thread (as gemm.cpp's).
+constexpr double kParallelFlops = 4e6;
 
 bool cpu_has_avx512_bf16() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
@@ -100,12 +108,13 @@ bool bf16_products() {
 const char* bf16_engine_info() {
   static const std::string info = [] {
     if (!cpu_has_avx512_bf16()) return std::string("none (no AVX512_BF16: float32 products)");
-    std::string s = "bf16 operands rounded into the float32 kernel";
+    std::string s = "tapegrad's AVX512_BF16 kernel (operands rounded as they are packed)";
     if (detail::dnnl_linked()) {
-      s = std::string(detail::dnnl_version()) +
-          " bf16 matmul (f32 output) for products of at least 2^20 multiply-adds; " + s +
-          " below that";
+      s += "; " + std::string(detail::dnnl_version()) +
+           " bf16 matmul (f32 output) for products of at least 2^20 multiply-adds whose width "
+           "the own kernel's 48-column panels pad by a tenth or more";
     }
+    s += "; matrix-vector products on bf16 operands in the float32 kernel";
     return s;
   }();
   return info.c_str();
@@ -133,9 +142,38 @@ void bf16_gemm(MatrixView<float> c, MatrixView<const float> a, MatrixView<const 
   const auto chosen = static_cast<Bf16Engine>(engine.load(std::memory_order_acquire));
   const double multiply_adds =
       static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  const bool dnnl = dnnl_linked() && m > 1 && n > 1 &&
-                    (chosen == Bf16Engine::OneDNN ||
-                     (chosen == Bf16Engine::Auto && multiply_adds >= kDnnlMinMultiplyAdds));
+  const auto alpha = static_cast<float>(options.alpha);
+  const bool serial = !options.parallel || num_threads() == 1;
+  const bool vector = m == 1 || n == 1;
+  const int64_t padded = (n + kPanel - 1) / kPanel * kPanel;
+  const bool narrow_panel = (padded - n) * 10 >= padded;
+  const bool dnnl = dnnl_linked() && !vector &&
+                    (chosen == Bf16Engine::OneDNN || (chosen == Bf16Engine::Auto && narrow_panel &&
+                                                      multiply_adds >= kDnnlMinMultiplyAdds));
+  const bool own =
+      !dnnl && (chosen == Bf16Engine::Tapegrad || (chosen == Bf16Engine::Auto && !vector));
+  if (own) {
+    // C split by rows, or by columns when it is wide, in whole tiles: each thread packs all of
+    // the smaller operand and its own part of the larger.
+    const auto run = [&](MatrixView<float> cp, MatrixView<const float> ap,
+                         MatrixView<const float> bp) {
+      dpbf16_gemm(cp, ap, bp, alpha, options.accumulate);
+    };
+    if (serial || 2.0 * multiply_adds < kParallelFlops) return run(c, a, b);
+    const bool by_rows = m >= n;
+    const int64_t block = by_rows ? 16 : kPanel, extent = by_rows ? m : n;
+    const int64_t tiles = (extent + block - 1) / block;
+    parallel_for(tiles, 2.0 * multiply_adds / static_cast<double>(tiles),
+                 [&](int, int64_t t0, int64_t t1) {
+                   const int64_t begin = t0 * block, end = std::min(extent, t1 * block);
+                   if (by_rows) {
+                     run(row_block(c, begin, end), row_block(a, begin, end), b);
+                   } else {
+                     run(col_block(c, begin, end), a, col_block(b, begin, end));
+                   }
+                 });
+    return;
+  }
   if (!dnnl) {
     const auto ar = rounded(a, thread_scratch<RoundedA, float>(stored(a)), bf16_float);
     const auto br = rounded(b, thread_scratch<RoundedB, float>(stored(b)), bf16_float);
@@ -143,7 +181,6 @@ void bf16_gemm(MatrixView<float> c, MatrixView<const float> a, MatrixView<const 
   }
   const auto ar = rounded(a, thread_scratch<RoundedA, uint16_t>(stored(a)), bf16_bits);
   const auto br = rounded(b, thread_scratch<RoundedB, uint16_t>(stored(b)), bf16_bits);
-  const auto alpha = static_cast<float>(options.alpha);
   // Blocks of C's rows (multiples of 16), one oneDNN call each, on tapegrad's threads.
   const int64_t tiles = (m + 15) / 16;
   const auto run = [&](int64_t begin, int64_t end) {
@@ -151,7 +188,7 @@ void bf16_gemm(MatrixView<float> c, MatrixView<const float> a, MatrixView<const 
     dnnl_bf16_gemm(c.data + begin * c.ld, c.ld, a0, ar.ld, ar.transposed, br.data, br.ld,
                    br.transposed, end - begin, n, k, alpha, options.accumulate);
   };
-  if (!options.parallel || num_threads() == 1) return run(0, m);
+  if (serial) return run(0, m);
   parallel_for(tiles, 2.0 * multiply_adds / static_cast<double>(tiles),
                [&](int, int64_t t0, int64_t t1) { run(t0 * 16, std::min(m, t1 * 16)); });
 }

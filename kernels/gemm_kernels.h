@@ -19,6 +19,11 @@ void gemm_highest(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b,
 void bf16_gemm(MatrixView<float> c, MatrixView<const float> a, MatrixView<const float> b,
                const GemmOptions& options);
 
+// C (+)= alpha·bf16(A)·bf16(B) on this thread with tapegrad's own AVX512_BF16 kernel
+// (gemm_dpbf16.cpp): C non-empty, k > 0, only where bf16_supported().
+void dpbf16_gemm(MatrixView<float> c, MatrixView<const float> a, MatrixView<const float> b,
+                 float alpha, bool accumulate);
+
 // Whether this build links oneDNN (TAPEGRAD_DNNL found it), and its version ("oneDNN 2.6.3").
 bool dnnl_linked();
 const char* dnnl_version();
@@ -28,6 +33,18 @@ const char* dnnl_version();
 void dnnl_bf16_gemm(float* c, int64_t ldc, const uint16_t* a, int64_t lda, bool a_transposed,
                     const uint16_t* b, int64_t ldb, bool b_transposed, int64_t m, int64_t n,
                     int64_t k, float alpha, bool accumulate);
+
+// Rows [begin, end) of a view, and its columns [begin, end).
+template <class T>
+MatrixView<T> row_block(MatrixView<T> v, int64_t begin, int64_t end) {
+  v.data += v.transposed ? begin : begin * v.ld;
+  v.rows = end - begin;
+  return v;
+}
+template <class T>
+MatrixView<T> col_block(MatrixView<T> v, int64_t begin, int64_t end) {
+  return row_block(v.t(), begin, end).t();
+}
 
 // C += alpha·A·B on this thread, C non-empty, k > 0.
 template <class T>

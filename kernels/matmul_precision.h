@@ -20,8 +20,8 @@ MatmulPrecision matmul_precision();
 bool bf16_products();
 // Whether this CPU has AVX512_BF16 (the test hook below can make it say no).
 bool bf16_supported();
-// What runs bf16 products: "oneDNN 2.6.3 (bf16 matmul, f32 accumulate) for products of at least
-// ... multiply-adds, rounded operands on the float32 kernel below", or the float32 kernel only.
+// What runs bf16 products: "tapegrad's AVX512_BF16 kernel ...; oneDNN 2.6.3 bf16 matmul ... for
+// products of at least 2^20 multiply-adds whose width ...; ...", or the float32 kernel only.
 const char* bf16_engine_info();
 
 // Sets a precision for its lifetime and restores the previous one.
@@ -44,8 +44,9 @@ namespace detail {
 void pretend_no_bf16_for_testing(bool pretend);
 // Test hook: the bf16 products' engines. Auto: by shape (the default); Rounded: every product
 // on rounded operands through the float32 kernel; OneDNN: every product oneDNN takes (m, n > 1,
-// k > 0) on oneDNN, when linked.
-enum class Bf16Engine { Auto, Rounded, OneDNN };
+// k > 0) on oneDNN, when linked; Tapegrad: every product (k > 0) on tapegrad's own AVX512_BF16
+// kernel (kernels/gemm_dpbf16.cpp).
+enum class Bf16Engine { Auto, Rounded, OneDNN, Tapegrad };
 void set_bf16_engine_for_testing(Bf16Engine engine);
 // x rounded to the nearest bfloat16 (ties to even; NaN stays NaN), as a float.
 float round_to_bf16(float x);

@@ -1,8 +1,11 @@
 // Tests for the bf16 products (kernels/matmul_precision.h, kernels/gemm_bf16.cpp,
-// kernels/gemm_dnnl.cpp): rounding as torch's, each product against float64 (no worse than
-// torch's bf16 matmul, and within float32 summation of the exactly rounded operands), on both
-// engines, every transpose, alpha and accumulation; the path of a CPU without AVX512_BF16; float64
-// never rounded. The product tests need AVX512_BF16: elsewhere they say they were skipped.
+// kernels/gemm_dpbf16.cpp, kernels/gemm_dnnl.cpp): rounding as torch's, each product against
+// float64 (no worse than torch's bf16 matmul, and within float32 summation of the exactly rounded
+// operands), on every engine (tapegrad's own kernel, oneDNN, rounded operands in the float32
+// kernel, and the choice by shape), every transpose, alpha and accumulation, past each of the own
+// kernel's blocks, the same bits at any thread count; NaN and infinity; the path of a CPU without
+// AVX512_BF16; float64 never rounded. The product tests need AVX512_BF16: elsewhere they say they
+// were skipped.
 #include <unistd.h>
 
 #include <bit>
@@ -80,15 +83,17 @@ void reference(MatrixView<const float> a, MatrixView<const float> b, bool round,
 }
 
 std::vector<detail::Bf16Engine> engines() {
-  std::vector<detail::Bf16Engine> e = {detail::Bf16Engine::Auto, detail::Bf16Engine::Rounded};
+  std::vector<detail::Bf16Engine> e = {detail::Bf16Engine::Auto, detail::Bf16Engine::Rounded,
+                                       detail::Bf16Engine::Tapegrad};
   if (detail::dnnl_linked()) e.push_back(detail::Bf16Engine::OneDNN);
   return e;
 }
 
 const char* engine_name(detail::Bf16Engine e) {
-  return e == detail::Bf16Engine::Auto      ? "auto"
-         : e == detail::Bf16Engine::Rounded ? "rounded"
-                                            : "oneDNN";
+  return e == detail::Bf16Engine::Auto       ? "auto"
+         : e == detail::Bf16Engine::Rounded  ? "rounded"
+         : e == detail::Bf16Engine::Tapegrad ? "tapegrad"
+                                             : "oneDNN";
 }
 
 // Whether the bf16 product tests can run here; says so when they cannot.
@@ -181,13 +186,17 @@ TEST_CASE("bf16 products: error against float64 no worse than torch's bf16 matmu
 TEST_CASE("bf16 products: transposes, strides, alpha, accumulation and threads", "[gemm][bf16]") {
   if (!bf16_here()) return;
   std::mt19937 rng(28);
-  // tiny, matrix-vector, small kernel, blocked, and large enough for oneDNN under auto
+  // tiny, matrix-vector, small kernel, blocked, large enough for oneDNN under auto, and past
+  // each of the own kernel's blocks: rows (256), k (768, twice, odd), columns (3072)
   for (const auto& [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{3, 5, 4},
                                 {1, 70, 33},
                                 {40, 50, 1},
                                 {64, 64, 64},
                                 {37, 129, 51},
-                                {96, 160, 80}}) {
+                                {96, 160, 80},
+                                {300, 40, 20},
+                                {9, 1601, 50},
+                                {3, 20, 3200}}) {
     for (const auto engine : engines()) {
       for (int threads : {1, 2}) {
         for (int mode = 0; mode < 16; ++mode) {
@@ -249,6 +258,53 @@ TEST_CASE("bf16 products: bit-identical run to run", "[gemm][bf16]") {
     gemm(matrix(c1.data(), m, n), matrix(a.data(), m, k), matrix(b.data(), k, n));
     gemm(matrix(c2.data(), m, n), matrix(a.data(), m, k), matrix(b.data(), k, n));
     CHECK(c1 == c2);
+  }
+}
+
+TEST_CASE("bf16 products: the own kernel gives the same bits at 1 and 2 threads", "[gemm][bf16]") {
+  if (!bf16_here()) return;
+  std::mt19937 rng(11);
+  // C split by rows (m >= n) and by columns
+  for (const auto& [m, k, n] :
+       {std::tuple<int64_t, int64_t, int64_t>{300, 90, 100}, {70, 130, 500}}) {
+    const std::vector<float> a = uniform(static_cast<size_t>(m * k), rng);
+    const std::vector<float> b = uniform(static_cast<size_t>(k * n), rng);
+    MatmulPrecisionGuard bf16(MatmulPrecision::BFloat16);
+    EngineScope scope(detail::Bf16Engine::Tapegrad);
+    std::vector<float> one(static_cast<size_t>(m * n)), two(one.size());
+    gemm(matrix(one.data(), m, n), matrix(a.data(), m, k), matrix(b.data(), n, k).t());
+    set_num_threads(2);
+    gemm(matrix(two.data(), m, n), matrix(a.data(), m, k), matrix(b.data(), n, k).t());
+    set_num_threads(1);
+    CHECK(one == two);
+  }
+}
+
+TEST_CASE("bf16 products: NaN and infinity reach C as in float32", "[gemm][bf16]") {
+  if (!bf16_here()) return;
+  const int64_t m = 9, k = 33, n = 50;
+  std::vector<float> a(static_cast<size_t>(m * k), 0.5f), b(static_cast<size_t>(k * n), 0.25f);
+  a[2 * k + 7] = std::numeric_limits<float>::quiet_NaN();   // row 2 of C
+  b[11 * n + 40] = std::numeric_limits<float>::infinity();  // column 40 of C
+  for (const auto engine : engines()) {
+    INFO("on " << engine_name(engine));
+    EngineScope scope(engine);
+    MatmulPrecisionGuard bf16(MatmulPrecision::BFloat16);
+    std::vector<float> c(static_cast<size_t>(m * n));
+    gemm(matrix(c.data(), m, n), matrix(a.data(), m, k), matrix(b.data(), k, n));
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        const float x = c[static_cast<size_t>(i * n + j)];
+        INFO("C[" << i << ", " << j << "] = " << x);
+        if (i == 2) {
+          CHECK(std::isnan(x));
+        } else if (j == 40) {
+          CHECK(x == std::numeric_limits<float>::infinity());
+        } else {
+          CHECK(x == 0.5f * 0.25f * static_cast<float>(k));
+        }
+      }
+    }
   }
 }
 

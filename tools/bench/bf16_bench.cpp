@@ -1,9 +1,10 @@
-// tapegrad-bf16-bench: the bf16 products' engines against float32 on GPT-2 124M's training
-// products (B·T = 256 rows: forward, and the backward's two transposed products), to choose the
+// tapegrad-bf16-bench: the bf16 products' engines against float32 on the training products of
+// GPT-2 124M and of gpt-tiny (forward, and the backward's two transposed products), to choose the
 // engine by measurement: float32 (the current GEMM backend), bf16 on rounded operands through
-// the float32 kernel, bf16 on oneDNN, and what MatmulPrecision::BFloat16 runs (auto). Prints the
-// median milliseconds per product and GFLOP/s (each includes the rounding of its operands).
-// Not a test: figures only. One thread unless given.
+// the float32 kernel, bf16 on oneDNN, bf16 on tapegrad's own kernel (kernels/gemm_dpbf16.cpp),
+// and what MatmulPrecision::BFloat16 runs (auto). Prints the median milliseconds per product and
+// GFLOP/s (each includes the rounding of its operands). Not a test: figures only. One thread
+// unless given.
 //
 //   tapegrad-bf16-bench [repeats] [threads]
 #include <algorithm>
@@ -24,6 +25,8 @@ namespace {
 
 using namespace tapegrad;
 
+constexpr int kEngines = 5;  // float32, bf16 rounded, oneDNN, tapegrad, auto
+
 struct Product {
   const char* name;
   int64_t m, k, n;
@@ -42,18 +45,26 @@ int main(int argc, char** argv) {
   const int repeats = argc > 1 ? std::atoi(argv[1]) : 9;
   const int threads = argc > 2 ? std::atoi(argv[2]) : 1;
   set_num_threads(threads);
-  const int64_t r = 256;  // B·T
-  // Forward Y = X·Wᵀ ([r, in]·[in, out], W stored [out, in]); backward dX = dY·W and
-  // dW = dYᵀ·X.
+  // Forward Y = X·Wᵀ ([rows, in]·[in, out], W stored [out, in]); backward dX = dY·W and
+  // dW = dYᵀ·X. GPT-2 124M (B·T = 256 rows), then gpt-tiny (1024 rows, width 64, vocabulary 256).
+  struct Layer {
+    const char* name;
+    int64_t rows, in, out;
+  };
   std::vector<Product> products;
-  for (const auto& [in, out, what] : {std::tuple<int64_t, int64_t, const char*>{768, 2304, "qkv"},
-                                      {768, 768, "proj"},
-                                      {768, 3072, "fc"},
-                                      {3072, 768, "fc_proj"},
-                                      {768, 50257, "lm_head"}}) {
-    products.push_back({what, r, in, out, false, true});   // Y = X·Wᵀ
-    products.push_back({what, r, out, in, false, false});  // dX = dY·W
-    products.push_back({what, out, r, in, true, false});   // dW = dYᵀ·X
+  for (const Layer& l : {Layer{"qkv", 256, 768, 2304},
+                         {"proj", 256, 768, 768},
+                         {"fc", 256, 768, 3072},
+                         {"fc_proj", 256, 3072, 768},
+                         {"lm_head", 256, 768, 50257},
+                         {"tiny qkv", 1024, 64, 192},
+                         {"tiny proj", 1024, 64, 64},
+                         {"tiny fc", 1024, 64, 256},
+                         {"tiny fc_proj", 1024, 256, 64},
+                         {"tiny lm_head", 1024, 64, 256}}) {
+    products.push_back({l.name, l.rows, l.in, l.out, false, true});   // Y = X·Wᵀ
+    products.push_back({l.name, l.rows, l.out, l.in, false, false});  // dX = dY·W
+    products.push_back({l.name, l.out, l.rows, l.in, true, false});   // dW = dYᵀ·X
   }
   std::printf("tapegrad-bf16-bench: %d thread(s), median of %d; float32 on %s; bf16: %s\n", threads,
               repeats, gemm_backend_info(), bf16_engine_info());
@@ -61,11 +72,11 @@ int main(int argc, char** argv) {
     std::printf("this CPU has no AVX512_BF16: nothing to compare\n");
     return 0;
   }
-  std::printf("%-8s %-22s %12s %12s %12s %12s   (ms; GFLOP/s)\n", "layer", "product", "float32",
-              "bf16 rounded", "bf16 oneDNN", "bf16 auto");
+  std::printf("%-12s %-22s %12s %12s %12s %12s %12s   (ms; GFLOP/s)\n", "layer", "product",
+              "float32", "bf16 rounded", "bf16 oneDNN", "bf16 tapegrad", "bf16 auto");
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1, 1);
-  double total[4] = {0, 0, 0, 0};
+  double total[kEngines] = {};
   for (const Product& p : products) {
     std::vector<float> a(static_cast<size_t>(p.m * p.k)), b(static_cast<size_t>(p.k * p.n));
     std::vector<float> c(static_cast<size_t>(p.m * p.n));
@@ -80,8 +91,8 @@ int main(int argc, char** argv) {
     std::snprintf(label, sizeof label, "[%ld,%ld]%s·[%ld,%ld]%s", static_cast<long>(p.m),
                   static_cast<long>(p.k), p.ta ? "ᵀ" : "", static_cast<long>(p.k),
                   static_cast<long>(p.n), p.tb ? "ᵀ" : "");
-    std::printf("%-8s %-22s", p.name, label);
-    for (int e = 0; e < 4; ++e) {
+    std::printf("%-12s %-22s", p.name, label);
+    for (int e = 0; e < kEngines; ++e) {
       if (e == 2 && !detail::dnnl_linked()) {
         std::printf(" %12s", "-");
         continue;
@@ -89,6 +100,7 @@ int main(int argc, char** argv) {
       MatmulPrecisionGuard precision(e == 0 ? MatmulPrecision::Highest : MatmulPrecision::BFloat16);
       detail::set_bf16_engine_for_testing(e == 1   ? detail::Bf16Engine::Rounded
                                           : e == 2 ? detail::Bf16Engine::OneDNN
+                                          : e == 3 ? detail::Bf16Engine::Tapegrad
                                                    : detail::Bf16Engine::Auto);
       std::vector<double> times;
       for (int i = 0; i < repeats + 1; ++i) {  // the first run warms up (packing, primitives)
@@ -104,7 +116,7 @@ int main(int argc, char** argv) {
     std::printf("\n");
   }
   detail::set_bf16_engine_for_testing(detail::Bf16Engine::Auto);
-  std::printf("%-31s %12.1f %12.1f %12.1f %12.1f   (ms, the 15 products)\n", "total", total[0],
-              total[1], total[2], total[3]);
+  std::printf("%-35s %12.1f %12.1f %12.1f %12.1f %12.1f   (ms, all products)\n", "total", total[0],
+              total[1], total[2], total[3], total[4]);
   return 0;
 }
