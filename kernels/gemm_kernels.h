@@ -7,6 +7,44 @@
 
 namespace tapegrad::detail {
 
+// x as computed, kept from being fused into a multiply-add with what follows: an empty asm the
+// compiler cannot see through (it emits no instruction).
+template <class T>
+inline T unfused(T x) {
+#if defined(__GNUC__) && defined(__x86_64__)
+  asm("" : "+x"(x));
+#elif defined(__GNUC__) && defined(__aarch64__)
+  asm("" : "+w"(x));
+#endif
+  return x;
+}
+
+// Products this small (m + n + k < 20, Eigen's own cut-off for its coefficient-based path) are a
+// few dozen multiply-adds: gemm runs them as the plain loop below, which beats any setup. Each
+// sum starts from 0 and adds the products in order of k, each product rounded on its own, then
+// is multiplied by alpha. Unfused because GCC, free to fuse a multiply and an add (C++ allows it
+// across statements), fused some of these only where the loop was inlined and vectorised, so
+// the bits depended on the caller; gemm.cpp's own copy always compiled unfused here. Inline, so
+// a kernel made of such products (attention_one_block.cpp) runs them without a gemm call.
+inline bool is_tiny_product(int64_t m, int64_t n, int64_t k) {
+  return m + n + k < 20;
+}
+template <class T>
+inline void gemm_tiny(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, T alpha,
+                      bool accumulate) {
+  const int64_t a_row = a.transposed ? 1 : a.ld, a_col = a.transposed ? a.ld : 1;
+  const int64_t b_row = b.transposed ? 1 : b.ld, b_col = b.transposed ? b.ld : 1;
+  for (int64_t i = 0; i < c.rows; ++i) {
+    for (int64_t j = 0; j < c.cols; ++j) {
+      T s(0);
+      for (int64_t p = 0; p < a.cols; ++p)
+        s += unfused(a.data[i * a_row + p * a_col] * b.data[p * b_row + j * b_col]);
+      T& out = c.data[i * c.ld + j];
+      out = accumulate ? out + unfused(alpha * s) : alpha * s;
+    }
+  }
+}
+
 // Throws std::logic_error when C = A·B does not chain.
 template <class T>
 void check_chain(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b);
