@@ -31,6 +31,7 @@ template <int DV>
 constexpr int kRows = DV <= 2 ? 8 : 4;
 
 using detail::kLanes;
+using detail::reduce_lanes;
 using detail::row_blocks;
 using detail::transpose_block;
 using detail::Vec;
@@ -38,30 +39,6 @@ using detail::VecOf;
 using detail::vload;
 using detail::vstore;
 
-// op(v, v with its lanes swapped pairwise at each distance), halving down to one lane. (In
-// place, by reference: see Vec.)
-template <class T, class Op>
-inline T reduce_lanes(const Vec<T>& in, Op op) {
-  Vec<T> v = in;
-  if constexpr (kLanes<T> == 16) {
-    Vec<T> s = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-    op(v, s);
-    s = __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
-    op(v, s);
-    s = __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
-    op(v, s);
-    s = __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
-    op(v, s);
-  } else {
-    Vec<T> s = __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3);
-    op(v, s);
-    s = __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5);
-    op(v, s);
-    s = __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6);
-    op(v, s);
-  }
-  return v[0];
-}
 template <class T>
 inline T hmax(const Vec<T>& v) {
   return reduce_lanes<T>(v, [](Vec<T>& a, const Vec<T>& b) { a = a > b ? a : b; });

@@ -70,7 +70,7 @@ void softmax_row(const T* x, T* y, int64_t n) {
       vload(v, x + j);
       lanes = lanes < v ? v : lanes;
     }
-    for (int64_t l = 0; l < L; ++l) m = m < lanes[l] ? lanes[l] : m;
+    m = reduce_lanes<T>(lanes, [](Vec<T>& a, const Vec<T>& b) { a = a < b ? b : a; });
   }
   for (; j < n; ++j) m = m < x[j] ? x[j] : m;
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] - m;
