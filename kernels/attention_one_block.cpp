@@ -107,10 +107,15 @@ void one_block_backward(const Heads& g, const T* q, const T* k, const T* v, cons
   }
   if (!dq && !dk) return;
   gemm_tiny<T>(matrix(dp, t, t), matrix(dout, t, d, ld), matrix(v, t, d, ld).t(), T(1),
-               false);                   // dP = dO·Vᵀ
-  for (int64_t i = 0; i < t * t; ++i) {  // dS = P ⊙ (dP − delta) / √D
-    const int64_t r = i / t;
-    dp[i] = exact ? p[i] * (dp[i] - delta[r]) * inv_c : p[i] * (dp[i] - delta[r]) / c;
+               false);               // dP = dO·Vᵀ
+  for (int64_t r = 0; r < t; ++r) {  // dS = P ⊙ (dP − delta) / √D
+    const T* pr = p + r * t;
+    T* ds = dp + r * t;
+    if (exact) {
+      for (int64_t j = 0; j < t; ++j) ds[j] = pr[j] * (ds[j] - delta[r]) * inv_c;
+    } else {
+      for (int64_t j = 0; j < t; ++j) ds[j] = pr[j] * (ds[j] - delta[r]) / c;
+    }
   }
   if (dq) {  // dQ += dS·K
     gemm_tiny<T>(matrix(dq, t, d, ld), matrix<const T>(dp, t, t), matrix(k, t, d, ld), T(1), true);
