@@ -41,6 +41,7 @@
 #include "kernels/attention.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_kernels.h"
+#include "kernels/gemm_vec.h"
 #include "kernels/softmax_rows.h"
 #include "ops/detail/op_util.h"
 #include "ops/ops.h"
@@ -103,11 +104,46 @@ void head_product(MatrixView<T> c, std::type_identity_t<MatrixView<const T>> a,
   gemm(c, a, b, options);
 }
 
-// kt [D, T] = the head's kᵀ, what transpose(keys, 2, 3) holds.
+// kt [D, T] = the head's kᵀ, what transpose(keys, 2, 3) holds: square blocks of vectors
+// transposed in registers, the edges element by element.
 template <class T>
 void transpose_head(const Heads& g, const T* k, T* kt) {
+  constexpr int64_t L = detail::kLanes<T>;
+  const int64_t t_blocks = g.t / L * L, d_blocks = g.d / L * L;
+  for (int64_t j0 = 0; j0 < t_blocks; j0 += L) {
+    for (int64_t c0 = 0; c0 < d_blocks; c0 += L) {
+      detail::Vec<T> r[L];
+      for (int64_t i = 0; i < L; ++i) detail::vload(r[i], k + (j0 + i) * g.ld + c0);
+      detail::transpose_block<T>(r);
+      for (int64_t i = 0; i < L; ++i) detail::vstore(kt + (c0 + i) * g.t + j0, r[i]);
+    }
+  }
+  for (int64_t c = 0; c < g.d; ++c) {
+    for (int64_t j = c < d_blocks ? t_blocks : 0; j < g.t; ++j) kt[c * g.t + j] = k[j * g.ld + c];
+  }
+}
+
+// dk += dktᵀ for dkt [D, T] (transpose's backward), blocked as transpose_head.
+template <class T>
+void add_transposed(const Heads& g, const T* dkt, T* dk) {
+  constexpr int64_t L = detail::kLanes<T>;
+  const int64_t t_blocks = g.t / L * L, d_blocks = g.d / L * L;
+  for (int64_t j0 = 0; j0 < t_blocks; j0 += L) {
+    for (int64_t c0 = 0; c0 < d_blocks; c0 += L) {
+      detail::Vec<T> r[L];
+      for (int64_t i = 0; i < L; ++i) detail::vload(r[i], dkt + (c0 + i) * g.t + j0);
+      detail::transpose_block<T>(r);
+      for (int64_t i = 0; i < L; ++i) {
+        detail::Vec<T> row;
+        detail::vload(row, dk + (j0 + i) * g.ld + c0);
+        row += r[i];
+        detail::vstore(dk + (j0 + i) * g.ld + c0, row);
+      }
+    }
+  }
   for (int64_t j = 0; j < g.t; ++j) {
-    for (int64_t c = 0; c < g.d; ++c) kt[c * g.t + j] = k[j * g.ld + c];
+    for (int64_t c = j < t_blocks ? d_blocks : 0; c < g.d; ++c)
+      dk[j * g.ld + c] += dkt[c * g.t + j];
   }
 }
 
@@ -191,9 +227,7 @@ void backward_pair(const Heads& g, const T* q, const T* k, const T* v, const T* 
   if (dk != nullptr) {  // dKt = qᵀ·dS, then transpose's backward: dk += dKtᵀ
     head_product(matrix(kt, d, t), matrix(q, t, d, g.ld).t(), matrix<const T>(ds, t, t),
                  {.parallel = par});
-    for (int64_t j = 0; j < t; ++j) {
-      for (int64_t col = 0; col < d; ++col) dk[j * g.ld + col] += kt[col * t + j];
-    }
+    add_transposed(g, kt, dk);
   }
 }
 
