@@ -1,16 +1,21 @@
 // The one-block causal attention kernel (kernels/attention.h): the blocked kernel's arithmetic,
-// operation by operation, for heads it would run as a single block of tiny products (the book's
-// chapter 3 sizes: T = 6, D = 1), in plain loops.
+// operation by operation, for the single-feature heads it runs as one block of tiny products (the
+// book's chapter 3 sizes: T = 6, D = 1), in plain loops.
 //
 // There the blocked kernel (kernels/attention_blocked.cpp) makes, per head, one query block and
-// one key block, and every product is [t, t]·[t, d]-sized: m + n + k = 2t + d, which gemm runs as
-// its tiny loop (kernels/gemm_kernels.h) when below 20. Its rows (t keys) and head vectors (d)
-// are then shorter than Eigen's SIMD packet, so its Eigen row expressions run element by element:
-// std::exp on each element, sums and maxima left to right. A head is a few dozen multiply-adds,
-// and what the step paid for was the calls around them (a gemm call per product, an Eigen
-// expression per row). This kernel calls gemm_tiny itself and writes the row steps as the loops
-// Eigen runs, so it computes exactly what the blocked kernel does (bit for bit;
-// tests/ops/test_causal_attention.cpp compares the two over every shape it takes).
+// one key block, and every product is [t, t]·[t, 1]-sized: m + n + k = 2t + 1, which gemm runs as
+// its tiny loop (kernels/gemm_kernels.h) when below 20. Its rows (t keys) are then shorter than
+// Eigen's SIMD packet, so its Eigen row expressions run element by element: std::exp on each
+// element, sums and maxima left to right. A head is a few dozen multiply-adds, and what the step
+// paid for was the calls around them (a gemm call per product, an Eigen expression per row). This
+// kernel calls gemm_tiny itself and writes the row steps as the loops Eigen runs, so it computes
+// exactly what the blocked kernel does (bit for bit; tests/kernels/test_attention_one_block.cpp
+// compares the two on every shape it takes).
+//
+// Why D = 1 only: then no row step multiplies and adds (rowsum(dO ⊙ O) is one product), so
+// nothing here depends on which multiply-adds the compiler fuses (C++ lets it), and the products
+// are gemm_tiny's, unfused on purpose. With D > 1 that sum would be Eigen's, compiled in two files
+// and fused or not as each one's compile decides.
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
@@ -28,11 +33,8 @@ namespace {
 template <class T>
 constexpr int64_t kEigenPacket = Eigen::internal::packet_traits<T>::size;
 
-// The longest such head: 2t + d < 20 with d >= 1.
+// The longest such head: 2t + 1 < 20.
 constexpr int64_t kMaxT = 9;
-
-template <class T>
-using ConstArrayMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 
 // std::max, as Eigen's maxCoeff applies it (NaNs included).
 template <class T>
@@ -40,23 +42,20 @@ inline T max_of(T a, T b) {
   return a < b ? b : a;
 }
 
+// With D = 1, √D = 1: the blocked kernel's scaling by 1/√D (gemm's alpha, exactly 1) and its
+// division of the scores (skipped when √D is a power of two) change nothing, and are left out.
 template <class T>
 void one_block_forward(const Heads& g, const T* q, const T* k, const T* v, T* o, T* lse,
                        T* scratch) {
-  const int64_t t = g.t, d = g.d, ld = g.row_stride;
-  const T c = static_cast<T>(std::sqrt(static_cast<double>(d)));
-  const bool exact = exact_reciprocal(c);
+  const int64_t t = g.t, ld = g.row_stride;
   T* s = scratch;      // [t, t] scores, then probabilities
-  T* acc = s + t * t;  // [t, d] unnormalised output
-  gemm_tiny<T>(matrix(s, t, t), matrix(q, t, d, ld), matrix(k, t, d, ld).t(),
-               exact ? T(1) / c : T(1), false);  // S = Q·Kᵀ (· 1/√D when exact)
+  T* acc = s + t * t;  // [t] unnormalised output
+  gemm_tiny<T>(matrix(s, t, t), matrix(q, t, 1, ld), matrix(k, t, 1, ld).t(), T(1),
+               false);  // S = Q·Kᵀ
   T m[kMaxT], l[kMaxT];
   for (int64_t r = 0; r < t; ++r) {
     T* row = s + r * t;
     const int64_t n = r + 1;  // the keys row r sees
-    if (!exact) {
-      for (int64_t j = 0; j < n; ++j) row[j] /= c;
-    }
     T row_max = row[0];
     for (int64_t j = 1; j < n; ++j) row_max = max_of(row_max, row[j]);
     m[r] = max_of(-std::numeric_limits<T>::infinity(), row_max);  // the running max starts at -inf
@@ -66,12 +65,11 @@ void one_block_forward(const Heads& g, const T* q, const T* k, const T* v, T* o,
     l[r] = row[0];
     for (int64_t j = 1; j < n; ++j) l[r] += row[j];
   }
-  std::fill(acc, acc + t * d, T(0));
-  gemm_tiny<T>(matrix(acc, t, d), matrix<const T>(s, t, t), matrix(v, t, d, ld), T(1),
+  std::fill(acc, acc + t, T(0));
+  gemm_tiny<T>(matrix(acc, t, 1), matrix<const T>(s, t, t), matrix(v, t, 1, ld), T(1),
                true);  // acc += P·V
   for (int64_t r = 0; r < t; ++r) {
-    const T inv = T(1) / l[r];
-    for (int64_t e = 0; e < d; ++e) o[r * ld + e] = acc[r * d + e] * inv;
+    o[r * ld] = acc[r] * (T(1) / l[r]);
     lse[r] = m[r] + std::log(l[r]);
   }
 }
@@ -79,56 +77,43 @@ void one_block_forward(const Heads& g, const T* q, const T* k, const T* v, T* o,
 template <class T>
 void one_block_backward(const Heads& g, const T* q, const T* k, const T* v, const T* o,
                         const T* dout, const T* lse, T* dq, T* dk, T* dv, T* scratch) {
-  const int64_t t = g.t, d = g.d, ld = g.row_stride;
-  const T c = static_cast<T>(std::sqrt(static_cast<double>(d)));
-  const bool exact = exact_reciprocal(c);
-  const T inv_c = T(1) / c;
+  const int64_t t = g.t, ld = g.row_stride;
   T* p = scratch;     // [t, t] probabilities
   T* dp = p + t * t;  // [t, t] dP, then dS
-  T delta[kMaxT];     // rowsum(dO ⊙ O), the blocked kernel's expression (its compiled sum)
-  for (int64_t i = 0; i < t; ++i) {
-    delta[i] = (ConstArrayMap<T>(dout + i * ld, d) * ConstArrayMap<T>(o + i * ld, d)).sum();
-  }
-  gemm_tiny<T>(matrix(p, t, t), matrix(q, t, d, ld), matrix(k, t, d, ld).t(), exact ? inv_c : T(1),
+  T delta[kMaxT];     // rowsum(dO ⊙ O): one product
+  for (int64_t i = 0; i < t; ++i) delta[i] = dout[i * ld] * o[i * ld];
+  gemm_tiny<T>(matrix(p, t, t), matrix(q, t, 1, ld), matrix(k, t, 1, ld).t(), T(1),
                false);  // S = Q·Kᵀ
   for (int64_t r = 0; r < t; ++r) {
     T* row = p + r * t;
     const int64_t n = r + 1;
-    if (exact) {
-      for (int64_t j = 0; j < n; ++j) row[j] = std::exp(row[j] - lse[r]);
-    } else {
-      for (int64_t j = 0; j < n; ++j) row[j] = std::exp(row[j] / c - lse[r]);
-    }
+    for (int64_t j = 0; j < n; ++j) row[j] = std::exp(row[j] - lse[r]);
     std::fill(row + n, row + t, T(0));
   }
   if (dv) {  // dV += Pᵀ·dO
-    gemm_tiny<T>(matrix(dv, t, d, ld), matrix<const T>(p, t, t).t(), matrix(dout, t, d, ld), T(1),
+    gemm_tiny<T>(matrix(dv, t, 1, ld), matrix<const T>(p, t, t).t(), matrix(dout, t, 1, ld), T(1),
                  true);
   }
   if (!dq && !dk) return;
-  gemm_tiny<T>(matrix(dp, t, t), matrix(dout, t, d, ld), matrix(v, t, d, ld).t(), T(1),
+  gemm_tiny<T>(matrix(dp, t, t), matrix(dout, t, 1, ld), matrix(v, t, 1, ld).t(), T(1),
                false);               // dP = dO·Vᵀ
-  for (int64_t r = 0; r < t; ++r) {  // dS = P ⊙ (dP − delta) / √D
+  for (int64_t r = 0; r < t; ++r) {  // dS = P ⊙ (dP − delta)
     const T* pr = p + r * t;
     T* ds = dp + r * t;
-    if (exact) {
-      for (int64_t j = 0; j < t; ++j) ds[j] = pr[j] * (ds[j] - delta[r]) * inv_c;
-    } else {
-      for (int64_t j = 0; j < t; ++j) ds[j] = pr[j] * (ds[j] - delta[r]) / c;
-    }
+    for (int64_t j = 0; j < t; ++j) ds[j] = pr[j] * (ds[j] - delta[r]);
   }
   if (dq) {  // dQ += dS·K
-    gemm_tiny<T>(matrix(dq, t, d, ld), matrix<const T>(dp, t, t), matrix(k, t, d, ld), T(1), true);
+    gemm_tiny<T>(matrix(dq, t, 1, ld), matrix<const T>(dp, t, t), matrix(k, t, 1, ld), T(1), true);
   }
   if (dk) {  // dK += dSᵀ·Q
-    gemm_tiny<T>(matrix(dk, t, d, ld), matrix<const T>(dp, t, t).t(), matrix(q, t, d, ld), T(1),
+    gemm_tiny<T>(matrix(dk, t, 1, ld), matrix<const T>(dp, t, t).t(), matrix(q, t, 1, ld), T(1),
                  true);
   }
 }
 
 template <class T>
 int64_t one_block_forward_scratch(const Heads& g) {
-  return g.t * g.t + g.t * g.d;
+  return g.t * g.t + g.t;
 }
 template <class T>
 int64_t one_block_backward_scratch(const Heads& g) {
@@ -139,7 +124,7 @@ int64_t one_block_backward_scratch(const Heads& g) {
 
 template <class T>
 bool one_block_takes(const Heads& g) {
-  return is_tiny_product(g.t, g.t, g.d) && g.t < kEigenPacket<T> && g.d < kEigenPacket<T>;
+  return g.d == 1 && is_tiny_product(g.t, g.t, g.d) && g.t < kEigenPacket<T>;
 }
 
 template <class T>
