@@ -3,9 +3,9 @@
 // softmax(causal_mask(q·kᵀ) / √D)·v and its backward. Three kernels, chosen by shape: the direct
 // one (kernels/attention_direct.cpp) for short sequences with D a multiple of the 64-byte vector
 // (16 floats, 8 doubles; D <= 4 vectors), the blocked one (kernels/attention_blocked.cpp,
-// FlashAttention's online softmax) for every other shape, except heads so small that the blocked
-// kernel runs them as one block of tiny products (the book's T = 6, D = 1): those run the same
-// arithmetic in plain loops (kernels/attention_one_block.cpp), bit for bit the blocked kernel.
+// FlashAttention's online softmax) for every other shape, except single-feature heads so short
+// that the blocked kernel runs them as one block of tiny products (D = 1, T <= 9: the book's
+// T = 6): those run its arithmetic in plain loops (kernels/attention_one_block.cpp), bit for bit.
 // Internal to ops/.
 #pragma once
 
