@@ -1,7 +1,7 @@
 // gemm: the product C (+)= alpha·A·B over matrix views, split over the tapegrad thread pool;
-// tiny and matrix-vector products here, small ones on the small-product kernel (gemm_small.cpp,
-// whatever the backend), blocked ones on Eigen's kernel (gemm_eigen.cpp) or OpenBLAS's
-// (gemm_openblas.cpp), as the backend says.
+// tiny products on gemm_kernels.h's loop, matrix-vector ones here, small ones on the
+// small-product kernel (gemm_small.cpp, whatever the backend), blocked ones on Eigen's kernel
+// (gemm_eigen.cpp) or OpenBLAS's (gemm_openblas.cpp), as the backend says.
 #include "kernels/gemm.h"
 
 #include <Eigen/Core>
