@@ -48,12 +48,6 @@ Shape::Shape(std::span<const int64_t> dims) {
   for (int i = 0; i < rank_; ++i) dims_[static_cast<size_t>(i)] = dims[static_cast<size_t>(i)];
 }
 
-int64_t Shape::numel() const {
-  int64_t n = 1;
-  for (int i = 0; i < rank_; ++i) n *= dims_[static_cast<size_t>(i)];
-  return n;
-}
-
 int64_t Shape::size(int dim) const {
   return (*this)[normalize_dim("size", dim, rank_)];
 }

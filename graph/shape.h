@@ -38,7 +38,11 @@ class Shape {
   explicit Shape(std::span<const int64_t> dims);
 
   int rank() const { return rank_; }
-  int64_t numel() const;
+  int64_t numel() const {  // inline: every op and kernel asks, on tiny tensors too
+    int64_t n = 1;
+    for (int i = 0; i < rank_; ++i) n *= dims_[static_cast<size_t>(i)];
+    return n;
+  }
   // Unchecked, for the kernels' inner loops: `dim` must be in 0..rank()-1 (no negative dims).
   int64_t operator[](int dim) const { return dims_[static_cast<size_t>(dim)]; }
   int64_t& operator[](int dim) { return dims_[static_cast<size_t>(dim)]; }

@@ -9,19 +9,14 @@ namespace tapegrad {
 
 Tensor::Tensor(const Parameter& p) : Tensor(current_tape().parameter(p)) {}
 
-Tape& Tensor::tape() const {
-  if (tape_ == nullptr) throw Error("Tensor: used before it was assigned (default-constructed)");
-  return *tape_;
+void Tensor::throw_undefined() {
+  throw Error("Tensor: used before it was assigned (default-constructed)");
 }
 
-const Node& Tensor::node() const {
-  const Tape& t = tape();
-  if (t.generation_ != generation_) {
-    throw Error("Tensor #" + std::to_string(id_) +
-                ": its tape was reset (or cleared) after it was made; tensors live for one "
-                "step, keep values across steps in a Parameter");
-  }
-  return t.nodes_[static_cast<size_t>(id_)];
+void Tensor::throw_stale() const {
+  throw Error("Tensor #" + std::to_string(id_) +
+              ": its tape was reset (or cleared) after it was made; tensors live for one "
+              "step, keep values across steps in a Parameter");
 }
 
 void Tensor::check_dtype(DType requested) const {

@@ -63,6 +63,8 @@ class Tensor {
   Tensor(Tape* tape, int32_t id, uint64_t generation)
       : tape_(tape), id_(id), generation_(generation) {}
   void check_dtype(DType requested) const;
+  [[noreturn]] static void throw_undefined();
+  [[noreturn]] void throw_stale() const;
 
   Tape* tape_ = nullptr;
   int32_t id_ = -1;
@@ -70,6 +72,21 @@ class Tensor {
 };
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);  // t.str(), in io/print.cpp
+
+// Inline: every op reads its inputs' nodes, and on the book's tiny tensors the calls cost as much
+// as the arithmetic. The throwing paths stay out of line.
+inline Tape& Tensor::tape() const {
+  if (tape_ == nullptr) [[unlikely]]
+    throw_undefined();
+  return *tape_;
+}
+
+inline const Node& Tensor::node() const {
+  const Tape& t = tape();
+  if (t.generation_ != generation_) [[unlikely]]
+    throw_stale();
+  return t.nodes_[static_cast<size_t>(id_)];
+}
 
 // Tape::record with a typed state: here, after Tensor, because it returns one.
 template <class State>

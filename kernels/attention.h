@@ -1,9 +1,12 @@
 // The fused causal attention kernels behind ops/causal_attention.cpp and (without dropout)
 // ops/causal_dot_product_attention.cpp, per (batch, head):
-// softmax(causal_mask(q·kᵀ) / √D)·v and its backward. Two kernels, chosen by shape: the direct
+// softmax(causal_mask(q·kᵀ) / √D)·v and its backward. Three kernels, chosen by shape: the direct
 // one (kernels/attention_direct.cpp) for short sequences with D a multiple of the 64-byte vector
 // (16 floats, 8 doubles; D <= 4 vectors), the blocked one (kernels/attention_blocked.cpp,
-// FlashAttention's online softmax) for every other shape. Internal to ops/.
+// FlashAttention's online softmax) for every other shape, except single-feature heads so short
+// that the blocked kernel runs them as one block of tiny products (D = 1, T <= 9: the book's
+// T = 6): those run its arithmetic in plain loops (kernels/attention_one_block.cpp), bit for bit.
+// Internal to ops/.
 #pragma once
 
 #include <cmath>
@@ -67,28 +70,35 @@ struct Kernel {
                         const T* dout, const T* lse, T* dq, T* dk, T* dv, T* scratch);
 };
 
-// The two kernels (kernels/attention_blocked.cpp, kernels/attention_direct.cpp), and whether
-// the direct one takes a shape.
+// The three kernels (kernels/attention_blocked.cpp, kernels/attention_direct.cpp,
+// kernels/attention_one_block.cpp), and whether the direct and the one-block ones take a shape.
 template <class T>
 const Kernel<T>& blocked_kernel();
 template <class T>
 const Kernel<T>& direct_kernel();
 template <class T>
 bool direct_takes(const Heads& g);
+template <class T>
+const Kernel<T>& one_block_kernel();
+template <class T>
+bool one_block_takes(const Heads& g);
 
 // The kernel for this shape and its entry points.
 // At MatmulPrecision::BFloat16 float32 heads run the blocked kernel, whose products are gemm's
-// (the direct kernel forms them itself, in float32).
+// (the direct and one-block kernels form them themselves, in float32).
 template <class T>
-bool direct_runs(const Heads& g) {
+bool full_precision_products() {  // in T, not bf16
   if constexpr (std::is_same_v<T, float>) {
-    if (bf16_products()) return false;
+    return !bf16_products();
+  } else {
+    return true;
   }
-  return direct_takes<T>(g);
 }
 template <class T>
 const Kernel<T>& kernel_for(const Heads& g) {
-  return direct_runs<T>(g) ? direct_kernel<T>() : blocked_kernel<T>();
+  if (!full_precision_products<T>()) return blocked_kernel<T>();
+  if (direct_takes<T>(g)) return direct_kernel<T>();
+  return one_block_takes<T>(g) ? one_block_kernel<T>() : blocked_kernel<T>();
 }
 template <class T>
 int64_t forward_scratch(const Heads& g) {

@@ -31,6 +31,7 @@ template <int DV>
 constexpr int kRows = DV <= 2 ? 8 : 4;
 
 using detail::kLanes;
+using detail::reduce_lanes;
 using detail::row_blocks;
 using detail::transpose_block;
 using detail::Vec;
@@ -38,30 +39,6 @@ using detail::VecOf;
 using detail::vload;
 using detail::vstore;
 
-// op(v, v with its lanes swapped pairwise at each distance), halving down to one lane. (In
-// place, by reference: see Vec.)
-template <class T, class Op>
-inline T reduce_lanes(const Vec<T>& in, Op op) {
-  Vec<T> v = in;
-  if constexpr (kLanes<T> == 16) {
-    Vec<T> s = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-    op(v, s);
-    s = __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
-    op(v, s);
-    s = __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
-    op(v, s);
-    s = __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
-    op(v, s);
-  } else {
-    Vec<T> s = __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3);
-    op(v, s);
-    s = __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5);
-    op(v, s);
-    s = __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6);
-    op(v, s);
-  }
-  return v[0];
-}
 template <class T>
 inline T hmax(const Vec<T>& v) {
   return reduce_lanes<T>(v, [](Vec<T>& a, const Vec<T>& b) { a = a > b ? a : b; });
@@ -198,17 +175,19 @@ void weighted_rows(const T* wt, int64_t w, const T* x, int64_t ld, int64_t n,
   }
 }
 
-// Rows i0..i0+R-1 of the forward: scores, softmax over the i + 1 visible keys, O = P·V.
+// Rows i0..i0+R-1 of the forward: scores, softmax over the i + 1 visible keys, O = P·V; each
+// row's max into lse and its sum into sums (the head's lse = max + log sum once all rows are done:
+// one log call per head).
 // qs: the head's q rows (D apart), scaled by 1/√D when that is exact.
 template <class T, int DV, int R>
-void forward_rows(int64_t i0, const T* qs, const T* kt, const T* v, int64_t ld, T* o, T* lse, T* s,
-                  int64_t tp, T c, bool exact) {
+void forward_rows(int64_t i0, const T* qs, const T* kt, const T* v, int64_t ld, T* o, T* lse,
+                  T* sums, T* s, int64_t tp, T c, bool exact) {
   constexpr int64_t L = kLanes<T>, D = DV * L;
   const int64_t n_max = i0 + R, nv = (n_max + L - 1) / L, w = nv * L;
   scores_rows<T, DV, R>(qs + i0 * D, D, kt, tp, nv, s);
   T m[R];
   exp_rows<T, R>(i0, s, nv, c, exact, nullptr, m);
-  T inv_l[R], log_l[R];
+  T inv_l[R];
   for (int r = 0; r < R; ++r) {
     Vec<T> sum = {};
     for (int64_t jv = 0; jv < nv; ++jv) {
@@ -216,11 +195,10 @@ void forward_rows(int64_t i0, const T* qs, const T* kt, const T* v, int64_t ld, 
       vload(x, s + r * w + jv * L);
       sum += x;
     }
-    log_l[r] = hsum<T>(sum);
-    inv_l[r] = T(1) / log_l[r];
+    sums[i0 + r] = hsum<T>(sum);
+    inv_l[r] = T(1) / sums[i0 + r];
+    lse[i0 + r] = m[r];
   }
-  vmath::log(log_l, log_l, R);  // the R rows' logs in one vector
-  for (int r = 0; r < R; ++r) lse[i0 + r] = m[r] + log_l[r];
   Vec<T> acc[R][DV];
   weighted_rows<T, DV, R>(s, w, v, ld, n_max, acc);  // O·l = P·V
   for (int r = 0; r < R; ++r) {
@@ -251,14 +229,17 @@ void forward_head_direct(const Heads& g, const T* q, const T* k, const T* v, T* 
   const int64_t t = g.t, d = g.d, ld = g.row_stride, tp = round_up(t, kLanes<T>);
   const T c = static_cast<T>(std::sqrt(static_cast<double>(d)));
   const bool exact = exact_reciprocal(c);
-  T* kt = scratch;      // [D, tp] Kᵀ
-  T* qs = kt + d * tp;  // [t, D] scaled q
-  T* s = qs + t * d;    // [kMaxRows, ≤ tp] scores, then probabilities
+  T* kt = scratch;              // [D, tp] Kᵀ
+  T* qs = kt + d * tp;          // [t, D] scaled q
+  T* s = qs + t * d;            // [kMaxRows, ≤ tp] scores, then probabilities
+  T* sums = s + kMaxRows * tp;  // [t] the rows' sums, then their logs
   transpose_head(k, t, d, ld, tp, kt);
   scaled_rows(q, t, d, ld, c, exact, qs);
   row_blocks<kRows<DV>>(t, [&]<int R>(int64_t i0) {
-    forward_rows<T, DV, R>(i0, qs, kt, v, ld, o, lse, s, tp, c, exact);
+    forward_rows<T, DV, R>(i0, qs, kt, v, ld, o, lse, sums, s, tp, c, exact);
   });
+  vmath::log(sums, sums, t);
+  for (int64_t i = 0; i < t; ++i) lse[i] = lse[i] + sums[i];  // max + log sum
 }
 
 // The pointers of one head's backward.
@@ -375,7 +356,7 @@ bool direct_takes(const Heads& g) {
 }
 template <class T>
 int64_t direct_forward_scratch(const Heads& g) {
-  return (g.d + kMaxRows) * round_up(g.t, kLanes<T>) + g.t * g.d;
+  return (g.d + kMaxRows) * round_up(g.t, kLanes<T>) + g.t * g.d + g.t;
 }
 template <class T>
 int64_t direct_backward_scratch(const Heads& g) {

@@ -1,7 +1,7 @@
 // gemm: the product C (+)= alpha·A·B over matrix views, split over the tapegrad thread pool;
-// tiny and matrix-vector products here, small ones on the small-product kernel (gemm_small.cpp,
-// whatever the backend), blocked ones on Eigen's kernel (gemm_eigen.cpp) or OpenBLAS's
-// (gemm_openblas.cpp), as the backend says.
+// tiny products on gemm_kernels.h's loop, matrix-vector ones here, small ones on the
+// small-product kernel (gemm_small.cpp, whatever the backend), blocked ones on Eigen's kernel
+// (gemm_eigen.cpp) or OpenBLAS's (gemm_openblas.cpp), as the backend says.
 #include "kernels/gemm.h"
 
 #include <Eigen/Core>
@@ -71,24 +71,6 @@ GemmBackend current_backend() {
 // Below this many multiply-adds a product is not worth a second thread.
 constexpr double kParallelFlops = 4e6;
 
-// Products this small (Eigen's own cut-off for its coefficient-based path) are a few dozen
-// multiply-adds: a plain loop over the strided operands beats any setup.
-template <class T>
-void gemm_tiny(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, T alpha,
-               bool accumulate) {
-  const Index a_row = a.transposed ? 1 : a.ld, a_col = a.transposed ? a.ld : 1;
-  const Index b_row = b.transposed ? 1 : b.ld, b_col = b.transposed ? b.ld : 1;
-  for (Index i = 0; i < c.rows; ++i) {
-    for (Index j = 0; j < c.cols; ++j) {
-      T s(0);
-      for (Index p = 0; p < a.cols; ++p)
-        s += a.data[i * a_row + p * a_col] * b.data[p * b_row + j * b_col];
-      T& out = c.data[i * c.ld + j];
-      out = accumulate ? out + alpha * s : alpha * s;
-    }
-  }
-}
-
 // C (+)= alpha·A·B on this thread.
 // `small`: the whole product (before any split over threads) is one the small-product kernel
 // takes, so every part runs on it.
@@ -96,8 +78,8 @@ template <class T>
 void gemm_serial(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, T alpha,
                  bool accumulate, GemmBackend backend, bool small) {
   const Index m = c.rows, n = c.cols, k = a.cols;
-  if (m + n + k < 20) {
-    gemm_tiny(c, a, b, alpha, accumulate);
+  if (detail::is_tiny_product(m, n, k)) {
+    detail::gemm_tiny(c, a, b, alpha, accumulate);
     return;
   }
   if (small) {
@@ -231,7 +213,8 @@ void gemm_highest(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b,
   if (c.rows <= 0 || c.cols <= 0) return;
   const T alpha = static_cast<T>(options.alpha);
   const int64_t m = c.rows, n = c.cols, k = a.cols;
-  if (m + n + k < 20) {  // what gemm_serial would run, without the backend and split choices
+  // What gemm_serial would run, without the backend and split choices.
+  if (is_tiny_product(m, n, k)) {
     gemm_tiny(c, a, b, alpha, options.accumulate);
     return;
   }

@@ -7,6 +7,69 @@
 
 namespace tapegrad::detail {
 
+// x as computed, kept from being fused into a multiply-add with what follows: an empty asm the
+// compiler cannot see through (it emits no instruction).
+template <class T>
+inline T unfused(T x) {
+#if defined(__GNUC__) && defined(__x86_64__)
+  asm("" : "+x"(x));
+#elif defined(__GNUC__) && defined(__aarch64__)
+  asm("" : "+w"(x));
+#endif
+  return x;
+}
+
+// Products this small (m + n + k < 20, Eigen's own cut-off for its coefficient-based path) are a
+// few dozen multiply-adds: gemm runs them as the plain loop below, which beats any setup. Each
+// sum starts from 0 and adds the products in order of k, each product rounded on its own, then
+// is multiplied by alpha. Unfused, said explicitly: C++ lets GCC fuse a multiply and an add, and
+// it fused some of these only where the loop was inlined or vectorised, so the bits depended on
+// the caller; this way every caller computes what gemm.cpp's loop computes. Inline, so kernels
+// made of such products (attention_one_block.cpp, the exact attention's tiny heads) run them
+// without a gemm call.
+inline bool is_tiny_product(int64_t m, int64_t n, int64_t k) {
+  return m + n + k < 20;
+}
+// gemm_tiny's loop with k = K when K > 0 (the sum unrolled: no loop of a few iterations, with
+// its branches, per element), else any k. gemm_tiny takes k up to 6 this way (the chapter 3
+// sizes' heads and projections), the same sums in the same order.
+template <class T, int K>
+inline void gemm_tiny_k(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, T alpha,
+                        bool accumulate) {
+  const int64_t k = K > 0 ? K : a.cols;
+  const int64_t a_row = a.transposed ? 1 : a.ld, a_col = a.transposed ? a.ld : 1;
+  const int64_t b_row = b.transposed ? 1 : b.ld, b_col = b.transposed ? b.ld : 1;
+  for (int64_t i = 0; i < c.rows; ++i) {
+    for (int64_t j = 0; j < c.cols; ++j) {
+      T s(0);
+      for (int64_t p = 0; p < k; ++p)
+        s += unfused(a.data[i * a_row + p * a_col] * b.data[p * b_row + j * b_col]);
+      T& out = c.data[i * c.ld + j];
+      out = accumulate ? out + unfused(alpha * s) : alpha * s;
+    }
+  }
+}
+template <class T>
+inline void gemm_tiny(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, T alpha,
+                      bool accumulate) {
+  switch (a.cols) {
+    case 1:
+      return gemm_tiny_k<T, 1>(c, a, b, alpha, accumulate);
+    case 2:
+      return gemm_tiny_k<T, 2>(c, a, b, alpha, accumulate);
+    case 3:
+      return gemm_tiny_k<T, 3>(c, a, b, alpha, accumulate);
+    case 4:
+      return gemm_tiny_k<T, 4>(c, a, b, alpha, accumulate);
+    case 5:
+      return gemm_tiny_k<T, 5>(c, a, b, alpha, accumulate);
+    case 6:
+      return gemm_tiny_k<T, 6>(c, a, b, alpha, accumulate);
+    default:
+      return gemm_tiny_k<T, 0>(c, a, b, alpha, accumulate);
+  }
+}
+
 // Throws std::logic_error when C = A·B does not chain.
 template <class T>
 void check_chain(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b);

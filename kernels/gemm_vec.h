@@ -1,6 +1,7 @@
 // 64-byte vectors of float or double (GCC/Clang vector extensions) for the hand-blocked kernels:
-// the small-product kernel (gemm_small.cpp) and the fused attention's direct kernel; the
-// transpose of one square block of them; and the walk over row blocks both kernels take. One
+// the small-product kernel (gemm_small.cpp), the fused attention's direct kernel and the softmax
+// rows; the reduction of a vector's lanes; the transpose of one square block of them; and the
+// walk over row blocks both kernels take. One
 // AVX-512 register, two AVX2 ones or four SSE ones, as the build targets; the compiler maps the
 // arithmetic. Internal to ops/.
 #pragma once
@@ -40,6 +41,30 @@ inline void vstore(T* p, const Vec<T>& v) {
   std::memcpy(p, &v, sizeof v);
 }
 
+// op(v, v with its lanes swapped pairwise at each distance), halving down to one lane. (In
+// place, by reference: see Vec.)
+template <class T, class Op>
+inline T reduce_lanes(const Vec<T>& in, Op op) {
+  Vec<T> v = in;
+  if constexpr (kLanes<T> == 16) {
+    Vec<T> s = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+    op(v, s);
+    s = __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
+    op(v, s);
+    s = __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+    op(v, s);
+    s = __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+    op(v, s);
+  } else {
+    Vec<T> s = __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3);
+    op(v, s);
+    s = __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5);
+    op(v, s);
+    s = __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6);
+    op(v, s);
+  }
+  return v[0];
+}
 // Transposes the L x L block held in r (r[i] = row i), by swapping off-diagonal sub-blocks of
 // H x H within each 2H x 2H block, for H = L/2 .. 1: one two-register shuffle per row and stage.
 template <class T, int64_t H, size_t... I>

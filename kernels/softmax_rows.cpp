@@ -2,11 +2,13 @@
 #include "kernels/softmax_rows.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
 #include <Eigen/Core>
 
+#include "kernels/gemm_vec.h"
 #include "kernels/vmath.h"
 
 namespace tapegrad::detail {
@@ -17,7 +19,7 @@ namespace {
 // shorter than a vector (8 floats, 4 doubles) add left to right; longer ones keep one partial sum
 // per lane (the tail added to the first lanes), then fold the lanes: floats pairwise
 // ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)) (VecReduceAllSIMD<float>), doubles left to
-// right. n >= 1.
+// right. n >= 1. The lanes are one 32-byte vector (torch's AVX2 width for either type).
 template <class T>
 T torch_sum(const T* x, int64_t n) {
   constexpr int kLanes = std::is_same_v<T, float> ? 8 : 4;
@@ -26,16 +28,21 @@ T torch_sum(const T* x, int64_t n) {
     for (int64_t j = 1; j < n; ++j) s += x[j];
     return s;
   }
-  T acc[kLanes];
-  for (int l = 0; l < kLanes; ++l) acc[l] = x[l];
+  typedef T Lanes __attribute__((vector_size(32)));
+  Lanes acc, v;
+  std::memcpy(&acc, x, sizeof acc);
   int64_t d = kLanes;
   for (; d + kLanes <= n; d += kLanes) {
-    for (int l = 0; l < kLanes; ++l) acc[l] += x[d + l];
+    std::memcpy(&v, x + d, sizeof v);
+    acc += v;
   }
-  for (int l = 0; d + l < n; ++l) acc[l] += x[d + l];
+  if (d < n) {  // the tail into the first lanes; -0 leaves the others' sums as they are
+    v = -Lanes{};
+    std::memcpy(&v, x + d, static_cast<size_t>(n - d) * sizeof(T));
+    acc += v;
+  }
   if constexpr (kLanes == 8) {
-    for (int l = 0; l < 4; ++l) acc[l] += acc[l + 4];
-    return (acc[0] + acc[2]) + (acc[1] + acc[3]);
+    return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
   } else {
     return ((acc[0] + acc[1]) + acc[2]) + acc[3];
   }
@@ -49,23 +56,27 @@ T torch_sum(const T* x, int64_t n) {
 template <class T>
 void softmax_row(const T* x, T* y, int64_t n) {
   if (n == 0) return;
-  // The max in lanes (a select the compiler vectorises). It skips NaNs, where torch's propagates
-  // them: either way a NaN (or +inf) entry makes x − m NaN there, so the sum and the whole row
-  // are NaN.
-  constexpr int kLanes = 16;
-  T lanes[kLanes];
-  std::fill(lanes, lanes + kLanes, -std::numeric_limits<T>::infinity());
+  // The max, a vector of lanes at a time: a max is the same in any order (but for the sign of a
+  // zero max, which x − max and so the result do not see). It skips NaNs, where torch's
+  // propagates them: either way a NaN (or +inf) entry makes x − m NaN there, so the sum and the
+  // whole row are NaN.
+  constexpr int64_t L = kLanes<T>;
+  constexpr T kMinusInf = -std::numeric_limits<T>::infinity();
+  T m = kMinusInf;
   int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    for (int l = 0; l < kLanes; ++l) lanes[l] = lanes[l] < x[j + l] ? x[j + l] : lanes[l];
+  if (n >= L) {
+    Vec<T> lanes = Vec<T>{} + kMinusInf, v;
+    for (; j + L <= n; j += L) {
+      vload(v, x + j);
+      lanes = lanes < v ? v : lanes;
+    }
+    m = reduce_lanes<T>(lanes, [](Vec<T>& a, const Vec<T>& b) { a = a < b ? b : a; });
   }
-  for (int l = 0; j < n; ++j, ++l) lanes[l] = lanes[l] < x[j] ? x[j] : lanes[l];
-  T m = lanes[0];
-  for (int l = 1; l < kLanes; ++l) m = m < lanes[l] ? lanes[l] : m;
+  for (; j < n; ++j) m = m < x[j] ? x[j] : m;
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] - m;
   vmath::exp(y, y, n);
   const T s = T(1) / torch_sum(y, n);
-  for (int64_t j = 0; j < n; ++j) y[j] *= s;
+  for (int64_t i = 0; i < n; ++i) y[i] *= s;
 }
 
 template <class T>

@@ -58,6 +58,19 @@ inline void store(float* p, __m512 v) {
 inline void store(double* p, __m512d v) {
   _mm512_storeu_pd(p, v);
 }
+// The first n < 16 (8) lanes, the others zero; storing the first n only.
+inline __m512 load_first(const float* p, int64_t n) {
+  return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1), p);
+}
+inline __m512d load_first(const double* p, int64_t n) {
+  return _mm512_maskz_loadu_pd(static_cast<__mmask8>((1u << n) - 1), p);
+}
+inline void store_first(float* p, __m512 v, int64_t n) {
+  _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1), v);
+}
+inline void store_first(double* p, __m512d v, int64_t n) {
+  _mm512_mask_storeu_pd(p, static_cast<__mmask8>((1u << n) - 1), v);
+}
 #elif defined(__AVX2__)
 template <Fn F>
 __m256 call(__m256 v) {
@@ -114,18 +127,23 @@ inline void store(double* p, double v) {
 }
 #endif
 
-// y = F(x) over n elements (y may alias x); the tail goes through a zero-padded vector.
+// y = F(x) over n elements (y may alias x); the tail goes through a zero-padded vector (with
+// AVX-512, masked loads and stores: short rows such as the book's attention rows are all tail).
 template <Fn F, class T>
 void apply(const T* x, T* y, int64_t n) {
   constexpr int kLanes = std::is_same_v<T, float> ? kFloatLanes : kDoubleLanes;
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) store(y + i, call<F>(load(x + i)));
+#if defined(__AVX512F__)
+  if (i < n) store_first(y + i, call<F>(load_first(x + i, n - i)), n - i);
+#else
   if (i < n) {
     T pad[kLanes] = {};
     std::memcpy(pad, x + i, static_cast<size_t>(n - i) * sizeof(T));
     store(pad, call<F>(load(pad)));
     std::memcpy(y + i, pad, static_cast<size_t>(n - i) * sizeof(T));
   }
+#endif
 }
 
 template <class T>

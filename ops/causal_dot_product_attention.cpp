@@ -34,11 +34,14 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <type_traits>
 
 #include "graph/random.h"
 #include "graph/threads.h"
 #include "kernels/attention.h"
 #include "kernels/gemm.h"
+#include "kernels/gemm_kernels.h"
+#include "kernels/gemm_vec.h"
 #include "kernels/softmax_rows.h"
 #include "ops/detail/op_util.h"
 #include "ops/ops.h"
@@ -88,11 +91,59 @@ void for_each_pair(const Heads& g, F&& f) {
   for (int64_t pair = 0; pair < pairs; ++pair) f(0, pair, true);
 }
 
-// kt [D, T] = the head's kᵀ, what transpose(keys, 2, 3) holds.
+// gemm for one head's product; a tiny one (the book's heads) runs straight on gemm's tiny loop,
+// which is what gemm would run for it, without the calls around it.
+template <class T>
+void head_product(MatrixView<T> c, std::type_identity_t<MatrixView<const T>> a,
+                  std::type_identity_t<MatrixView<const T>> b, const GemmOptions& options) {
+  if (detail::is_tiny_product(c.rows, c.cols, a.cols) &&
+      detail::attention::full_precision_products<T>()) {
+    detail::gemm_tiny<T>(c, a, b, static_cast<T>(options.alpha), options.accumulate);
+    return;
+  }
+  gemm(c, a, b, options);
+}
+
+// kt [D, T] = the head's kᵀ, what transpose(keys, 2, 3) holds: square blocks of vectors
+// transposed in registers, the edges element by element.
 template <class T>
 void transpose_head(const Heads& g, const T* k, T* kt) {
+  constexpr int64_t L = detail::kLanes<T>;
+  const int64_t t_blocks = g.t / L * L, d_blocks = g.d / L * L;
+  for (int64_t j0 = 0; j0 < t_blocks; j0 += L) {
+    for (int64_t c0 = 0; c0 < d_blocks; c0 += L) {
+      detail::Vec<T> r[L];
+      for (int64_t i = 0; i < L; ++i) detail::vload(r[i], k + (j0 + i) * g.ld + c0);
+      detail::transpose_block<T>(r);
+      for (int64_t i = 0; i < L; ++i) detail::vstore(kt + (c0 + i) * g.t + j0, r[i]);
+    }
+  }
+  for (int64_t c = 0; c < g.d; ++c) {
+    for (int64_t j = c < d_blocks ? t_blocks : 0; j < g.t; ++j) kt[c * g.t + j] = k[j * g.ld + c];
+  }
+}
+
+// dk += dktᵀ for dkt [D, T] (transpose's backward), blocked as transpose_head.
+template <class T>
+void add_transposed(const Heads& g, const T* dkt, T* dk) {
+  constexpr int64_t L = detail::kLanes<T>;
+  const int64_t t_blocks = g.t / L * L, d_blocks = g.d / L * L;
+  for (int64_t j0 = 0; j0 < t_blocks; j0 += L) {
+    for (int64_t c0 = 0; c0 < d_blocks; c0 += L) {
+      detail::Vec<T> r[L];
+      for (int64_t i = 0; i < L; ++i) detail::vload(r[i], dkt + (c0 + i) * g.t + j0);
+      detail::transpose_block<T>(r);
+      for (int64_t i = 0; i < L; ++i) {
+        detail::Vec<T> row;
+        detail::vload(row, dk + (j0 + i) * g.ld + c0);
+        row += r[i];
+        detail::vstore(dk + (j0 + i) * g.ld + c0, row);
+      }
+    }
+  }
   for (int64_t j = 0; j < g.t; ++j) {
-    for (int64_t c = 0; c < g.d; ++c) kt[c * g.t + j] = k[j * g.ld + c];
+    for (int64_t c = j < t_blocks ? d_blocks : 0; c < g.d; ++c)
+      dk[j * g.ld + c] += dkt[c * g.t + j];
   }
 }
 
@@ -109,8 +160,8 @@ void probabilities_pair(const Heads& g, const T* q, const T* k, T* p, T* kt, boo
   const int64_t t = g.t, d = g.d;
   const T c = static_cast<T>(std::sqrt(static_cast<double>(d)));
   transpose_head(g, k, kt);
-  gemm(matrix(p, t, t), matrix(q, t, d, g.ld), matrix<const T>(kt, d, t),
-       {.parallel = par});  // S = q·kᵀ
+  head_product(matrix(p, t, t), matrix(q, t, d, g.ld), matrix<const T>(kt, d, t),
+               {.parallel = par});  // S = q·kᵀ
   for (int64_t i = 0; i < t; ++i) {
     T* row = p + i * t;
     for (int64_t j = 0; j <= i; ++j) row[j] = row[j] / c;
@@ -131,8 +182,8 @@ void forward_pair(const Heads& g, const T* q, const T* k, const T* v, T* out, T*
     dropped(p, keep, prob, w, t * t);
     weights = w;
   }
-  gemm(matrix(out, t, d, g.ld), matrix(weights, t, t), matrix(v, t, d, g.ld),
-       {.parallel = par});  // O = W·v
+  head_product(matrix(out, t, d, g.ld), matrix(weights, t, t), matrix(v, t, d, g.ld),
+               {.parallel = par});  // O = W·v
 }
 
 template <class T>
@@ -150,10 +201,11 @@ void backward_pair(const Heads& g, const T* q, const T* k, const T* v, const T* 
     weights = w;
   }
   // matmul(W, v)'s backward: dW = dO·vᵀ, dv += Wᵀ·dO
-  gemm(matrix(dw, t, t), matrix(dout, t, d, g.ld), matrix(v, t, d, g.ld).t(), {.parallel = par});
+  head_product(matrix(dw, t, t), matrix(dout, t, d, g.ld), matrix(v, t, d, g.ld).t(),
+               {.parallel = par});
   if (dv != nullptr) {
-    gemm(matrix(dv, t, d, g.ld), matrix(weights, t, t).t(), matrix(dout, t, d, g.ld),
-         {.accumulate = true, .parallel = par});
+    head_product(matrix(dv, t, d, g.ld), matrix(weights, t, t).t(), matrix(dout, t, d, g.ld),
+                 {.accumulate = true, .parallel = par});
   }
   if (dq == nullptr && dk == nullptr) return;
   if (keep != nullptr) {  // dropout's backward: dP = dW ⊙ keep / (1 − p)
@@ -169,14 +221,13 @@ void backward_pair(const Heads& g, const T* q, const T* k, const T* v, const T* 
   }
   if (dq != nullptr) {  // dq += dS·(kᵀ)ᵀ, kᵀ as the forward held it
     transpose_head(g, k, kt);
-    gemm(matrix(dq, t, d, g.ld), matrix<const T>(ds, t, t), matrix<const T>(kt, d, t).t(),
-         {.accumulate = true, .parallel = par});
+    head_product(matrix(dq, t, d, g.ld), matrix<const T>(ds, t, t), matrix<const T>(kt, d, t).t(),
+                 {.accumulate = true, .parallel = par});
   }
   if (dk != nullptr) {  // dKt = qᵀ·dS, then transpose's backward: dk += dKtᵀ
-    gemm(matrix(kt, d, t), matrix(q, t, d, g.ld).t(), matrix<const T>(ds, t, t), {.parallel = par});
-    for (int64_t j = 0; j < t; ++j) {
-      for (int64_t col = 0; col < d; ++col) dk[j * g.ld + col] += kt[col * t + j];
-    }
+    head_product(matrix(kt, d, t), matrix(q, t, d, g.ld).t(), matrix<const T>(ds, t, t),
+                 {.parallel = par});
+    add_transposed(g, kt, dk);
   }
 }
 
