@@ -104,47 +104,43 @@ void head_product(MatrixView<T> c, std::type_identity_t<MatrixView<const T>> a,
   gemm(c, a, b, options);
 }
 
-// kt [D, T] = the head's kᵀ, what transpose(keys, 2, 3) holds: square blocks of vectors
-// transposed in registers, the edges element by element.
-template <class T>
-void transpose_head(const Heads& g, const T* k, T* kt) {
+// dst (+)= srcᵀ, src [rows, cols] (rows src_ld apart) into dst [cols, rows] (dst_ld apart):
+// square blocks of vectors transposed in registers, the edges element by element. The head's kᵀ
+// (what transpose(keys, 2, 3) holds) and transpose's backward (dk += dKtᵀ).
+template <class T, bool Add>
+void transpose_into(const T* src, int64_t src_ld, int64_t rows, int64_t cols, T* dst,
+                    int64_t dst_ld) {
   constexpr int64_t L = detail::kLanes<T>;
-  const int64_t t_blocks = g.t / L * L, d_blocks = g.d / L * L;
-  for (int64_t j0 = 0; j0 < t_blocks; j0 += L) {
-    for (int64_t c0 = 0; c0 < d_blocks; c0 += L) {
-      detail::Vec<T> r[L];
-      for (int64_t i = 0; i < L; ++i) detail::vload(r[i], k + (j0 + i) * g.ld + c0);
-      detail::transpose_block<T>(r);
-      for (int64_t i = 0; i < L; ++i) detail::vstore(kt + (c0 + i) * g.t + j0, r[i]);
-    }
-  }
-  for (int64_t c = 0; c < g.d; ++c) {
-    for (int64_t j = c < d_blocks ? t_blocks : 0; j < g.t; ++j) kt[c * g.t + j] = k[j * g.ld + c];
-  }
-}
-
-// dk += dktᵀ for dkt [D, T] (transpose's backward), blocked as transpose_head.
-template <class T>
-void add_transposed(const Heads& g, const T* dkt, T* dk) {
-  constexpr int64_t L = detail::kLanes<T>;
-  const int64_t t_blocks = g.t / L * L, d_blocks = g.d / L * L;
-  for (int64_t j0 = 0; j0 < t_blocks; j0 += L) {
-    for (int64_t c0 = 0; c0 < d_blocks; c0 += L) {
-      detail::Vec<T> r[L];
-      for (int64_t i = 0; i < L; ++i) detail::vload(r[i], dkt + (c0 + i) * g.t + j0);
-      detail::transpose_block<T>(r);
+  const int64_t r_blocks = rows / L * L, c_blocks = cols / L * L;
+  for (int64_t r0 = 0; r0 < r_blocks; r0 += L) {
+    for (int64_t c0 = 0; c0 < c_blocks; c0 += L) {
+      detail::Vec<T> v[L];
+      for (int64_t i = 0; i < L; ++i) detail::vload(v[i], src + (r0 + i) * src_ld + c0);
+      detail::transpose_block<T>(v);
       for (int64_t i = 0; i < L; ++i) {
-        detail::Vec<T> row;
-        detail::vload(row, dk + (j0 + i) * g.ld + c0);
-        row += r[i];
-        detail::vstore(dk + (j0 + i) * g.ld + c0, row);
+        T* out = dst + (c0 + i) * dst_ld + r0;
+        if constexpr (Add) {
+          detail::Vec<T> x;
+          detail::vload(x, out);
+          x += v[i];
+          v[i] = x;
+        }
+        detail::vstore(out, v[i]);
       }
     }
   }
-  for (int64_t j = 0; j < g.t; ++j) {
-    for (int64_t c = j < t_blocks ? d_blocks : 0; c < g.d; ++c)
-      dk[j * g.ld + c] += dkt[c * g.t + j];
+  for (int64_t c = 0; c < cols; ++c) {
+    for (int64_t r = c < c_blocks ? r_blocks : 0; r < rows; ++r) {
+      T& out = dst[c * dst_ld + r];
+      out = Add ? out + src[r * src_ld + c] : src[r * src_ld + c];
+    }
   }
+}
+
+// kt [D, T] = the head's kᵀ.
+template <class T>
+void transpose_head(const Heads& g, const T* k, T* kt) {
+  transpose_into<T, false>(k, g.ld, g.t, g.d, kt, g.t);
 }
 
 // The dropped weights W = P ⊙ keep / (1 − p), as dropout computes them.
@@ -227,7 +223,7 @@ void backward_pair(const Heads& g, const T* q, const T* k, const T* v, const T* 
   if (dk != nullptr) {  // dKt = qᵀ·dS, then transpose's backward: dk += dKtᵀ
     head_product(matrix(kt, d, t), matrix(q, t, d, g.ld).t(), matrix<const T>(ds, t, t),
                  {.parallel = par});
-    add_transposed(g, kt, dk);
+    transpose_into<T, true>(kt, g.t, g.d, g.t, dk, g.ld);
   }
 }
 
