@@ -68,9 +68,6 @@ GemmBackend current_backend() {
   return static_cast<GemmBackend>(chosen_backend.load(std::memory_order_acquire));
 }
 
-// Below this many multiply-adds a product is not worth a second thread.
-constexpr double kParallelFlops = 4e6;
-
 // C (+)= alpha·A·B on this thread.
 // `small`: the whole product (before any split over threads) is one the small-product kernel
 // takes, so every part runs on it.
@@ -222,25 +219,16 @@ void gemm_highest(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b,
   const bool small = detail::small_gemm_takes<T>(m, n, k);
   const double flops =
       2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  if (!options.parallel || num_threads() == 1 || flops < kParallelFlops) {
+  if (!options.parallel || num_threads() == 1 || flops < detail::kParallelFlops) {
     gemm_serial<T>(c, a, b, alpha, options.accumulate, backend, small);
     return;
   }
-  // Split C into row blocks (or column blocks when it is wide), in multiples of 16 so every
-  // part keeps whole register tiles.
-  const bool by_rows = m >= n;
-  const int64_t extent = by_rows ? m : n;
-  const int64_t tiles = (extent + 15) / 16;
-  parallel_for(tiles, flops / static_cast<double>(tiles), [&](int, int64_t t0, int64_t t1) {
-    const int64_t begin = t0 * 16, end = std::min(extent, t1 * 16);
-    if (by_rows) {
-      gemm_serial<T>(detail::row_block(c, begin, end), detail::row_block(a, begin, end), b, alpha,
-                     options.accumulate, backend, small);
-    } else {
-      gemm_serial<T>(detail::col_block(c, begin, end), a, detail::col_block(b, begin, end), alpha,
-                     options.accumulate, backend, small);
-    }
-  });
+  // Blocks of 16 rows or columns, so every part keeps whole register tiles.
+  detail::split_over_threads<T>(
+      c, a, b, flops, 16, 16,
+      [&](MatrixView<T> cp, MatrixView<const T> ap, MatrixView<const T> bp) {
+        gemm_serial<T>(cp, ap, bp, alpha, options.accumulate, backend, small);
+      });
 }
 
 template void check_chain<float>(MatrixView<float>, MatrixView<const float>,

@@ -37,10 +37,7 @@ std::atomic<int> engine{static_cast<int>(detail::Bf16Engine::Auto)};
 // oneDNN's share (see the top): products of at least this many multiply-adds (m·n·k) whose C
 // would be a tenth or more padding in the own kernel's panels of kPanel columns.
 constexpr double kDnnlMinMultiplyAdds = 1 << 20;
-constexpr int64_t kPanel = 48;
-
-// Below this many flops a product is not worth a second thread (as gemm.cpp's).
-constexpr double kParallelFlops = 4e6;
+constexpr int64_t kPanel = detail::kDpbf16Panel;
 
 bool cpu_has_avx512_bf16() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
@@ -153,26 +150,14 @@ void bf16_gemm(MatrixView<float> c, MatrixView<const float> a, MatrixView<const 
   const bool own =
       !dnnl && (chosen == Bf16Engine::Tapegrad || (chosen == Bf16Engine::Auto && !vector));
   if (own) {
-    // C split by rows, or by columns when it is wide, in whole tiles: each thread packs all of
-    // the smaller operand and its own part of the larger.
+    // Each thread packs all of the smaller operand and its own part of the larger.
     const auto run = [&](MatrixView<float> cp, MatrixView<const float> ap,
                          MatrixView<const float> bp) {
       dpbf16_gemm(cp, ap, bp, alpha, options.accumulate);
     };
-    if (serial || 2.0 * multiply_adds < kParallelFlops) return run(c, a, b);
-    const bool by_rows = m >= n;
-    const int64_t block = by_rows ? 16 : kPanel, extent = by_rows ? m : n;
-    const int64_t tiles = (extent + block - 1) / block;
-    parallel_for(tiles, 2.0 * multiply_adds / static_cast<double>(tiles),
-                 [&](int, int64_t t0, int64_t t1) {
-                   const int64_t begin = t0 * block, end = std::min(extent, t1 * block);
-                   if (by_rows) {
-                     run(row_block(c, begin, end), row_block(a, begin, end), b);
-                   } else {
-                     run(col_block(c, begin, end), a, col_block(b, begin, end));
-                   }
-                 });
-    return;
+    const double flops = 2.0 * multiply_adds;
+    if (serial || flops < kParallelFlops) return run(c, a, b);
+    return split_over_threads<float>(c, a, b, flops, 16, kPanel, run);
   }
   if (!dnnl) {
     const auto ar = rounded(a, thread_scratch<RoundedA, float>(stored(a)), bf16_float);

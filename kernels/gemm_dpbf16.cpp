@@ -24,11 +24,11 @@ namespace tapegrad::detail {
 
 namespace {
 
-constexpr int kMR = 8;         // rows of a C tile
-constexpr int kNR = 48;        // columns of a C tile: three vectors of 16 floats
-constexpr int64_t kKC = 768;   // k of a packed block (kKC / 2 pairs): GPT-2's width in one
-constexpr int64_t kMC = 256;   // rows of A in a packed block (in L2 with a B panel)
-constexpr int64_t kNC = 3072;  // columns of B in a packed block
+constexpr int kMR = 8;             // rows of a C tile
+constexpr int kNR = kDpbf16Panel;  // columns of a C tile: three vectors of 16 floats
+constexpr int64_t kKC = 768;       // k of a packed block (kKC / 2 pairs): GPT-2's width in one
+constexpr int64_t kMC = 256;       // rows of A in a packed block (in L2 with a B panel)
+constexpr int64_t kNC = 3072;      // columns of B in a packed block
 
 // pack_rows fetches the rows this many pairs ahead: a product's operands usually come from
 // memory, and rows of a few KiB each are too short for the hardware's prefetchers to ramp up.

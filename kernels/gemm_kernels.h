@@ -3,6 +3,9 @@
 // and the bf16 products (gemm_bf16.cpp). C is never a transposed view in the kernels.
 #pragma once
 
+#include <algorithm>
+
+#include "graph/threads.h"
 #include "kernels/gemm.h"
 
 namespace tapegrad::detail {
@@ -86,6 +89,8 @@ void bf16_gemm(MatrixView<float> c, MatrixView<const float> a, MatrixView<const 
 // (gemm_dpbf16.cpp): C non-empty, k > 0, only where bf16_supported().
 void dpbf16_gemm(MatrixView<float> c, MatrixView<const float> a, MatrixView<const float> b,
                  float alpha, bool accumulate);
+// The own kernel's panel of B: columns of C per register tile (three vectors of 16 floats).
+inline constexpr int kDpbf16Panel = 48;
 
 // Whether this build links oneDNN (TAPEGRAD_DNNL found it), and its version ("oneDNN 2.6.3").
 bool dnnl_linked();
@@ -107,6 +112,28 @@ MatrixView<T> row_block(MatrixView<T> v, int64_t begin, int64_t end) {
 template <class T>
 MatrixView<T> col_block(MatrixView<T> v, int64_t begin, int64_t end) {
   return row_block(v.t(), begin, end).t();
+}
+
+// Below this many flops a product is not worth a second thread.
+inline constexpr double kParallelFlops = 4e6;
+
+// run(C part, A part, B part) for blocks of C over the threads: by rows, or by columns when C is
+// wide, in multiples of row_step or col_step (whole register tiles), so each element of C is
+// summed by one thread in the order a serial product sums it. `flops` is the whole product's.
+template <class T, class Run>
+void split_over_threads(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, double flops,
+                        int64_t row_step, int64_t col_step, Run&& run) {
+  const bool by_rows = c.rows >= c.cols;
+  const int64_t step = by_rows ? row_step : col_step, extent = by_rows ? c.rows : c.cols;
+  const int64_t blocks = (extent + step - 1) / step;
+  parallel_for(blocks, flops / static_cast<double>(blocks), [&](int, int64_t b0, int64_t b1) {
+    const int64_t begin = b0 * step, end = std::min(extent, b1 * step);
+    if (by_rows) {
+      run(row_block(c, begin, end), row_block(a, begin, end), b);
+    } else {
+      run(col_block(c, begin, end), a, col_block(b, begin, end));
+    }
+  });
 }
 
 // C += alpha·A·B on this thread, C non-empty, k > 0.
