@@ -13,8 +13,8 @@
 #include <string>
 #include <system_error>
 
-#include "graph/error.h"
-#include "kernels/matmul_precision.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/kernels/matmul_precision.h>
 
 namespace tapegrad::cli {
 

@@ -1,12 +1,12 @@
 // DataParallel: rank 0's parameters broadcast at start, gradients averaged in fixed buckets.
-#include "dist/data_parallel.h"
+#include <tapegrad/dist/data_parallel.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
 
 namespace tapegrad::dist {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/parameter.h"
+#include <tapegrad/graph/parameter.h>
 
 namespace tapegrad::dist {
 

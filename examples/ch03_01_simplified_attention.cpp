@@ -12,7 +12,7 @@
 #include <iostream>
 #include <vector>
 
-#include "tapegrad.h"
+#include <tapegrad/tapegrad.h>
 
 using namespace tapegrad;
 

@@ -12,7 +12,7 @@
 #include <cmath>
 #include <iostream>
 
-#include "tapegrad.h"
+#include <tapegrad/tapegrad.h>
 
 using namespace tapegrad;
 

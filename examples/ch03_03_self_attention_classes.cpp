@@ -12,8 +12,8 @@
 #include <cmath>
 #include <iostream>
 
-#include "nn/attention.h"
-#include "tapegrad.h"
+#include <tapegrad/nn/attention.h>
+#include <tapegrad/tapegrad.h>
 
 using namespace tapegrad;
 

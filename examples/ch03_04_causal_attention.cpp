@@ -14,8 +14,8 @@
 #include <iostream>
 #include <limits>
 
-#include "nn/attention.h"
-#include "tapegrad.h"
+#include <tapegrad/nn/attention.h>
+#include <tapegrad/tapegrad.h>
 
 using namespace tapegrad;
 

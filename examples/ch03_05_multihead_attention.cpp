@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/attention.h"
-#include "tapegrad.h"
+#include <tapegrad/nn/attention.h>
+#include <tapegrad/tapegrad.h>
 
 using namespace tapegrad;
 

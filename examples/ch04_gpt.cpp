@@ -17,7 +17,7 @@
 #include <optional>
 #include <string>
 
-#include "tapegrad.h"
+#include <tapegrad/tapegrad.h>
 
 using namespace tapegrad;
 

@@ -1,5 +1,5 @@
 // AlignedBuffer: aligned_alloc'd storage, zeroed unless asked not to be.
-#include "graph/aligned_buffer.h"
+#include <tapegrad/graph/aligned_buffer.h>
 
 #include <algorithm>
 #include <cstdlib>

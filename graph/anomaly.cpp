@@ -1,11 +1,11 @@
 // Anomaly mode: the per-thread switch and the NaN/Inf checks the tape runs while it is on.
-#include "graph/anomaly.h"
+#include <tapegrad/graph/anomaly.h>
 
 #include <cmath>
 #include <string>
 
-#include "graph/error.h"
-#include "graph/tape.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/tape.h>
 
 namespace tapegrad {
 

@@ -1,5 +1,5 @@
 // Arena: bump allocation over a few large aligned blocks, reclaimed all at once.
-#include "graph/arena.h"
+#include <tapegrad/graph/arena.h>
 
 #include <algorithm>
 #include <cstdlib>

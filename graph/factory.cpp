@@ -1,10 +1,10 @@
 // Leaf tensors: constants from data, filled tensors, inputs that require grad, and detach.
-#include "graph/factory.h"
+#include <tapegrad/graph/factory.h>
 
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/random.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/random.h>
 
 namespace tapegrad {
 
@@ -49,8 +49,7 @@ Tensor tensor(std::initializer_list<std::initializer_list<double>> rows, DType d
 Tensor tensor(std::initializer_list<std::initializer_list<std::initializer_list<double>>> blocks,
               DType dtype) {
   const int64_t rows = blocks.size() == 0 ? 0 : static_cast<int64_t>(blocks.begin()->size());
-  const int64_t cols =
-      rows == 0 ? 0 : static_cast<int64_t>(blocks.begin()->begin()->size());
+  const int64_t cols = rows == 0 ? 0 : static_cast<int64_t>(blocks.begin()->begin()->size());
   std::vector<double> flat;
   for (const auto& block : blocks) {
     if (static_cast<int64_t>(block.size()) != rows) throw Error("tensor: ragged nested lists");
@@ -92,7 +91,9 @@ Tensor zeros(const Shape& shape, DType dtype) {
   return current_tape().leaf(shape, dtype, nullptr, false);
 }
 
-Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
+Tensor ones(const Shape& shape, DType dtype) {
+  return full(shape, 1.0, dtype);
+}
 
 Tensor full(const Shape& shape, double value, DType dtype) {
   Tape& tape = current_tape();
@@ -108,7 +109,9 @@ Tensor full(const Shape& shape, double value, DType dtype) {
   return t;
 }
 
-Tensor rand(const Shape& shape, DType dtype) { return rand(shape, dtype, default_generator()); }
+Tensor rand(const Shape& shape, DType dtype) {
+  return rand(shape, dtype, default_generator());
+}
 
 Tensor rand(const Shape& shape, DType dtype, Generator& generator) {
   Tape& tape = current_tape();
@@ -127,6 +130,8 @@ Tensor requires_grad(const Tensor& x) {
   return x.tape().leaf(n.shape, n.dtype, n.value, true);
 }
 
-Tensor detach(const Tensor& x) { return x.tape().alias_leaf(x); }
+Tensor detach(const Tensor& x) {
+  return x.tape().alias_leaf(x);
+}
 
 }  // namespace tapegrad

@@ -5,7 +5,7 @@
 #include <initializer_list>
 #include <span>
 
-#include "graph/tape.h"
+#include <tapegrad/graph/tape.h>
 
 namespace tapegrad {
 
@@ -20,8 +20,8 @@ Tensor tensor(std::initializer_list<std::initializer_list<std::initializer_list<
 Tensor scalar(double value, DType dtype = DType::Float32);
 
 // A tensor of `shape` holding `values` (row-major, converted to dtype).
-Tensor from_values(const Shape& shape, std::span<const double> values,
-                   DType dtype = DType::Float32, bool requires_grad = false);
+Tensor from_values(const Shape& shape, std::span<const double> values, DType dtype = DType::Float32,
+                   bool requires_grad = false);
 Tensor from_data(const Shape& shape, std::span<const float> values, bool requires_grad = false);
 Tensor from_data(const Shape& shape, std::span<const double> values, bool requires_grad = false);
 

@@ -1,12 +1,12 @@
 // Gradient checking: numeric Jacobians by central differences versus the tape's backward.
-#include "graph/gradcheck.h"
+#include <tapegrad/graph/gradcheck.h>
 
 #include <cmath>
 #include <cstdio>
 #include <random>
 #include <set>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
 
 namespace tapegrad {
 
@@ -67,9 +67,8 @@ class Checker {
                   "numeric %.10g, analytic %.10g, error %.3g (tolerance %.3g), %lld entries",
                   report_.function.c_str(), report_.passed ? "passed" : "FAILED", report_.input,
                   static_cast<long long>(report_.element),
-                  static_cast<long long>(report_.output_element), report_.numeric,
-                  report_.analytic, report_.error, report_.tolerance,
-                  static_cast<long long>(report_.checked));
+                  static_cast<long long>(report_.output_element), report_.numeric, report_.analytic,
+                  report_.error, report_.tolerance, static_cast<long long>(report_.checked));
     report_.message = line;
     report_.ops = std::move(ops);
     return report_;
@@ -161,10 +160,12 @@ GradcheckReport gradcheck_parameters(const std::string& name, const std::functio
       for (double& e : u) e = uniform(engine);
       const std::vector<double> g = parameters[k].grad_values();
       double analytic = 0.0;
-      for (int64_t i = 0; i < n; ++i) analytic += g[static_cast<size_t>(i)] * u[static_cast<size_t>(i)];
+      for (int64_t i = 0; i < n; ++i)
+        analytic += g[static_cast<size_t>(i)] * u[static_cast<size_t>(i)];
       std::vector<double> column = numeric_column(parameters[k].data<double>(), 0.0, &u, n);
       double numeric = 0.0;
-      for (int64_t j = 0; j < n_out; ++j) numeric += column[static_cast<size_t>(j)] * v[static_cast<size_t>(j)];
+      for (int64_t j = 0; j < n_out; ++j)
+        numeric += column[static_cast<size_t>(j)] * v[static_cast<size_t>(j)];
       checker.compare(static_cast<int>(k), -1, -1, numeric, analytic);
     }
   }

@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "graph/parameter.h"
-#include "graph/tape.h"
+#include <tapegrad/graph/parameter.h>
+#include <tapegrad/graph/tape.h>
 
 namespace tapegrad {
 
 struct GradcheckOptions {
-  double eps = 1e-6;   // torch.autograd.gradcheck's defaults
+  double eps = 1e-6;  // torch.autograd.gradcheck's defaults
   double atol = 1e-5;
   double rtol = 1e-3;
   // Compare random projections vᵀ·J·u instead of the whole Jacobian: one backward and two
@@ -42,15 +42,15 @@ struct GradcheckReport {
   bool passed = false;
   std::string function;
   // The single worst element (largest error relative to its tolerance):
-  int input = -1;                // which input (or parameter)
-  int64_t element = -1;          // its row-major index in that input
-  int64_t output_element = -1;   // which output element (-1 in fast mode: a projection)
+  int input = -1;               // which input (or parameter)
+  int64_t element = -1;         // its row-major index in that input
+  int64_t output_element = -1;  // which output element (-1 in fast mode: a projection)
   double numeric = 0.0;
   double analytic = 0.0;
-  double error = 0.0;            // |analytic - numeric|
-  double tolerance = 0.0;        // atol + rtol * |numeric|
-  int64_t checked = 0;           // number of Jacobian entries (or projections) compared
-  std::string message;           // one line, for REQUIRE/INFO
+  double error = 0.0;      // |analytic - numeric|
+  double tolerance = 0.0;  // atol + rtol * |numeric|
+  int64_t checked = 0;     // number of Jacobian entries (or projections) compared
+  std::string message;     // one line, for REQUIRE/INFO
   // Names of the ops the function recorded (every one of them was checked).
   std::vector<std::string> ops;
 };

@@ -1,9 +1,9 @@
 // Ids: construction checks and torch's integer print format.
-#include "graph/ids.h"
+#include <tapegrad/graph/ids.h>
 
 #include <algorithm>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
 
 namespace tapegrad {
 

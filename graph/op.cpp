@@ -1,15 +1,15 @@
 // The registry of OpDefs, filled at static initialisation by TAPEGRAD_REGISTER_OP, and the
 // helpers of graph/op.h for ops written outside the library.
-#include "graph/op.h"
+#include <tapegrad/graph/op.h>
 
-#include "graph/tape.h"
+#include <tapegrad/graph/tape.h>
 
 #include <cstdio>
 #include <string_view>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/tape.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/tape.h>
 
 namespace tapegrad {
 

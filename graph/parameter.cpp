@@ -1,11 +1,11 @@
 // Parameter: persistent weights and their gradients in aligned storage.
-#include "graph/parameter.h"
+#include <tapegrad/graph/parameter.h>
 
 #include <cmath>
 #include <cstring>
 
-#include "graph/error.h"
-#include "graph/threads.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/threads.h>
 
 namespace tapegrad {
 

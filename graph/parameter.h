@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/aligned_buffer.h"
-#include "graph/shape.h"
+#include <tapegrad/graph/aligned_buffer.h>
+#include <tapegrad/graph/shape.h>
 
 namespace tapegrad {
 

@@ -1,5 +1,5 @@
 // Generator: torch's MT19937 engine and the CPU sampling kernels (uniform, dropout, normal).
-#include "graph/random.h"
+#include <tapegrad/graph/random.h>
 
 #include <algorithm>
 #include <bit>
@@ -8,7 +8,7 @@
 #include <numbers>
 #include <string>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
 
 // Every multiply-add torch fuses is written as std::fma below, so results do not depend on
 // -march or -ffp-contract. Other products must stay rounded on their own (GCC contracts across

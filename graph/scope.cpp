@@ -1,7 +1,7 @@
 // The per-thread current tape, grad mode and name scopes, and the tape's table of those scopes.
-#include "graph/scope.h"
+#include <tapegrad/graph/scope.h>
 
-#include "graph/tape.h"
+#include <tapegrad/graph/tape.h>
 
 namespace tapegrad {
 

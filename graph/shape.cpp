@@ -1,7 +1,7 @@
 // Shape: construction, validation and printing of dimension lists.
-#include "graph/shape.h"
+#include <tapegrad/graph/shape.h>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
 
 namespace tapegrad {
 

@@ -1,11 +1,11 @@
 // The tape: recording nodes and the reverse walk of backward.
-#include "graph/tape.h"
+#include <tapegrad/graph/tape.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
 
 namespace tapegrad {
 

@@ -16,11 +16,11 @@
 #include <string_view>
 #include <vector>
 
-#include "graph/anomaly.h"
-#include "graph/arena.h"
-#include "graph/op.h"
-#include "graph/parameter.h"
-#include "graph/shape.h"
+#include <tapegrad/graph/anomaly.h>
+#include <tapegrad/graph/arena.h>
+#include <tapegrad/graph/op.h>
+#include <tapegrad/graph/parameter.h>
+#include <tapegrad/graph/shape.h>
 
 namespace tapegrad {
 
@@ -201,5 +201,5 @@ class Tape {
 
 }  // namespace tapegrad
 
-#include "graph/scope.h"
-#include "graph/tensor.h"  // Tensor, and Tape::record's typed-state form that returns one
+#include <tapegrad/graph/scope.h>
+#include <tapegrad/graph/tensor.h>  // Tensor, and Tape::record's typed-state form that returns one

@@ -1,9 +1,9 @@
 // Tensor: validating the handle, reading values and gradients (printing is io/print.cpp's).
-#include "graph/tensor.h"
+#include <tapegrad/graph/tensor.h>
 
 #include <ostream>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
 
 namespace tapegrad {
 

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "graph/tape.h"
+#include <tapegrad/graph/tape.h>
 
 namespace tapegrad {
 

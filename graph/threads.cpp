@@ -1,6 +1,6 @@
 // The thread pool behind parallel_for: n - 1 workers that spin briefly, then sleep on a futex,
 // and claim the parts of each loop alongside the calling thread.
-#include "graph/threads.h"
+#include <tapegrad/graph/threads.h>
 
 #include <Eigen/Core>
 #include <atomic>
@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>

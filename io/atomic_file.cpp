@@ -1,5 +1,5 @@
 // Atomic file writing: temporary file in the same directory, fsync, rename, fsync of the directory.
-#include "io/atomic_file.h"
+#include <tapegrad/io/atomic_file.h>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <utility>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
 
 namespace tapegrad {
 

@@ -1,5 +1,5 @@
 // Checkpoints: what goes into the safetensors file, and the all-or-nothing load.
-#include "io/checkpoint.h"
+#include <tapegrad/io/checkpoint.h>
 
 #include <algorithm>
 #include <charconv>
@@ -8,11 +8,11 @@
 #include <optional>
 #include <set>
 
-#include "graph/error.h"
-#include "graph/random.h"
-#include "io/safetensors.h"
-#include "optim/optimizer.h"
-#include "optim/schedule.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/io/safetensors.h>
+#include <tapegrad/optim/optimizer.h>
+#include <tapegrad/optim/schedule.h>
 
 namespace tapegrad {
 

@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "graph/parameter.h"
+#include <tapegrad/graph/parameter.h>
 
 namespace tapegrad {
 

@@ -1,5 +1,5 @@
 // format_torch: a line-by-line port of torch 1.13's torch/_tensor_str.py for dense real tensors.
-#include "io/print.h"
+#include <tapegrad/io/print.h>
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/tape.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/tape.h>
 
 namespace tapegrad {
 namespace {

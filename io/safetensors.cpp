@@ -1,5 +1,5 @@
 // safetensors: the header parser (strict, bounded, fuzzed), the writer and CRC-32.
-#include "io/safetensors.h"
+#include <tapegrad/io/safetensors.h>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -15,8 +15,8 @@
 #include <set>
 #include <utility>
 
-#include "graph/error.h"
-#include "io/atomic_file.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/io/atomic_file.h>
 
 static_assert(std::endian::native == std::endian::little,
               "safetensors stores little-endian elements; tapegrad copies them as they are");

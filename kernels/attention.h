@@ -13,10 +13,10 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "graph/arena.h"
-#include "graph/shape.h"
-#include "graph/threads.h"
-#include "kernels/matmul_precision.h"
+#include <tapegrad/graph/arena.h>
+#include <tapegrad/graph/shape.h>
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/matmul_precision.h>
 
 namespace tapegrad::detail::attention {
 

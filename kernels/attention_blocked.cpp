@@ -12,8 +12,8 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/attention.h"
-#include "kernels/gemm.h"
+#include <tapegrad/kernels/attention.h>
+#include <tapegrad/kernels/gemm.h>
 
 namespace tapegrad::detail::attention {
 

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/attention.h"
-#include "kernels/gemm_vec.h"
-#include "kernels/vmath.h"
+#include <tapegrad/kernels/attention.h>
+#include <tapegrad/kernels/gemm_vec.h>
+#include <tapegrad/kernels/vmath.h>
 
 namespace tapegrad::detail::attention {
 

@@ -21,8 +21,8 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/attention.h"
-#include "kernels/gemm_kernels.h"
+#include <tapegrad/kernels/attention.h>
+#include <tapegrad/kernels/gemm_kernels.h>
 
 namespace tapegrad::detail::attention {
 

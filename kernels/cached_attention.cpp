@@ -1,12 +1,12 @@
 // Attention over a key/value cache: one (batch, head) pair per part, scores kept in a row buffer.
-#include "kernels/cached_attention.h"
+#include <tapegrad/kernels/cached_attention.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "graph/threads.h"
-#include "kernels/scratch.h"
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/scratch.h>
 
 namespace tapegrad {
 

@@ -20,10 +20,10 @@
 #include <cstdio>
 #include <string>
 
-#include "graph/threads.h"
-#include "kernels/gemm_kernels.h"
-#include "kernels/matmul_precision.h"
-#include "kernels/scratch.h"
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/gemm_kernels.h>
+#include <tapegrad/kernels/matmul_precision.h>
+#include <tapegrad/kernels/scratch.h>
 
 namespace tapegrad {
 

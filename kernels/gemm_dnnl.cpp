@@ -11,7 +11,7 @@
 #include <tuple>
 #include <utility>
 
-#include "kernels/gemm_kernels.h"
+#include <tapegrad/kernels/gemm_kernels.h>
 
 #ifdef TAPEGRAD_HAVE_DNNL
 #include <omp.h>

@@ -15,8 +15,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "kernels/gemm_kernels.h"
-#include "kernels/scratch.h"
+#include <tapegrad/kernels/gemm_kernels.h>
+#include <tapegrad/kernels/scratch.h>
 
 #define TAPEGRAD_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512bf16")))
 

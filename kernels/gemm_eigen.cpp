@@ -8,8 +8,8 @@
 // libeigen3-dev); any other version stops the build below instead of guessing.
 #include <Eigen/Core>
 
-#include "kernels/gemm_kernels.h"
-#include "kernels/scratch.h"
+#include <tapegrad/kernels/gemm_kernels.h>
+#include <tapegrad/kernels/scratch.h>
 
 #if !EIGEN_VERSION_AT_LEAST(3, 4, 0) || EIGEN_VERSION_AT_LEAST(3, 4, 90)
 #error \

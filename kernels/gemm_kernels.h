@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "graph/threads.h"
-#include "kernels/gemm.h"
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/gemm.h>
 
 namespace tapegrad::detail {
 

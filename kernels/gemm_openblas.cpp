@@ -3,7 +3,7 @@
 #include <string>
 #include <type_traits>
 
-#include "kernels/gemm_kernels.h"
+#include <tapegrad/kernels/gemm_kernels.h>
 
 #ifdef TAPEGRAD_HAVE_OPENBLAS
 #include <cblas.h>

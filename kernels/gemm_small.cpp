@@ -9,9 +9,9 @@
 // element of C is summed in k order by one thread: the same bits whatever the thread split.
 #include <algorithm>
 
-#include "kernels/gemm_kernels.h"
-#include "kernels/gemm_vec.h"
-#include "kernels/scratch.h"
+#include <tapegrad/kernels/gemm_kernels.h>
+#include <tapegrad/kernels/gemm_vec.h>
+#include <tapegrad/kernels/scratch.h>
 
 namespace tapegrad::detail {
 

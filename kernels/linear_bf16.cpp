@@ -8,17 +8,17 @@
 // or a mask), which vdpbf16ps does not, but it reads the same half of float32's bytes, and a
 // decode step is bound by those reads. tools/bench/gemv_bf16_bench.cpp times the kernels
 // (docs/generation.md has the figures).
-#include "kernels/linear_bf16.h"
+#include <tapegrad/kernels/linear_bf16.h>
 
 #include <algorithm>
 #include <bit>
 #include <cstring>
 
-#include "graph/threads.h"
-#include "kernels/gemm.h"
-#include "kernels/gemm_vec.h"
-#include "kernels/matmul_precision.h"
-#include "kernels/scratch.h"
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/gemm.h>
+#include <tapegrad/kernels/gemm_vec.h>
+#include <tapegrad/kernels/matmul_precision.h>
+#include <tapegrad/kernels/scratch.h>
 
 namespace tapegrad {
 

@@ -3,7 +3,7 @@
 
 #include <cstddef>
 
-#include "graph/aligned_buffer.h"
+#include <tapegrad/graph/aligned_buffer.h>
 
 namespace tapegrad::detail {
 

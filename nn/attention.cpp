@@ -1,15 +1,15 @@
 // The chapter 3 attention modules: the book's classes, parameters drawn in the book's order.
-#include "nn/attention.h"
+#include <tapegrad/nn/attention.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
 
-#include "graph/error.h"
-#include "graph/random.h"
-#include "graph/scope.h"
-#include "kernels/cached_attention.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/graph/scope.h>
+#include <tapegrad/kernels/cached_attention.h>
 
 namespace tapegrad::nn {
 

@@ -21,11 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "graph/parameter.h"
-#include "graph/tape.h"
-#include "nn/layers.h"
-#include "nn/module.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/parameter.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/nn/layers.h>
+#include <tapegrad/nn/module.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad::nn {
 

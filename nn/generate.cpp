@@ -1,5 +1,5 @@
 // Generation with a GPTModel: the book's generate_text_simple and chapter 5's generate.
-#include "nn/generate.h"
+#include <tapegrad/nn/generate.h>
 
 #include <algorithm>
 #include <chrono>
@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/tape.h"
-#include "ops/detail/topk_row.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/ops/detail/topk_row.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad::nn {
 

@@ -23,9 +23,9 @@
 #include <functional>
 #include <optional>
 
-#include "graph/ids.h"
-#include "graph/random.h"
-#include "nn/gpt.h"
+#include <tapegrad/graph/ids.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/nn/gpt.h>
 
 namespace tapegrad::nn {
 

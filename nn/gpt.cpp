@@ -1,12 +1,12 @@
 // The chapter 4 GPT: FeedForward, TransformerBlock, GPTModel, built in the book's order.
-#include "nn/gpt.h"
+#include <tapegrad/nn/gpt.h>
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/scope.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/scope.h>
 
 namespace tapegrad::nn {
 

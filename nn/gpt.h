@@ -16,10 +16,10 @@
 #include <memory>
 #include <string>
 
-#include "graph/ids.h"
-#include "nn/attention.h"
-#include "nn/layers.h"
-#include "nn/module.h"
+#include <tapegrad/graph/ids.h>
+#include <tapegrad/nn/attention.h>
+#include <tapegrad/nn/layers.h>
+#include <tapegrad/nn/module.h>
 
 namespace tapegrad::nn {
 

@@ -1,6 +1,6 @@
 // Pretrained GPT-2: the four configurations, inferring one from a checkpoint, and loading
 // Hugging Face's GPT-2 tensors into GPTModel through a staging state_dict (all or nothing).
-#include "nn/gpt2_weights.h"
+#include <tapegrad/nn/gpt2_weights.h>
 
 #include <algorithm>
 #include <bit>
@@ -12,8 +12,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "graph/error.h"
-#include "io/safetensors.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/io/safetensors.h>
 
 namespace tapegrad::nn {
 

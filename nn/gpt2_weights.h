@@ -24,7 +24,7 @@
 #include <string>
 #include <string_view>
 
-#include "nn/gpt.h"
+#include <tapegrad/nn/gpt.h>
 
 namespace tapegrad::nn {
 

@@ -1,9 +1,9 @@
 // The basic layers: parameters drawn as torch.nn draws them, forwards through the ops.
-#include "nn/layers.h"
+#include <tapegrad/nn/layers.h>
 
-#include "graph/error.h"
-#include "graph/scope.h"
-#include "kernels/linear_bf16.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/scope.h>
+#include <tapegrad/kernels/linear_bf16.h>
 
 namespace tapegrad::nn {
 

@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "graph/aligned_buffer.h"
-#include "graph/ids.h"
-#include "graph/parameter.h"
-#include "graph/random.h"
-#include "graph/tape.h"
-#include "nn/module.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/aligned_buffer.h>
+#include <tapegrad/graph/ids.h>
+#include <tapegrad/graph/parameter.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/nn/module.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad::nn {
 

@@ -1,11 +1,11 @@
 // Appendix E's LoRA layers, the book's replacement walk, merging and adapter-only files.
-#include "nn/lora.h"
+#include <tapegrad/nn/lora.h>
 
 #include <utility>
 #include <vector>
 
-#include "graph/error.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad::nn {
 

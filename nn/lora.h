@@ -12,10 +12,10 @@
 #include <cstdint>
 #include <string>
 
-#include "graph/parameter.h"
-#include "graph/random.h"
-#include "nn/layers.h"
-#include "nn/module.h"
+#include <tapegrad/graph/parameter.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/nn/layers.h>
+#include <tapegrad/nn/module.h>
 
 namespace tapegrad::nn {
 

@@ -1,5 +1,5 @@
 // nn::Module: registration, torch's naming and order, state_dict loading, safetensors files.
-#include "nn/module.h"
+#include <tapegrad/nn/module.h>
 
 #include <cxxabi.h>
 
@@ -9,10 +9,10 @@
 #include <map>
 #include <set>
 
-#include "graph/error.h"
-#include "graph/scope.h"
-#include "graph/tape.h"
-#include "io/safetensors.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/scope.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/io/safetensors.h>
 
 namespace tapegrad::nn {
 

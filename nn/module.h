@@ -32,9 +32,9 @@
 #include <utility>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/parameter.h"
-#include "graph/tape.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/parameter.h>
+#include <tapegrad/graph/tape.h>
 
 namespace tapegrad::nn {
 

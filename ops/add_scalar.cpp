@@ -1,6 +1,6 @@
 // add_scalar: x plus a constant (also x - c, as x + (-c), which is the same in IEEE arithmetic).
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

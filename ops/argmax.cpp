@@ -4,9 +4,9 @@
 // and a NaN counts as the largest value (the first NaN wins), as torch's CPU kernel does.
 #include <cmath>
 
-#include "ops/detail/op_util.h"
-#include "ops/detail/reduce_dim.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/detail/reduce_dim.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

@@ -1,6 +1,6 @@
 // cat: joins tensors along one dim (all other dims equal), copying each in as a block.
-#include "ops/detail/layout_copy.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/layout_copy.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

@@ -4,10 +4,10 @@
 #include <string>
 #include <utility>
 
-#include "graph/threads.h"
-#include "kernels/attention.h"
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/attention.h>
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

@@ -36,15 +36,15 @@
 #include <string>
 #include <type_traits>
 
-#include "graph/random.h"
-#include "graph/threads.h"
-#include "kernels/attention.h"
-#include "kernels/gemm.h"
-#include "kernels/gemm_kernels.h"
-#include "kernels/gemm_vec.h"
-#include "kernels/softmax_rows.h"
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/random.h>
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/attention.h>
+#include <tapegrad/kernels/gemm.h>
+#include <tapegrad/kernels/gemm_kernels.h>
+#include <tapegrad/kernels/gemm_vec.h>
+#include <tapegrad/kernels/softmax_rows.h>
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

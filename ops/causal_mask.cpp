@@ -7,9 +7,9 @@
 #include <cmath>
 #include <limits>
 
-#include "ops/detail/op_util.h"
-#include "ops/detail/triangle.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/detail/triangle.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

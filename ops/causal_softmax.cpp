@@ -10,10 +10,10 @@
 #include <cmath>
 #include <string>
 
-#include "graph/threads.h"
-#include "kernels/softmax_rows.h"
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/softmax_rows.h>
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

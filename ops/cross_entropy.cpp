@@ -2,10 +2,10 @@
 // rows whose target is ignore_index count for nothing (torch's ignore_index, default −100).
 #include <algorithm>
 
-#include "graph/threads.h"
-#include "kernels/vmath.h"
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/vmath.h>
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

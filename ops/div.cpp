@@ -1,7 +1,7 @@
 // div: elementwise a / b with broadcasting; IEEE division, so b = 0 gives ±inf or nan as in torch.
-#include "ops/detail/broadcast.h"
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/broadcast.h>
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

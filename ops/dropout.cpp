@@ -9,9 +9,9 @@
 // draw), like torch returning its input.
 #include <cmath>
 
-#include "graph/random.h"
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/random.h>
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <array>
 
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

@@ -1,7 +1,7 @@
 // exp: elementwise eˣ.
-#include "kernels/vmath.h"
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/kernels/vmath.h>
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

@@ -1,8 +1,8 @@
 // gelu: the tanh approximation of GELU used by the book's GPT (torch's approximate='tanh').
-#include "graph/threads.h"
-#include "kernels/vmath.h"
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/vmath.h>
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

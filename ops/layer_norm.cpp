@@ -1,10 +1,10 @@
 // layer_norm: normalisation over the last dim with optional scale and shift (nn.LayerNorm).
 #include <array>
 
-#include "graph/threads.h"
-#include "kernels/vmath.h"
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/vmath.h>
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

@@ -1,8 +1,8 @@
 // linear: nn.Linear's y = x·Wᵀ + b (a GEMM over x's rows; one row: a matrix-vector product).
-#include "kernels/gemm.h"
-#include "kernels/gemv.h"
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/kernels/gemm.h>
+#include <tapegrad/kernels/gemv.h>
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 #include <type_traits>
 

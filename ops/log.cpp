@@ -1,6 +1,6 @@
 // log: elementwise natural logarithm; log(0) = -inf and log(x < 0) = nan, as in torch.
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

@@ -6,9 +6,9 @@
 // (SLEEF) and sums in vector lanes, so float32 results can differ from torch's in the last bits.
 #include <cmath>
 
-#include "ops/detail/op_util.h"
-#include "ops/detail/reduce_dim.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/detail/reduce_dim.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

@@ -4,10 +4,10 @@
 // and the one-GEMM fast paths (forward and both gradients) belong together.
 #include <algorithm>
 
-#include "graph/threads.h"
-#include "kernels/gemm.h"
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/gemm.h>
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

@@ -1,9 +1,9 @@
 // max_dim: the maximum along one dim (the values of torch.max(x, dim, keepdim)).
 #include <cmath>
 
-#include "ops/detail/op_util.h"
-#include "ops/detail/reduce_dim.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/detail/reduce_dim.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

@@ -1,7 +1,7 @@
 // mean_dim: the mean along one dim (torch.mean(x, dim, keepdim)).
-#include "ops/detail/op_util.h"
-#include "ops/detail/reduce_dim.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/detail/reduce_dim.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

@@ -1,6 +1,6 @@
 // merge_heads: [B, H, T, D] -> [B, T, H·D], the book's transpose(1, 2).contiguous().view(b, T, C).
-#include "ops/detail/layout_copy.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/layout_copy.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

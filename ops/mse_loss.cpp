@@ -1,6 +1,6 @@
 // mse_loss: the mean of squared differences between a prediction and a target of the same shape.
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

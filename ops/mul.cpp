@@ -1,7 +1,7 @@
 // mul: elementwise a * b with broadcasting.
-#include "ops/detail/broadcast.h"
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/broadcast.h>
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

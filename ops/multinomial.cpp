@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "graph/random.h"
-#include "ops/detail/op_util.h"
-#include "ops/detail/topk_row.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/random.h>
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/detail/topk_row.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

@@ -1,6 +1,6 @@
 // narrow: the slice start..start+length of one dim (x.narrow in torch), copied.
-#include "ops/detail/layout_copy.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/layout_copy.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

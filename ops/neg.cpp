@@ -1,6 +1,6 @@
 // neg: elementwise -x.
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

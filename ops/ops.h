@@ -14,8 +14,8 @@
 #include <span>
 #include <vector>
 
-#include "graph/ids.h"
-#include "graph/tape.h"
+#include <tapegrad/graph/ids.h>
+#include <tapegrad/graph/tape.h>
 
 namespace tapegrad {
 

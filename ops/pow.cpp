@@ -1,8 +1,8 @@
 // pow: elementwise xᵖ for a constant p, with torch's special cases for the common exponents.
 #include <cmath>
 
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

@@ -1,6 +1,6 @@
 // reciprocal: elementwise 1 / x (torch.reciprocal; torch computes c / x as reciprocal(x) * c).
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

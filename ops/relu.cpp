@@ -1,8 +1,8 @@
 // relu: max(x, 0) elementwise, torch.relu (NaN stays NaN).
 #include <cmath>
 
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

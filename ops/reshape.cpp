@@ -1,6 +1,6 @@
 // reshape: the same elements under a new shape (one dim may be -1); a copy, never a view.
-#include "ops/detail/layout_copy.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/layout_copy.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

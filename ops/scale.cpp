@@ -1,8 +1,8 @@
 // scale: x times a constant, and x divided by one (operator/), each computed as torch computes it.
 #include <cmath>
 
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

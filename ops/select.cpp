@@ -1,6 +1,6 @@
 // select: x[index] along one dim, that dim removed (the book's inputs[1], attn_weights_2[i]).
-#include "ops/detail/layout_copy.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/layout_copy.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

@@ -1,8 +1,8 @@
 // sigmoid: 1 / (1 + exp(−x)) elementwise, in torch's CPU order of operations.
 #include <cmath>
 
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

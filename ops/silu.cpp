@@ -1,8 +1,8 @@
 // silu: x·σ(x) elementwise, computed as torch's CPU kernel does, x / (1 + exp(−x)).
 #include <cmath>
 
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

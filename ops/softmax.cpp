@@ -6,10 +6,10 @@
 // (-inf - -inf), as torch does; a NaN or +inf anywhere in a row makes the whole row NaN.
 #include <algorithm>
 
-#include "kernels/softmax_rows.h"
-#include "ops/detail/op_util.h"
-#include "ops/detail/reduce_dim.h"
-#include "ops/ops.h"
+#include <tapegrad/kernels/softmax_rows.h>
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/detail/reduce_dim.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

@@ -1,6 +1,6 @@
 // split_heads: [B, T, C] -> [B, H, T, C/H], the book's view(b, T, H, D).transpose(1, 2), copied.
-#include "ops/detail/layout_copy.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/layout_copy.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

@@ -1,8 +1,8 @@
 // sqrt: elementwise square root; sqrt(x < 0) = nan, and the gradient at 0 is inf, as in torch.
 #include <cmath>
 
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

@@ -1,8 +1,8 @@
 // tanh: the hyperbolic tangent elementwise, torch.tanh.
 #include <cmath>
 
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

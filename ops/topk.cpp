@@ -2,10 +2,10 @@
 #include <utility>
 #include <vector>
 
-#include "ops/detail/op_util.h"
-#include "ops/detail/reduce_dim.h"
-#include "ops/detail/topk_row.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/detail/reduce_dim.h>
+#include <tapegrad/ops/detail/topk_row.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

@@ -1,6 +1,6 @@
 // transpose: swaps two dims of a tensor of any rank, copying into a new contiguous tensor.
-#include "ops/detail/layout_copy.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/layout_copy.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

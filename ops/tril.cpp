@@ -1,9 +1,9 @@
 // tril: x with the elements above the k-th diagonal of the last two dims zeroed, torch.tril.
 #include <algorithm>
 
-#include "ops/detail/op_util.h"
-#include "ops/detail/triangle.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/detail/triangle.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

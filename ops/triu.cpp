@@ -1,9 +1,9 @@
 // triu: x with the elements below the k-th diagonal of the last two dims zeroed, torch.triu.
 #include <algorithm>
 
-#include "ops/detail/op_util.h"
-#include "ops/detail/triangle.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/detail/triangle.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

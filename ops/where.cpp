@@ -5,9 +5,9 @@
 // must share a dtype, which the output takes.
 #include <array>
 
-#include "ops/detail/broadcast.h"
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/ops/detail/broadcast.h>
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
 

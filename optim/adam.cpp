@@ -1,6 +1,6 @@
 // Adam and AdamW: torch.optim's single-tensor updates, one fused, threaded pass over all
 // parameters.
-#include "optim/adam.h"
+#include <tapegrad/optim/adam.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 #include <immintrin.h>
 #endif
 
-#include "optim/util.h"
+#include <tapegrad/optim/util.h>
 
 // The arithmetic below is written out operation by operation to round where torch rounds (its
 // Python-side scalars unfused, its CPU kernels' fused multiply-adds as explicit std::fma), so

@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "optim/optimizer.h"
+#include <tapegrad/optim/optimizer.h>
 
 namespace tapegrad {
 

@@ -1,15 +1,15 @@
 // Gradient clipping by total norm and by value, with torch's coefficient arithmetic.
-#include "optim/clip.h"
+#include <tapegrad/optim/clip.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <string>
 
-#include "graph/error.h"
-#include "graph/threads.h"
-#include "optim/optimizer.h"
-#include "optim/util.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/optim/optimizer.h>
+#include <tapegrad/optim/util.h>
 
 // The arithmetic below is written out operation by operation to round where torch rounds (its
 // Python-side scalars unfused, its CPU kernels' fused multiply-adds as explicit std::fma), so

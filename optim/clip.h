@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "graph/parameter.h"
+#include <tapegrad/graph/parameter.h>
 
 namespace tapegrad {
 

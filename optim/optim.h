@@ -1,8 +1,8 @@
 // Everything for training: optimisers (SGD, Adam, AdamW), lr schedules and gradient clipping.
 #pragma once
 
-#include "optim/adam.h"
-#include "optim/clip.h"
-#include "optim/optimizer.h"
-#include "optim/schedule.h"
-#include "optim/sgd.h"
+#include <tapegrad/optim/adam.h>
+#include <tapegrad/optim/clip.h>
+#include <tapegrad/optim/optimizer.h>
+#include <tapegrad/optim/schedule.h>
+#include <tapegrad/optim/sgd.h>

@@ -1,5 +1,5 @@
 // Optimizer base: group bookkeeping, validation at construction, and state save/restore.
-#include "optim/optimizer.h"
+#include <tapegrad/optim/optimizer.h>
 
 #include <charconv>
 #include <cmath>
@@ -8,8 +8,8 @@
 #include <set>
 #include <utility>
 
-#include "graph/error.h"
-#include "optim/util.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/optim/util.h>
 
 namespace tapegrad {
 

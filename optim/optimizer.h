@@ -35,8 +35,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/parameter.h"
-#include "graph/shape.h"
+#include <tapegrad/graph/parameter.h>
+#include <tapegrad/graph/shape.h>
 
 namespace tapegrad {
 

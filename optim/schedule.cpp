@@ -1,14 +1,14 @@
 // Learning-rate schedules with torch's own (partly recursive) formulas, in torch's operation
 // order, so the lrs are bit-identical to torch.optim.lr_scheduler's.
-#include "optim/schedule.h"
+#include <tapegrad/optim/schedule.h>
 
 #include <cmath>
 #include <numbers>
 #include <string>
 #include <utility>
 
-#include "graph/error.h"
-#include "optim/util.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/optim/util.h>
 
 // The arithmetic below is written out operation by operation to round where torch rounds (its
 // Python-side scalars unfused, its CPU kernels' fused multiply-adds as explicit std::fma), so

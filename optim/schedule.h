@@ -29,7 +29,7 @@
 #include <functional>
 #include <vector>
 
-#include "optim/optimizer.h"
+#include <tapegrad/optim/optimizer.h>
 
 namespace tapegrad {
 

@@ -1,10 +1,10 @@
 // SGD: torch.optim.SGD's single-tensor update, one fused, threaded pass over all parameters.
-#include "optim/sgd.h"
+#include <tapegrad/optim/sgd.h>
 
 #include <cmath>
 #include <utility>
 
-#include "optim/util.h"
+#include <tapegrad/optim/util.h>
 
 // The arithmetic below is written out operation by operation to round where torch rounds (its
 // Python-side scalars unfused, its CPU kernels' fused multiply-adds as explicit std::fma), so

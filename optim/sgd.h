@@ -15,7 +15,7 @@
 #include <limits>
 #include <vector>
 
-#include "optim/optimizer.h"
+#include <tapegrad/optim/optimizer.h>
 
 namespace tapegrad {
 

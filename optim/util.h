@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "graph/shape.h"
-#include "graph/threads.h"
-#include "optim/optimizer.h"
+#include <tapegrad/graph/shape.h>
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/optim/optimizer.h>
 
 namespace tapegrad::optim_detail {
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/shape.h"
+#include <tapegrad/graph/shape.h>
 
 namespace tapegrad::testing {
 

@@ -1,15 +1,15 @@
 // Chapter 6's classification data: labelled texts in the SMS Spam Collection's tab-separated
 // layout, the book's class balancing and 70/10/20 split (pandas' draws), the padded SpamDataset,
 // and a task this machine has the text for: which Testament a King James verse comes from.
-#include "text/classification.h"
+#include <tapegrad/text/classification.h>
 
 #include <algorithm>
 #include <limits>
 #include <numeric>
 #include <random>
 
-#include "graph/error.h"
-#include "text/kjv.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/text/kjv.h>
 
 namespace tapegrad {
 namespace {

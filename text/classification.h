@@ -11,10 +11,10 @@
 #include <string_view>
 #include <vector>
 
-#include "graph/ids.h"
-#include "graph/random.h"
-#include "text/dataset.h"
-#include "text/tokenizer.h"
+#include <tapegrad/graph/ids.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/text/dataset.h>
+#include <tapegrad/text/tokenizer.h>
 
 namespace tapegrad {
 

@@ -1,5 +1,5 @@
 // GPTDatasetV1's windows, torch's randperm and DataLoader order, and the book's train/val split.
-#include "text/dataset.h"
+#include <tapegrad/text/dataset.h>
 
 #include <cmath>
 #include <fstream>
@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
 
 namespace tapegrad {
 

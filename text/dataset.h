@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "graph/ids.h"
-#include "graph/random.h"
-#include "text/tokenizer.h"
+#include <tapegrad/graph/ids.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/text/tokenizer.h>
 
 namespace tapegrad {
 

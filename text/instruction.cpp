@@ -1,13 +1,13 @@
 // Chapter 7's instruction data: the Alpaca prompt, the instruction-data.json layout, the padded
 // collate with ignore_index targets, response extraction, and a demonstration set from the KJV.
-#include "text/instruction.h"
+#include <tapegrad/text/instruction.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "graph/error.h"
-#include "text/kjv.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/text/kjv.h>
 
 namespace tapegrad {
 namespace {

@@ -1,5 +1,5 @@
 // The King James Bible's verses from the text tools/kjv_text.sh writes (Debian's bible-kjv).
-#include "text/kjv.h"
+#include <tapegrad/text/kjv.h>
 
 #include <cctype>
 #include <cstdlib>
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
 
 namespace tapegrad {
 namespace {

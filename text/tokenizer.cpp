@@ -1,5 +1,5 @@
 // GPT-2's byte-level BPE tokenizer (PCRE2 pre-tokenizer, tiktoken's merge rule) and the bytes one.
-#include "text/tokenizer.h"
+#include <tapegrad/text/tokenizer.h>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
 
 namespace tapegrad {
 

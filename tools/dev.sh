@@ -48,9 +48,9 @@ case "${1:-}" in
     bash tools/fetch_gpt2_vocab.sh  # GPT-2's tokenizer files, into the user's cache
     bash tools/kjv_text.sh          # the King James Bible as plain text: the programs' default text
     build build
-    ./build/examples/tapegrad-train-attention --dot attention.dot --svg attention.svg
+    ./build/bin/tapegrad-train-attention --dot attention.dot --svg attention.svg
     # Chapter 5: a tiny GPT on a text file (loss.csv, samples.txt, loss.png, checkpoint).
-    ./build/examples/tapegrad-train-gpt --preset tiny --steps 60 --out train_gpt_out
+    ./build/bin/tapegrad-train-gpt --preset tiny --steps 60 --out train_gpt_out
     ;;
   test)
     install_missing

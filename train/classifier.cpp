@@ -1,8 +1,8 @@
 // Chapter 6's classification losses, accuracy and training step (train/classifier.h).
-#include "train/classifier.h"
+#include <tapegrad/train/classifier.h>
 
-#include "graph/error.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/ops/ops.h>
 
 namespace tapegrad::classifier {
 

@@ -17,10 +17,10 @@
 #include <limits>
 #include <vector>
 
-#include "graph/ids.h"
-#include "graph/tape.h"
-#include "nn/gpt.h"
-#include "optim/optimizer.h"
+#include <tapegrad/graph/ids.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/nn/gpt.h>
+#include <tapegrad/optim/optimizer.h>
 
 namespace tapegrad::classifier {
 

@@ -1,18 +1,18 @@
 // Chapter 5's training loop (train/training.h): losses, evaluation, greedy samples, the loop.
-#include "train/training.h"
+#include <tapegrad/train/training.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/tape.h"
-#include "nn/generate.h"
-#include "ops/ops.h"
-#include "optim/clip.h"
-#include "optim/optimizer.h"
-#include "optim/schedule.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/nn/generate.h>
+#include <tapegrad/ops/ops.h>
+#include <tapegrad/optim/clip.h>
+#include <tapegrad/optim/optimizer.h>
+#include <tapegrad/optim/schedule.h>
 
 namespace tapegrad {
 

@@ -9,10 +9,10 @@
 #include <functional>
 #include <string>
 
-#include "graph/ids.h"
-#include "nn/gpt.h"
-#include "text/dataset.h"
-#include "text/tokenizer.h"
+#include <tapegrad/graph/ids.h>
+#include <tapegrad/nn/gpt.h>
+#include <tapegrad/text/dataset.h>
+#include <tapegrad/text/tokenizer.h>
 
 namespace tapegrad {
 

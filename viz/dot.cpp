@@ -1,6 +1,6 @@
 // DOT export over the Boost.Graph view of a tape: the writer (clusters, nodes, edges, legend),
 // drawing with viz/dot_labels.h's labels and viz/dot_collapse.h's repeat collapsing.
-#include "viz/dot.h"
+#include <tapegrad/viz/dot.h>
 
 #include <algorithm>
 #include <map>
@@ -8,10 +8,10 @@
 #include <sstream>
 #include <vector>
 
-#include "graph/error.h"
-#include "viz/dot_collapse.h"
-#include "viz/dot_labels.h"
-#include "viz/graph_view.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/viz/dot_collapse.h>
+#include <tapegrad/viz/dot_labels.h>
+#include <tapegrad/viz/graph_view.h>
 
 namespace tapegrad {
 

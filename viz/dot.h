@@ -21,7 +21,7 @@
 #include <string>
 #include <string_view>
 
-#include "graph/tape.h"
+#include <tapegrad/graph/tape.h>
 
 namespace tapegrad {
 

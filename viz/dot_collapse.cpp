@@ -1,5 +1,5 @@
 // Collapsing repeated scopes in the DOT drawing: which copies match, and who stands in for whom.
-#include "viz/dot_collapse.h"
+#include <tapegrad/viz/dot_collapse.h>
 
 #include <algorithm>
 

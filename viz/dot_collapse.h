@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "viz/graph_view.h"
+#include <tapegrad/viz/graph_view.h>
 
 namespace tapegrad::dot_detail {
 

@@ -1,5 +1,5 @@
 // The DOT drawing's node labels: styles, numbers and HTML escaping, shapes, value tables.
-#include "viz/dot_labels.h"
+#include <tapegrad/viz/dot_labels.h>
 
 #include <algorithm>
 #include <cmath>

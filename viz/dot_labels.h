@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "graph/tape.h"
-#include "viz/graph_view.h"
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/viz/graph_view.h>
 
 namespace tapegrad::dot_detail {
 

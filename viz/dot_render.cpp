@@ -5,9 +5,9 @@
 #include <mutex>
 #include <string>
 
-#include "graph/error.h"
-#include "io/atomic_file.h"
-#include "viz/dot.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/io/atomic_file.h>
+#include <tapegrad/viz/dot.h>
 
 namespace tapegrad {
 

@@ -1,7 +1,7 @@
 // The Boost.Graph view of a tape: one vertex per node (and per gradient), edges in argument order.
-#include "viz/graph_view.h"
+#include <tapegrad/viz/graph_view.h>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
 
 namespace tapegrad {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/tape.h"
+#include <tapegrad/graph/tape.h>
 
 namespace tapegrad {
 

@@ -1,5 +1,5 @@
 // Attention heatmaps with gnuplot as a child process (see viz/plot.h).
-#include "viz/plot.h"
+#include <tapegrad/viz/plot.h>
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -18,9 +18,9 @@
 #include <sstream>
 #include <system_error>
 
-#include "graph/error.h"
-#include "io/atomic_file.h"
-#include "io/safetensors.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/io/atomic_file.h>
+#include <tapegrad/io/safetensors.h>
 
 extern char** environ;
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/shape.h"
+#include <tapegrad/graph/shape.h>
 
 namespace tapegrad {
 

@@ -1,10 +1,10 @@
 // Broadcasting with PyTorch's rules: shape inference, broadcast strides, operand kinds and the
 // gradient reduction over broadcast dims.
-#include "ops/detail/broadcast.h"
+#include <tapegrad/ops/detail/broadcast.h>
 
 #include <algorithm>
 
-#include "ops/detail/op_util.h"
+#include <tapegrad/ops/detail/op_util.h>
 
 namespace tapegrad {
 

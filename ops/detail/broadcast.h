@@ -5,9 +5,9 @@
 #include <array>
 #include <cstdint>
 
-#include "graph/arena.h"
-#include "graph/tape.h"
-#include "ops/detail/op_util.h"
+#include <tapegrad/graph/arena.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/ops/detail/op_util.h>
 
 namespace tapegrad {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "ops/detail/op_util.h"
+#include <tapegrad/ops/detail/op_util.h>
 
 namespace tapegrad::layout {
 

@@ -1,5 +1,5 @@
 // Error-message helpers shared by all ops.
-#include "ops/detail/op_util.h"
+#include <tapegrad/ops/detail/op_util.h>
 
 namespace tapegrad {
 

@@ -4,8 +4,8 @@
 #include <Eigen/Core>
 #include <string>
 
-#include "graph/error.h"
-#include "graph/tape.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/tape.h>
 
 namespace tapegrad {
 

@@ -1,9 +1,9 @@
 // Planning a reduction along one dim: the dim check, the [outer, size, inner] view, the out shape.
-#include "ops/detail/reduce_dim.h"
+#include <tapegrad/ops/detail/reduce_dim.h>
 
 #include <array>
 
-#include "ops/detail/op_util.h"
+#include <tapegrad/ops/detail/op_util.h>
 
 namespace tapegrad {
 

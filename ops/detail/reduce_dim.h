@@ -5,7 +5,7 @@
 #include <string>
 #include <type_traits>
 
-#include "graph/tape.h"
+#include <tapegrad/graph/tape.h>
 
 namespace tapegrad {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "graph/shape.h"
+#include <tapegrad/graph/shape.h>
 
 namespace tapegrad {
 

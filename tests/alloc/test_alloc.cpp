@@ -10,16 +10,16 @@
 #include <string>
 #include <vector>
 
-#include "graph/factory.h"
-#include "graph/parameter.h"
-#include "graph/random.h"
-#include "graph/tape.h"
-#include "nn/attention.h"
-#include "nn/generate.h"
-#include "nn/gpt.h"
-#include "nn/layers.h"
-#include "ops/ops.h"
-#include "optim/optim.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/graph/parameter.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/nn/attention.h>
+#include <tapegrad/nn/generate.h>
+#include <tapegrad/nn/gpt.h>
+#include <tapegrad/nn/layers.h>
+#include <tapegrad/ops/ops.h>
+#include <tapegrad/optim/optim.h>
 #include "tests/alloc/alloc_counter.h"
 
 using namespace tapegrad;

@@ -1,6 +1,6 @@
 # Installs tapegrad into a scratch prefix, then configures, builds and runs a consumer project
 # (tests/consumer/CMakeLists.txt: the README's training loop, examples/custom_op.cpp, a user's
-# own op, and copies of the programs' sources train_attention.cpp, ch05_train_simple.cpp and
+# own op, and copies of the programs' sources train_attention.cpp, train_simple.cpp and
 # finetune_instruct.cpp) that uses find_package(tapegrad).
 include(${CMAKE_CURRENT_LIST_DIR}/consumer_project.cmake)
 file(REMOVE_RECURSE ${WORK_DIR})
@@ -14,10 +14,29 @@ endif()
 file(WRITE ${WORK_DIR}/src/main.cpp "${CMAKE_MATCH_1}")
 file(COPY ${SOURCE_DIR}/tests/consumer/CMakeLists.txt ${SOURCE_DIR}/examples/custom_op.cpp
      ${SOURCE_DIR}/tests/consumer/dist_consumer.cpp
-     ${SOURCE_DIR}/tests/consumer/include_paths_consumer.cpp
-     ${SOURCE_DIR}/examples/train_attention.cpp ${SOURCE_DIR}/examples/ch05_train_simple.cpp
-     ${SOURCE_DIR}/examples/finetune_instruct.cpp ${SOURCE_DIR}/examples/finetune_common.h
+     ${SOURCE_DIR}/tests/consumer/colliding_headers_consumer.cpp
+     ${SOURCE_DIR}/apps/train_attention.cpp ${SOURCE_DIR}/apps/train_simple.cpp
+     ${SOURCE_DIR}/apps/finetune_instruct.cpp ${SOURCE_DIR}/apps/finetune_common.h
      DESTINATION ${WORK_DIR}/src)
+# A user header for every header tapegrad installs, under the same relative name (nn/layers.h,
+# tapegrad.h, ...), each an error if tapegrad's own code ever reads it; the two the consumer
+# includes itself define a macro instead.
+file(GLOB_RECURSE installed RELATIVE ${WORK_DIR}/prefix/include/tapegrad
+     ${WORK_DIR}/prefix/include/tapegrad/*.h)
+list(LENGTH installed n_installed)
+if(n_installed LESS 40)
+  message(FATAL_ERROR "only ${n_installed} headers installed")
+endif()
+foreach(header ${installed})
+  string(MAKE_C_IDENTIFIER "USER_${header}" macro)
+  string(TOUPPER ${macro} macro)
+  if(header STREQUAL "graph/tensor.h" OR header STREQUAL "nn/layers.h")
+    file(WRITE ${WORK_DIR}/src/user_include/${header} "#pragma once\n#define ${macro} 1\n")
+  else()
+    file(WRITE ${WORK_DIR}/src/user_include/${header}
+         "#error the user's own ${header} was included in place of tapegrad's\n")
+  endif()
+endforeach()
 tapegrad_build_consumer(${WORK_DIR}/src ${WORK_DIR}/build ${WORK_DIR}/prefix "the consumer")
 execute_process(COMMAND ${WORK_DIR}/build/consumer OUTPUT_VARIABLE out RESULT_VARIABLE rc)
 message("${out}")
@@ -32,10 +51,11 @@ message("${out}")
 if(rc)
   message(FATAL_ERROR "the custom op example failed (its gradcheck or its drawing)")
 endif()
-execute_process(COMMAND ${WORK_DIR}/build/include_paths_consumer OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+execute_process(COMMAND ${WORK_DIR}/build/colliding_headers_consumer OUTPUT_VARIABLE out
+                RESULT_VARIABLE rc)
 message("${out}")
-if(rc OR NOT out MATCHES "include paths consumer: [0-9]+ parameters")
-  message(FATAL_ERROR "the consumer of the old and new include paths failed")
+if(rc OR NOT out MATCHES "colliding headers consumer: [0-9]+ parameters, user headers 1 1")
+  message(FATAL_ERROR "the consumer with headers named like tapegrad's failed")
 endif()
 # The programs' sources built out of the tree (when the package has tapegrad::cli): each runs.
 if(EXISTS ${WORK_DIR}/build/train_attention)
@@ -47,21 +67,21 @@ if(EXISTS ${WORK_DIR}/build/train_attention)
   endif()
   string(REPEAT "Every effort moves you, said the painter, and smiled at the canvas.\n" 40 text)
   file(WRITE ${WORK_DIR}/text.txt "${text}")
-  execute_process(COMMAND ${WORK_DIR}/build/ch05_train_simple --data ${WORK_DIR}/text.txt --epochs 2
+  execute_process(COMMAND ${WORK_DIR}/build/train_simple --data ${WORK_DIR}/text.txt --epochs 2
                           --context-length 16 --emb-dim 16 --n-heads 2 --n-layers 1
                           --batch-size 4 --eval-iter 1 --sample-tokens 5
                   OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 120)
   message("${out}${err}")
   if(rc OR NOT out MATCHES "Ep 1 \\(Step 000000\\): Train loss [0-9.]+, Val loss [0-9.]+"
      OR NOT out MATCHES "Training completed in")
-    message(FATAL_ERROR "the copied ch05_train_simple.cpp failed (${rc})")
+    message(FATAL_ERROR "the copied train_simple.cpp failed (${rc})")
   endif()
   execute_process(COMMAND ${WORK_DIR}/build/finetune_instruct --help
                   OUTPUT_VARIABLE out RESULT_VARIABLE rc TIMEOUT 60)
   if(rc OR NOT out MATCHES "--kjv")
     message(FATAL_ERROR "the copied finetune_instruct.cpp does not answer --help (${rc})")
   endif()
-  message("copied examples: train_attention, ch05_train_simple, finetune_instruct built and ran")
+  message("copied examples: train_attention, train_simple, finetune_instruct built and ran")
 elseif(TAPEGRAD_EXPECT_CLI)
   message(FATAL_ERROR "the package has no tapegrad::cli: the copied examples were not built")
 endif()

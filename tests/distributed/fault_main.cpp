@@ -2,8 +2,8 @@
 // with rank 1's message (tests/distributed/run_fault.cmake checks the output and the time).
 #include <mpi.h>
 
-#include "dist/data_parallel.h"
-#include "graph/error.h"
+#include <tapegrad/dist/data_parallel.h>
+#include <tapegrad/graph/error.h>
 
 int main(int argc, char** argv) {
   tapegrad::dist::MpiSession mpi(argc, argv);

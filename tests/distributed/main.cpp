@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "dist/data_parallel.h"
+#include <tapegrad/dist/data_parallel.h>
 
 int main(int argc, char** argv) {
   tapegrad::dist::MpiSession mpi(argc, argv);

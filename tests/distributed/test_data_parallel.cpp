@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "dist/data_parallel.h"
-#include "tapegrad.h"
+#include <tapegrad/dist/data_parallel.h>
+#include <tapegrad/tapegrad.h>
 #include "tests/compare.h"
 
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/parameter.h"
-#include "graph/tape.h"
+#include <tapegrad/graph/parameter.h>
+#include <tapegrad/graph/tape.h>
 #include "tests/goldens.h"
 
 namespace tapegrad::testing::chapter3 {
@@ -115,8 +115,12 @@ inline std::string run_program(const std::string& command, int* status) {
   return out;
 }
 
+// A book chapter program (examples/) or an installed program (apps/), in the build tree.
 inline std::string example_binary(const std::string& name) {
   return std::string(TAPEGRAD_BINARY_DIR) + "/examples/" + name;
+}
+inline std::string app_binary(const std::string& name) {
+  return std::string(TAPEGRAD_BINARY_DIR) + "/bin/" + name;
 }
 
 }  // namespace tapegrad::testing::chapter3

@@ -8,13 +8,13 @@
 #include <map>
 #include <set>
 
-#include "graph/factory.h"
-#include "graph/gradcheck.h"
-#include "graph/random.h"
-#include "nn/attention.h"
-#include "nn/layers.h"
-#include "nn/module.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/graph/gradcheck.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/nn/attention.h>
+#include <tapegrad/nn/layers.h>
+#include <tapegrad/nn/module.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/examples/chapter3_goldens.h"
 
 using namespace tapegrad;

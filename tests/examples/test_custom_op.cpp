@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "tests/tools/run_program.h"
+#include "tests/apps/run_program.h"
 
 using namespace tapegrad::testing;
 

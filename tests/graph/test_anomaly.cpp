@@ -6,10 +6,10 @@
 #include <limits>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/factory.h"
-#include "graph/tape.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/ops/ops.h>
 
 using namespace tapegrad;
 using Catch::Contains;

@@ -1,5 +1,5 @@
 // Tests for graph/arena.cpp: bump allocation, ranges released early and reused, reset.
-#include "graph/arena.h"
+#include <tapegrad/graph/arena.h>
 
 #include <catch2/catch.hpp>
 #include <cstddef>

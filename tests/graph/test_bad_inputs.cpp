@@ -12,14 +12,14 @@
 #include <string>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/factory.h"
-#include "graph/random.h"
-#include "graph/tape.h"
-#include "io/checkpoint.h"
-#include "io/safetensors.h"
-#include "ops/ops.h"
-#include "optim/optim.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/io/checkpoint.h>
+#include <tapegrad/io/safetensors.h>
+#include <tapegrad/ops/ops.h>
+#include <tapegrad/optim/optim.h>
 
 using namespace tapegrad;
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/error.h"
-#include "io/safetensors.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/io/safetensors.h>
 #include "tools/fuzz/fuzz_model.h"
 
 using namespace tapegrad;

@@ -1,11 +1,11 @@
 // Tests for graph/gradcheck.cpp: it passes correct backwards and catches a wrong one.
-#include "graph/gradcheck.h"
+#include <tapegrad/graph/gradcheck.h>
 
 #include <catch2/catch.hpp>
 
-#include "graph/factory.h"
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 using namespace tapegrad;
 

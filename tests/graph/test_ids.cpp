@@ -3,10 +3,10 @@
 #include <string>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/factory.h"
-#include "graph/ids.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/graph/ids.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/goldens.h"
 
 using namespace tapegrad;

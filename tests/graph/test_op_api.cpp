@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/factory.h"
-#include "graph/op.h"
-#include "graph/parameter.h"
-#include "graph/tape.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/graph/op.h>
+#include <tapegrad/graph/parameter.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/ops/ops.h>
 
 using namespace tapegrad;
 

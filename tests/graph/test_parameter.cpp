@@ -2,7 +2,7 @@
 // record what they would do; backward writes into a zero gradient; the optimisers fold the clip
 // coefficient into their pass), always against the same steps with the work done at once; and
 // release_values: every later use of the values is an Error naming the parameter.
-#include "graph/parameter.h"
+#include <tapegrad/graph/parameter.h>
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -10,15 +10,15 @@
 #include <limits>
 #include <vector>
 
-#include "graph/factory.h"
-#include "graph/ids.h"
-#include "graph/random.h"
-#include "graph/tape.h"
-#include "nn/gpt.h"
-#include "ops/ops.h"
-#include "optim/adam.h"
-#include "optim/clip.h"
-#include "optim/sgd.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/graph/ids.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/nn/gpt.h>
+#include <tapegrad/ops/ops.h>
+#include <tapegrad/optim/adam.h>
+#include <tapegrad/optim/clip.h>
+#include <tapegrad/optim/sgd.h>
 
 using namespace tapegrad;
 

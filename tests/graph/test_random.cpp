@@ -1,5 +1,5 @@
 // Tests for graph/random.cpp: bit-exact agreement with torch's CPU generator (goldens from torch).
-#include "graph/random.h"
+#include <tapegrad/graph/random.h>
 
 #include <bit>
 #include <catch2/catch.hpp>
@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
 #include "tests/goldens.h"
 
 using namespace tapegrad;

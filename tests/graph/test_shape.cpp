@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "graph/error.h"
-#include "graph/shape.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/shape.h>
 
 using namespace tapegrad;
 

@@ -1,12 +1,12 @@
 // Tests for graph/tape.cpp: recording, reverse-mode backward, accumulation and the guards.
-#include "graph/tape.h"
+#include <tapegrad/graph/tape.h>
 
 #include <catch2/catch.hpp>
 
-#include "graph/error.h"
-#include "graph/factory.h"
-#include "ops/detail/op_util.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/ops.h>
 
 using namespace tapegrad;
 

@@ -1,11 +1,11 @@
 // Tests for graph/threads.cpp: the thread setting and the static parallel loop.
-#include "graph/threads.h"
+#include <tapegrad/graph/threads.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
 
 using namespace tapegrad;
 

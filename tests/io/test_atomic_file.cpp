@@ -1,5 +1,5 @@
 // Tests for io/atomic_file.cpp: the whole content or the old file, never a temporary left behind.
-#include "io/atomic_file.h"
+#include <tapegrad/io/atomic_file.h>
 
 #include <stdlib.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
 
 using namespace tapegrad;
 using Catch::Contains;

@@ -1,6 +1,6 @@
 // Tests for io/checkpoint.cpp: round trips, bit-identical resume, all-or-nothing loads,
 // damaged files, a writer killed with SIGKILL, and files read and written by plain Python.
-#include "io/checkpoint.h"
+#include <tapegrad/io/checkpoint.h>
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -19,13 +19,13 @@
 #include <sstream>
 #include <thread>
 
-#include "graph/error.h"
-#include "graph/factory.h"
-#include "graph/random.h"
-#include "graph/tape.h"
-#include "io/safetensors.h"
-#include "ops/ops.h"
-#include "optim/optim.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/io/safetensors.h>
+#include <tapegrad/ops/ops.h>
+#include <tapegrad/optim/optim.h>
 
 using namespace tapegrad;
 using Catch::Contains;

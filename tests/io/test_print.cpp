@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "graph/error.h"
-#include "io/print.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/io/print.h>
 #include "tests/goldens.h"
 
 namespace {

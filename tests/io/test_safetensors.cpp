@@ -1,5 +1,5 @@
 // Tests for io/safetensors.cpp: the strict header parser, offset validation, CRC, the writer.
-#include "io/safetensors.h"
+#include <tapegrad/io/safetensors.h>
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
 
 using namespace tapegrad;
 using Catch::Contains;

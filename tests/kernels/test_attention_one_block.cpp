@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "kernels/attention.h"
+#include <tapegrad/kernels/attention.h>
 
 using namespace tapegrad;
 using namespace tapegrad::detail::attention;

@@ -1,7 +1,7 @@
 // Tests for kernels/gemm.cpp: every transpose combination, strides, accumulation and alpha, on
 // the tiny, matrix-vector, small (gemm_small.cpp) and blocked paths, serial and split over 2
 // threads, on both backends.
-#include "kernels/gemm.h"
+#include <tapegrad/kernels/gemm.h>
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/threads.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/threads.h>
 #include "tests/compare.h"
 
 using namespace tapegrad;

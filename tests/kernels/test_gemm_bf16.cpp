@@ -21,10 +21,10 @@
 #include <tuple>
 #include <vector>
 
-#include "graph/threads.h"
-#include "kernels/gemm.h"
-#include "kernels/gemm_kernels.h"
-#include "kernels/matmul_precision.h"
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/gemm.h>
+#include <tapegrad/kernels/gemm_kernels.h>
+#include <tapegrad/kernels/matmul_precision.h>
 #include "tests/compare.h"  // worse: NaN-aware maxima
 #include "tests/ops/hex_goldens.h"
 

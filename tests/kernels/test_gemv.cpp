@@ -5,8 +5,8 @@
 #include <cmath>
 #include <vector>
 
-#include "graph/threads.h"
-#include "kernels/gemv.h"
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/gemv.h>
 
 using namespace tapegrad;
 

@@ -8,9 +8,9 @@
 #include <limits>
 #include <vector>
 
-#include "graph/threads.h"
-#include "kernels/linear_bf16.h"
-#include "kernels/matmul_precision.h"
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/linear_bf16.h>
+#include <tapegrad/kernels/matmul_precision.h>
 
 using namespace tapegrad;
 

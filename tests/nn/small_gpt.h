@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "graph/ids.h"
-#include "graph/random.h"
-#include "nn/gpt.h"
+#include <tapegrad/graph/ids.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/nn/gpt.h>
 #include "tests/goldens.h"
 
 namespace tapegrad::testing {

@@ -6,12 +6,12 @@
 #include <cmath>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/factory.h"
-#include "graph/random.h"
-#include "graph/tape.h"
-#include "nn/attention.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/nn/attention.h>
+#include <tapegrad/ops/ops.h>
 
 using namespace tapegrad;
 

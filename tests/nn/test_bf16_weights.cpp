@@ -9,19 +9,19 @@
 #include <string>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/random.h"
-#include "graph/scope.h"
-#include "graph/tape.h"
-#include "graph/tensor.h"
-#include "kernels/linear_bf16.h"
-#include "kernels/matmul_precision.h"
-#include "nn/generate.h"
-#include "nn/gpt.h"
-#include "nn/gpt2_weights.h"
-#include "nn/layers.h"
-#include "nn/lora.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/graph/scope.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/graph/tensor.h>
+#include <tapegrad/kernels/linear_bf16.h>
+#include <tapegrad/kernels/matmul_precision.h>
+#include <tapegrad/nn/generate.h>
+#include <tapegrad/nn/gpt.h>
+#include <tapegrad/nn/gpt2_weights.h>
+#include <tapegrad/nn/layers.h>
+#include <tapegrad/nn/lora.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/compare.h"
 
 using namespace tapegrad;

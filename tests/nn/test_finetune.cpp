@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/gemm.h"
-#include "tapegrad.h"
+#include <tapegrad/kernels/gemm.h>
+#include <tapegrad/tapegrad.h>
 #include "tests/ops/hex_goldens.h"
 
 using namespace tapegrad;

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/factory.h"
-#include "graph/random.h"
-#include "nn/generate.h"
-#include "nn/gpt.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/nn/generate.h>
+#include <tapegrad/nn/gpt.h>
 #include "tests/goldens.h"
 #include "tests/nn/small_gpt.h"
 

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/gradcheck.h"
-#include "graph/random.h"
-#include "io/safetensors.h"
-#include "nn/gpt.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/gradcheck.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/io/safetensors.h>
+#include <tapegrad/nn/gpt.h>
 #include "tests/compare.h"
 #include "tests/goldens.h"
 

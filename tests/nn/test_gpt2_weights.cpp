@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/random.h"
-#include "io/safetensors.h"
-#include "nn/gpt2_weights.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/io/safetensors.h>
+#include <tapegrad/nn/gpt2_weights.h>
 #include "tests/compare.h"
 
 using namespace tapegrad;

@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/random.h"
-#include "graph/scope.h"
-#include "graph/tape.h"
-#include "graph/tensor.h"
-#include "nn/generate.h"
-#include "nn/gpt.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/graph/scope.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/graph/tensor.h>
+#include <tapegrad/nn/generate.h>
+#include <tapegrad/nn/gpt.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/nn/small_gpt.h"
 
 using namespace tapegrad;

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "tapegrad.h"
+#include <tapegrad/tapegrad.h>
 
 using namespace tapegrad;
 

@@ -6,7 +6,7 @@
 #include <numeric>
 #include <vector>
 
-#include "tapegrad.h"
+#include <tapegrad/tapegrad.h>
 
 using namespace tapegrad;
 

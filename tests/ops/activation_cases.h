@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "graph/factory.h"
+#include <tapegrad/graph/factory.h>
 #include "tests/ops/hex_goldens.h"
 
 namespace tapegrad::testing {

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "graph/shape.h"
+#include <tapegrad/graph/shape.h>
 
 namespace tapegrad::testing {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/factory.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/goldens.h"
 
 namespace tapegrad::testing {

@@ -7,10 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "graph/factory.h"
-#include "graph/gradcheck.h"
-#include "graph/tape.h"
-#include "graph/threads.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/graph/gradcheck.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/graph/threads.h>
 #include "tests/compare.h"  // max_abs_difference
 
 namespace tapegrad::testing {

@@ -6,8 +6,8 @@
 #include <set>
 #include <string>
 
-#include "graph/gradcheck.h"
-#include "graph/op.h"
+#include <tapegrad/graph/gradcheck.h>
+#include <tapegrad/graph/op.h>
 
 namespace tapegrad::testing {
 

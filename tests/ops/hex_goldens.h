@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/tape.h"
+#include <tapegrad/graph/tape.h>
 #include "tests/goldens.h"
 
 namespace tapegrad::testing {

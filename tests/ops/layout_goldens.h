@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/factory.h"
+#include <tapegrad/graph/factory.h>
 #include "tests/goldens.h"
 
 namespace tapegrad::testing {

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "graph/shape.h"
+#include <tapegrad/graph/shape.h>
 
 namespace tapegrad::testing {
 

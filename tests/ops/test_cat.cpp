@@ -1,6 +1,6 @@
 // Tests for ops/cat.cpp: joining tensors along one dim.
-#include "graph/factory.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/ops/gradcheck_registry.h"
 
 using namespace tapegrad;

@@ -2,9 +2,9 @@
 // across the query/key block boundaries, in both layouts, and with 1 or 2 threads.
 #include <cmath>
 
-#include "graph/factory.h"
-#include "graph/threads.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/ops/fused_compare.h"
 #include "tests/ops/gradcheck_registry.h"
 

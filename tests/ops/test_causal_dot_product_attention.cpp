@@ -7,11 +7,11 @@
 #include <string>
 #include <utility>
 
-#include "graph/factory.h"
-#include "graph/random.h"
-#include "graph/threads.h"
-#include "kernels/gemm.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/gemm.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/compare.h"
 #include "tests/ops/attention_goldens.h"
 #include "tests/ops/fused_compare.h"

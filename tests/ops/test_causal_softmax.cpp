@@ -1,9 +1,9 @@
 // Tests for ops/causal_softmax.cpp: equal to softmax(causal_mask(x) / c, -1), forward and backward.
 #include <cmath>
 
-#include "graph/factory.h"
-#include "graph/threads.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/ops/fused_compare.h"
 #include "tests/ops/gradcheck_registry.h"
 

@@ -1,8 +1,8 @@
 // Tests for ops/embedding.cpp.
 #include <vector>
 
-#include "graph/factory.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/ops/gradcheck_registry.h"
 #include "tests/ops/hex_goldens.h"
 

@@ -1,6 +1,6 @@
 // Tests for ops/linear.cpp: nn.Linear's y = x·Wᵀ + b over inputs of rank 1 to 4.
-#include "graph/factory.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/ops/gradcheck_registry.h"
 #include "tests/ops/layout_goldens.h"
 

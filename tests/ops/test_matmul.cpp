@@ -2,9 +2,9 @@
 #include <cmath>
 #include <tuple>
 
-#include "graph/factory.h"
-#include "graph/threads.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/ops/gradcheck_registry.h"
 #include "tests/ops/layout_goldens.h"
 

@@ -2,8 +2,8 @@
 #include <cmath>
 #include <vector>
 
-#include "graph/factory.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/ops/gradcheck_registry.h"
 #include "tests/ops/reduction_shapes.h"
 

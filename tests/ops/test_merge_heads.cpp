@@ -1,6 +1,6 @@
 // Tests for ops/merge_heads.cpp: [B, H, T, D] -> [B, T, H*D].
-#include "graph/factory.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/ops/gradcheck_registry.h"
 #include "tests/ops/layout_goldens.h"
 

@@ -1,8 +1,8 @@
 // Tests for ops/mse_loss.cpp.
 #include <vector>
 
-#include "graph/factory.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/ops/gradcheck_registry.h"
 
 using namespace tapegrad;

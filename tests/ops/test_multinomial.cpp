@@ -1,9 +1,9 @@
 // Tests for ops/multinomial.cpp and Generator::exponential (the stream it draws).
 #include <cmath>
 
-#include "graph/factory.h"
-#include "graph/random.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/ops/hex_goldens.h"
 
 using namespace tapegrad;

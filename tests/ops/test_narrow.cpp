@@ -1,6 +1,6 @@
 // Tests for ops/narrow.cpp: a slice start..start+length of one dim.
-#include "graph/factory.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/ops/gradcheck_registry.h"
 
 using namespace tapegrad;

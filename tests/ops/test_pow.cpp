@@ -1,8 +1,8 @@
 // Tests for ops/pow.cpp.
 #include <cmath>
 
-#include "graph/factory.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/ops/elementwise_cases.h"
 #include "tests/ops/elementwise_goldens.h"
 #include "tests/ops/gradcheck_registry.h"

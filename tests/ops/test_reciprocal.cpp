@@ -1,6 +1,6 @@
 // Tests for ops/reciprocal.cpp and the scalar-on-the-left operators (1.0 + x, 2.0 - x, 10.0 / x).
-#include "graph/factory.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/ops/elementwise_cases.h"
 #include "tests/ops/elementwise_goldens.h"
 #include "tests/ops/gradcheck_registry.h"

@@ -1,6 +1,6 @@
 // Every registered op has a float64 gradient check and a row in ops/DERIVATIVES.md: adding an op
 // is its file, its test and its row, and this file fails when one of the three is missing.
-#include "graph/op.h"
+#include <tapegrad/graph/op.h>
 
 #include <fstream>
 #include <iterator>

@@ -1,6 +1,6 @@
 // Tests for ops/select.cpp: x[index] along a dim, the dim removed.
-#include "graph/factory.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/ops/gradcheck_registry.h"
 
 using namespace tapegrad;

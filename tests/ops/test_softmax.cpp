@@ -2,8 +2,8 @@
 #include <cmath>
 #include <limits>
 
-#include "graph/factory.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/ops/attention_goldens.h"
 #include "tests/ops/gradcheck_registry.h"
 

@@ -1,6 +1,6 @@
 // Tests for ops/split_heads.cpp: [B, T, C] -> [B, H, T, C/H].
-#include "graph/factory.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/ops/gradcheck_registry.h"
 #include "tests/ops/layout_goldens.h"
 

@@ -1,8 +1,8 @@
 // Tests for ops/transpose.cpp: swapping any two dims of ranks 0 to 4, copied.
 #include <numeric>
 
-#include "graph/factory.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/ops/gradcheck_registry.h"
 
 using namespace tapegrad;

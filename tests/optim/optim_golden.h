@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "optim/optim.h"
+#include <tapegrad/optim/optim.h>
 #include "tests/compare.h"  // worse, relative_error: NaN-aware maxima
 #include "tests/goldens.h"
 

@@ -1,5 +1,5 @@
 // Tests for optim/adam.cpp: torch.optim.Adam/AdamW replays, hand-checked steps, and errors.
-#include "optim/adam.h"
+#include <tapegrad/optim/adam.h>
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
 #include "tests/optim/optim_golden.h"
 #include "tests/optim/threaded_steps.h"
 

@@ -1,14 +1,14 @@
 // Tests for optim/clip.cpp: clipping by total norm (torch's coefficient) and by value.
-#include "optim/clip.h"
+#include <tapegrad/optim/clip.h>
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <utility>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/threads.h"
-#include "optim/optim.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/optim/optim.h>
 
 using namespace tapegrad;
 using Catch::Contains;

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "graph/factory.h"
-#include "graph/tape.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/compare.h"
 #include "tests/optim/optim_golden.h"
 

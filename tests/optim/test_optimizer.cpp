@@ -1,5 +1,5 @@
 // Tests for optim/optimizer.cpp: parameter groups, zero_grad, and saving/restoring state.
-#include "optim/optimizer.h"
+#include <tapegrad/optim/optimizer.h>
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/error.h"
-#include "optim/optim.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/optim/optim.h>
 
 using namespace tapegrad;
 using Catch::Contains;

@@ -1,5 +1,5 @@
 // Tests for optim/schedule.cpp: lr sequences against torch.optim.lr_scheduler, resuming, errors.
-#include "optim/schedule.h"
+#include <tapegrad/optim/schedule.h>
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/error.h"
-#include "optim/optim.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/optim/optim.h>
 #include "tests/compare.h"
 #include "tests/goldens.h"
 

@@ -1,5 +1,5 @@
 // Tests for optim/sgd.cpp: torch.optim.SGD replays, hand-checked steps, errors, and a training run.
-#include "optim/sgd.h"
+#include <tapegrad/optim/sgd.h>
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <random>
 #include <vector>
 
-#include "graph/error.h"
-#include "optim/optim.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/optim/optim.h>
 #include "tests/optim/optim_golden.h"
 #include "tests/optim/threaded_steps.h"
 

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "graph/parameter.h"
-#include "graph/threads.h"
-#include "optim/optimizer.h"
+#include <tapegrad/graph/parameter.h>
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/optim/optimizer.h>
 
 namespace tapegrad::testing {
 

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/text/classification.h>
+#include <tapegrad/text/kjv.h>
+#include <tapegrad/text/tokenizer.h>
 #include "tests/goldens.h"
-#include "text/classification.h"
-#include "text/kjv.h"
-#include "text/tokenizer.h"
 
 using namespace tapegrad;
 using tapegrad::testing::GoldenFile;

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/text/dataset.h>
+#include <tapegrad/text/tokenizer.h>
 #include "tests/goldens.h"
-#include "text/dataset.h"
-#include "text/tokenizer.h"
 
 using namespace tapegrad;
 

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/text/dataset.h>
+#include <tapegrad/text/instruction.h>
+#include <tapegrad/text/kjv.h>
+#include <tapegrad/text/tokenizer.h>
 #include "tests/goldens.h"
-#include "text/dataset.h"
-#include "text/instruction.h"
-#include "text/kjv.h"
-#include "text/tokenizer.h"
 
 using namespace tapegrad;
 using tapegrad::testing::GoldenFile;

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "graph/error.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/text/tokenizer.h>
 #include "tests/goldens.h"
-#include "text/tokenizer.h"
 
 using namespace tapegrad;
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <vector>
 
-#include "tapegrad.h"
+#include <tapegrad/tapegrad.h>
 
 using namespace tapegrad;
 

@@ -10,18 +10,18 @@
 #include <string>
 #include <vector>
 
-#include "graph/ids.h"
-#include "graph/random.h"
-#include "graph/tape.h"
-#include "nn/gpt.h"
-#include "ops/ops.h"
-#include "optim/adam.h"
-#include "optim/clip.h"
+#include <tapegrad/graph/ids.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/nn/gpt.h>
+#include <tapegrad/ops/ops.h>
+#include <tapegrad/optim/adam.h>
+#include <tapegrad/optim/clip.h>
+#include <tapegrad/text/dataset.h>
+#include <tapegrad/text/tokenizer.h>
+#include <tapegrad/train/training.h>
 #include "tests/compare.h"
 #include "tests/goldens.h"
-#include "text/dataset.h"
-#include "text/tokenizer.h"
-#include "train/training.h"
 
 using namespace tapegrad;
 

@@ -4,14 +4,14 @@
 #include <string>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/random.h"
-#include "graph/tape.h"
-#include "nn/gpt.h"
-#include "optim/adam.h"
-#include "text/dataset.h"
-#include "text/tokenizer.h"
-#include "train/training.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/nn/gpt.h>
+#include <tapegrad/optim/adam.h>
+#include <tapegrad/text/dataset.h>
+#include <tapegrad/text/tokenizer.h>
+#include <tapegrad/train/training.h>
 
 using namespace tapegrad;
 

@@ -1,5 +1,5 @@
 // Tests for viz/dot.cpp: the DOT drawing of a tape (content, stability, goldens) and rendering.
-#include "viz/dot.h"
+#include <tapegrad/viz/dot.h>
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/factory.h"
-#include "graph/random.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/compare.h"
 #include "tests/viz/dot_testing.h"
 

@@ -1,11 +1,11 @@
 // Tests for viz/graph_view.cpp: the Boost.Graph view of a tape, forward and backward.
-#include "viz/graph_view.h"
+#include <tapegrad/viz/graph_view.h>
 
 #include <catch2/catch.hpp>
 
-#include "graph/error.h"
-#include "graph/factory.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/ops.h>
 
 using namespace tapegrad;
 

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/shape.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/shape.h>
+#include <tapegrad/viz/plot.h>
 #include "tests/examples/chapter3_goldens.h"
-#include "viz/plot.h"
 
 using namespace tapegrad;
 namespace fs = std::filesystem;

@@ -34,16 +34,16 @@
 #include <thread>
 #include <vector>
 
-#include "graph/threads.h"
+#include <tapegrad/graph/threads.h>
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
-#include "kernels/gemm.h"
+#include <tapegrad/kernels/gemm.h>
 #endif
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
 #include "tools/bench/finetune_workload.h"
 #include "tools/bench/generate_workload.h"
 #include "tools/bench/gpt_workload.h"
 #endif
-#include "cli/cli.h"
+#include <tapegrad/cli/cli.h>
 #include "tools/bench/process_stats.h"
 #include "tools/bench/tapegrad_engine.h"
 #include "tools/bench/workload.h"

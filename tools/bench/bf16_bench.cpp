@@ -16,10 +16,10 @@
 #include <tuple>
 #include <vector>
 
-#include "graph/threads.h"
-#include "kernels/gemm.h"
-#include "kernels/gemm_kernels.h"
-#include "kernels/matmul_precision.h"
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/gemm.h>
+#include <tapegrad/kernels/gemm_kernels.h>
+#include <tapegrad/kernels/matmul_precision.h>
 
 namespace {
 

@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "cli/cli.h"
-#include "dist/data_parallel.h"
-#include "graph/threads.h"
-#include "tapegrad.h"
+#include <tapegrad/cli/cli.h>
+#include <tapegrad/dist/data_parallel.h>
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/tapegrad.h>
 
 using namespace tapegrad;
 

@@ -26,19 +26,19 @@
 #include <string>
 #include <vector>
 
-#include "graph/ids.h"
-#include "graph/random.h"
-#include "graph/tape.h"
-#include "graph/threads.h"
-#include "kernels/gemm.h"
-#include "kernels/matmul_precision.h"
-#include "kernels/vmath.h"
-#include "nn/gpt.h"
-#include "nn/lora.h"
-#include "optim/adam.h"
+#include <tapegrad/graph/ids.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/gemm.h>
+#include <tapegrad/kernels/matmul_precision.h>
+#include <tapegrad/kernels/vmath.h>
+#include <tapegrad/nn/gpt.h>
+#include <tapegrad/nn/lora.h>
+#include <tapegrad/optim/adam.h>
+#include <tapegrad/train/classifier.h>
 #include "tools/bench/gpt_workload.h"
 #include "tools/bench/process_stats.h"
-#include "train/classifier.h"
 
 namespace tapegrad_bench {
 

@@ -18,9 +18,9 @@
 #include <random>
 #include <vector>
 
-#include "graph/threads.h"
-#include "kernels/gemv.h"
-#include "kernels/linear_bf16.h"
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/gemv.h>
+#include <tapegrad/kernels/linear_bf16.h>
 
 namespace {
 

@@ -22,12 +22,12 @@
 #include <string>
 #include <vector>
 
-#include "graph/ids.h"
-#include "graph/random.h"
-#include "graph/threads.h"
-#include "kernels/gemm_vec.h"
-#include "nn/generate.h"
-#include "nn/gpt.h"
+#include <tapegrad/graph/ids.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/gemm_vec.h>
+#include <tapegrad/nn/generate.h>
+#include <tapegrad/nn/gpt.h>
 #include "tools/bench/process_stats.h"
 #include "tools/process/heap_counter.h"
 #include "tools/process/worker_process.h"

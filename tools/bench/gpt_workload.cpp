@@ -37,16 +37,16 @@
 #include <thread>
 #include <vector>
 
-#include "graph/ids.h"
-#include "graph/random.h"
-#include "graph/tape.h"
-#include "graph/threads.h"
-#include "kernels/gemm.h"
-#include "kernels/vmath.h"
-#include "nn/gpt.h"
-#include "ops/ops.h"
-#include "optim/adam.h"
-#include "optim/clip.h"
+#include <tapegrad/graph/ids.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/gemm.h>
+#include <tapegrad/kernels/vmath.h>
+#include <tapegrad/nn/gpt.h>
+#include <tapegrad/ops/ops.h>
+#include <tapegrad/optim/adam.h>
+#include <tapegrad/optim/clip.h>
 #include "tools/bench/process_stats.h"
 #include "tools/bench/workload.h"
 #include "tools/process/heap_counter.h"

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/matmul_precision.h"
-#include "nn/gpt.h"
+#include <tapegrad/kernels/matmul_precision.h>
+#include <tapegrad/nn/gpt.h>
 
 namespace tapegrad_bench {
 

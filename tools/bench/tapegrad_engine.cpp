@@ -7,13 +7,13 @@
 #include <stdexcept>
 #include <vector>
 
-#include "graph/random.h"
-#include "graph/tape.h"
-#include "graph/threads.h"
-#include "ops/ops.h"
+#include <tapegrad/graph/random.h>
+#include <tapegrad/graph/tape.h>
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/ops/ops.h>
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
-#include "nn/attention.h"
-#include "optim/sgd.h"
+#include <tapegrad/nn/attention.h>
+#include <tapegrad/optim/sgd.h>
 #endif
 
 namespace tapegrad_bench {

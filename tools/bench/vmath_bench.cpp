@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/vmath.h"
+#include <tapegrad/kernels/vmath.h>
 
 namespace {
 

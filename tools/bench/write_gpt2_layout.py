@@ -3,7 +3,7 @@
 weights (no download needed), to measure tapegrad's loading and generation memory:
 
     /usr/bin/python3 tools/bench/write_gpt2_layout.py /tmp/gpt2-124m.safetensors [--size 124M]
-    /usr/bin/time -v build/examples/tapegrad-generate --weights /tmp/gpt2-124m.safetensors --ids 15496,11,314
+    /usr/bin/time -v build/bin/tapegrad-generate --weights /tmp/gpt2-124m.safetensors --ids 15496,11,314
 
 Names and shapes are GPT2Model's (wte, wpe, h.N.{ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc,
 mlp.c_proj}, ln_f; Conv1D weights [in, out]; the head tied to wte).

@@ -9,12 +9,12 @@
 #include <string_view>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/random.h"
-#include "io/checkpoint.h"
-#include "io/safetensors.h"
-#include "optim/adam.h"
-#include "optim/schedule.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/random.h>
+#include <tapegrad/io/checkpoint.h>
+#include <tapegrad/io/safetensors.h>
+#include <tapegrad/optim/adam.h>
+#include <tapegrad/optim/schedule.h>
 
 namespace tapegrad::fuzz {
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "io/atomic_file.h"
+#include <tapegrad/io/atomic_file.h>
 #include "tools/fuzz/fuzz_model.h"
 
 using namespace tapegrad;

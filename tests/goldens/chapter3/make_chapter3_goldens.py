@@ -18,7 +18,7 @@ tests/goldens.h): each tensor one record, named as in the book's code without sp
 Everything else, including `dtype=torch.float64`, is kept. The C++ test finds these strings in
 the example's output in file order, the order the example prints them.
 
-train_attention.txt holds the SGD training runs of examples/train_attention.cpp: the same
+train_attention.txt holds the SGD training runs of apps/train_attention.cpp: the same
 task in float32 and in float64 (see TRAINING TASK below), with every step's loss and the
 initial and final parameters.
 """
@@ -468,7 +468,7 @@ def section_3_6():
     g.write()
 
 
-# --- TRAINING TASK (examples/train_attention.cpp) ---------------------------------------------------
+# --- TRAINING TASK (apps/train_attention.cpp) ---------------------------------------------------
 #
 # A student layer learns to imitate a teacher of the same architecture, by plain SGD:
 #   x       the book's inputs: the batch of two copies [2, 6, 3] for MultiHeadAttention, the

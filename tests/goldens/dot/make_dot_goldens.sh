@@ -5,10 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 build=${1:-build}
-tool="$build/tools/tapegrad-dot"
+tool="$build/bin/tapegrad-dot"
 out=tests/goldens/dot
 
-# tests/tools/test_tapegrad_dot.cpp: the tool's output for each model and a few flag sets.
+# tests/apps/test_dot.cpp: the tool's output for each model and a few flag sets.
 for model in simplified self-attention-v1 self-attention-v2 causal multihead-wrapper multihead; do
   "$tool" --model "$model" -o "$out/$model.dot"
 done

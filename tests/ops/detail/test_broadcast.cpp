@@ -1,11 +1,11 @@
 // Tests for ops/detail/broadcast.cpp: PyTorch's broadcasting rules.
-#include "ops/detail/broadcast.h"
+#include <tapegrad/ops/detail/broadcast.h>
 
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "graph/error.h"
-#include "graph/factory.h"
+#include <tapegrad/graph/error.h>
+#include <tapegrad/graph/factory.h>
 
 using namespace tapegrad;
 

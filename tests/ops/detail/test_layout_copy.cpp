@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <numeric>
 
-#include "ops/detail/layout_copy.h"
+#include <tapegrad/ops/detail/layout_copy.h>
 
 using namespace tapegrad;
 

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "graph/factory.h"
-#include "ops/detail/reduce_dim.h"
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/detail/reduce_dim.h>
 
 using namespace tapegrad;
 

@@ -1,0 +1,273 @@
+// What the two fine-tuning programs (finetune_classifier, finetune_instruct) share: where the
+// model comes from (a train_gpt checkpoint, Hugging Face GPT-2 safetensors, or a fresh model of a
+// given size) and its options, the run options (threads, --matmul-precision, LoRA), the default
+// King James text, atomic file writes and the plots.
+#pragma once
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <tapegrad/cli/cli.h>
+#include <tapegrad/io/atomic_file.h>
+#include <tapegrad/io/safetensors.h>
+#include <tapegrad/nn/lora.h>
+#include <tapegrad/tapegrad.h>
+
+namespace tapegrad::finetune {
+
+namespace fs = std::filesystem;
+
+// The King James text (--kjv; default_kjv_path() by default, text/kjv.h), whole.
+inline std::string read_kjv(const std::string& path, const std::string& program) {
+  return read_training_text(path, program + ": --kjv");
+}
+
+// The model's origin and, for a fresh model, its size (the book's test_mode config by default:
+// context 120, C 12, 2 heads, 1 layer).
+struct ModelOptions {
+  std::string checkpoint;  // a train_gpt checkpoint.safetensors
+  std::string gpt2;        // Hugging Face GPT-2 model.safetensors
+  std::string gpt2_name;   // its size name when n_heads cannot be inferred ("gpt2-medium", ...)
+  std::string tokenizer = "gpt2";  // a fresh model's tokenizer: gpt2 or bytes
+  int64_t context_length = 120, emb_dim = 12, n_heads = 2, n_layers = 1;
+  bool qkv_bias = false;
+  double drop_rate = 0.0;  // the book fine-tunes with dropout 0.0
+  uint64_t seed = 123;
+};
+
+struct LoadedModel {
+  std::unique_ptr<nn::GPTModel> model;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::string origin;  // for the report
+};
+
+inline std::map<std::string, std::string> key_values(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(text);
+  for (std::string word; in >> word;) {
+    const size_t eq = word.find('=');
+    if (eq != std::string::npos) out[word.substr(0, eq)] = word.substr(eq + 1);
+  }
+  return out;
+}
+
+// The model's options, the same in both programs.
+inline void add_model_options(CLI::App& app, ModelOptions& o) {
+  auto* ckpt = app.add_option("--checkpoint", o.checkpoint, "start from a train_gpt checkpoint")
+                   ->check(CLI::ExistingFile);
+  app.add_option("--gpt2", o.gpt2, "start from Hugging Face GPT-2 model.safetensors")
+      ->check(CLI::ExistingFile)
+      ->excludes(ckpt);
+  app.add_option("--gpt2-name", o.gpt2_name, "the GPT-2 size when heads cannot be inferred");
+  app.add_option("--tokenizer", o.tokenizer, "a fresh model's tokenizer: gpt2 or bytes")
+      ->check(CLI::IsMember({"gpt2", "bytes"}));
+  app.add_option("--context-length", o.context_length, "a fresh model's context length")
+      ->check(cli::positive());
+  app.add_option("--emb-dim", o.emb_dim, "a fresh model's embedding size")->check(cli::positive());
+  app.add_option("--n-heads", o.n_heads, "a fresh model's heads")->check(cli::positive());
+  app.add_option("--n-layers", o.n_layers, "a fresh model's blocks")->check(cli::positive());
+  app.add_option("--drop-rate", o.drop_rate, "dropout while fine-tuning")
+      ->check(cli::probability());
+  app.add_option("--seed", o.seed,
+                 "torch.manual_seed before the model (and the classifier's new head); the data "
+                 "loader's generator");
+}
+
+// The training loop's options, the same in both programs (each gives its own defaults, the
+// book's for its chapter): --resume, --epochs, --batch-size, --lr, --weight-decay, --eval-freq,
+// --eval-iter and --no-plot.
+struct FitOptions {
+  bool resume = false;
+  int64_t epochs = 1;
+  int64_t batch_size = 8;
+  double lr = 5e-5;
+  double weight_decay = 0.1;
+  int64_t eval_freq = 5;
+  int64_t eval_iter = 5;
+  bool plot = true;
+};
+
+// `rows`: what a batch holds ("texts"); `eval_iter`: what --eval-iter's batches are for;
+// `plots`: the figures --no-plot leaves out.
+inline void add_fit_options(CLI::App& app, FitOptions& o, const std::string& rows,
+                            const std::string& eval_iter, const std::string& plots) {
+  app.add_flag("--resume", o.resume, "continue from --out's checkpoint.safetensors");
+  app.add_option("--epochs", o.epochs, "epochs")->check(cli::positive());
+  app.add_option("--batch-size", o.batch_size, rows + " per batch")->check(cli::positive());
+  app.add_option("--lr", o.lr, "AdamW's learning rate")->check(cli::positive_finite());
+  app.add_option("--weight-decay", o.weight_decay, "AdamW's weight decay")
+      ->check(cli::non_negative());
+  app.add_option("--eval-freq", o.eval_freq, "evaluate every N steps")->check(cli::positive());
+  app.add_option("--eval-iter", o.eval_iter, "batches per " + eval_iter)->check(cli::positive());
+  app.add_flag("!--no-plot", o.plot, "do not draw " + plots);
+}
+
+// How a run computes and what it trains: threads, matrix-product precision, and appendix E's
+// LoRA (rank 0: no adapters).
+struct RunOptions {
+  int threads = 1;
+  std::string matmul_precision = "highest";
+  int64_t lora_rank = 0;
+  double lora_alpha = 16;
+};
+
+inline void add_run_options(CLI::App& app, RunOptions& o) {
+  app.add_option("--threads", o.threads, "threads per step")->check(CLI::Range(1, 256));
+  cli::add_matmul_precision(app, o.matmul_precision);
+  app.add_option("--lora-rank", o.lora_rank,
+                 "freeze the model and train LoRA adapters of this rank on every Linear (the "
+                 "book's appendix E; 0: off)")
+      ->check(cli::non_negative());
+  app.add_option("--lora-alpha", o.lora_alpha, "the adapters' alpha (output scaled by alpha/rank)")
+      ->check(cli::positive_finite());
+}
+
+// Threads and precision, for the whole process.
+inline void apply_run_options(const RunOptions& o) {
+  set_num_threads(o.threads);
+  set_matmul_precision(cli::matmul_precision_named(o.matmul_precision));
+}
+
+// Appendix E's recipe when --lora-rank is set: every weight frozen, then every Linear wrapped in
+// a LoRA adapter, each A drawn from the default generator where it stands (the book draws them
+// right after the new head, without reseeding). Returns the report's words for what is trained.
+inline std::string apply_lora(nn::GPTModel& model, const RunOptions& o) {
+  if (o.lora_rank <= 0) return "";
+  model.requires_grad_(false);
+  const int64_t n = nn::replace_linear_with_lora(model, o.lora_rank, o.lora_alpha);
+  std::ostringstream s;
+  s << "LoRA rank " << o.lora_rank << ", alpha " << o.lora_alpha << " on " << n << " Linear layers";
+  return s.str();
+}
+
+inline std::string run_config(const RunOptions& o) {
+  std::ostringstream s;
+  s << " matmul_precision=" << o.matmul_precision << " lora_rank=" << o.lora_rank
+    << " lora_alpha=" << o.lora_alpha;
+  return s.str();
+}
+
+// Builds the model: torch.manual_seed(seed) then GPTModel(cfg), and the weights of the checkpoint
+// or GPT-2 file when one is given.
+inline LoadedModel load_model(const ModelOptions& o, const std::string& program) {
+  LoadedModel out;
+  nn::GPTConfig cfg{0, o.context_length, o.emb_dim, o.n_heads, o.n_layers, o.drop_rate, o.qkv_bias};
+  std::string tokenizer = o.tokenizer;
+  if (!o.checkpoint.empty()) {
+    const std::vector<uint8_t> bytes = read_whole_file(o.checkpoint);
+    const SafetensorsView view = parse_safetensors(bytes, o.checkpoint);
+    const std::string* saved = view.find_metadata("train_gpt.config");
+    if (saved == nullptr) {
+      throw Error(program + ": --checkpoint " + o.checkpoint + " was not written by train_gpt");
+    }
+    auto kv = key_values(*saved);
+    auto get = [&](const char* key) {
+      if (!kv.count(key)) throw Error(program + ": --checkpoint " + o.checkpoint + ": no " + key);
+      return kv[key];
+    };
+    tokenizer = get("tokenizer");
+    cfg = {std::stoll(get("vocab_size")),
+           std::stoll(get("context_length")),
+           std::stoll(get("emb_dim")),
+           std::stoll(get("n_heads")),
+           std::stoll(get("n_layers")),
+           o.drop_rate,
+           false};
+    out.origin = "train_gpt checkpoint " + o.checkpoint;
+  } else if (!o.gpt2.empty()) {
+    cfg = nn::infer_gpt2_config(o.gpt2, o.gpt2_name);
+    cfg.drop_rate = o.drop_rate;
+    tokenizer = "gpt2";
+    out.origin = "GPT-2 weights " + o.gpt2;
+  } else {
+    out.origin = "a fresh model (random weights, seed " + std::to_string(o.seed) + ")";
+  }
+  out.tokenizer = make_tokenizer(tokenizer);
+  cfg.vocab_size = out.tokenizer->n_vocab();
+  nn::check_config(cfg);
+  manual_seed(o.seed);
+  out.model = std::make_unique<nn::GPTModel>(cfg);
+  if (!o.checkpoint.empty()) load_checkpoint(o.checkpoint, out.model->named_parameters());
+  if (!o.gpt2.empty()) nn::load_gpt2_weights(*out.model, o.gpt2);
+  return out;
+}
+
+// The id that pads batches and ends generation: <|endoftext|> (50256) for GPT-2's tokenizer; the
+// bytes tokenizer has none, so the NUL byte (0) stands in.
+// --resume: loads the checkpoint `ckpt` into `params` and `extras` when its metadata
+// `config_key` equals `config` (this run's settings); otherwise throws, naming both settings,
+// before anything is changed.
+inline void resume_from(const std::string& ckpt, const std::string& config_key,
+                        const std::string& config, const NamedParameters& params,
+                        CheckpointExtras& extras, const std::string& program) {
+  const std::vector<uint8_t> bytes = read_whole_file(ckpt);
+  const SafetensorsView view = parse_safetensors(bytes, ckpt);  // holds the metadata
+  const std::string* saved = view.find_metadata(config_key);
+  if (saved == nullptr || *saved != config) {
+    throw Error(program + ": --resume: " + ckpt +
+                " is not a checkpoint of this configuration (nothing was changed)" +
+                (saved ? ":\n  file: " + *saved + "\n  this run: " + config : ""));
+  }
+  load_checkpoint_bytes(bytes, ckpt, params, extras);
+}
+
+inline int64_t pad_id(const Tokenizer& tokenizer) {
+  return tokenizer.eot_token().value_or(0);
+}
+
+// A file of the --out folder, through the one atomic writer (io/atomic_file.h): `path` is never
+// half written. A failure names the program and the option.
+inline void write_file(const std::string& path, const std::string& text, const std::string& who) {
+  try {
+    write_file_atomically(path, text);
+  } catch (const Error& e) {
+    throw Error(who + ": --out: " + e.what());
+  }
+}
+
+inline std::vector<double> linspace(double from, double to, size_t n) {  // torch.linspace
+  std::vector<double> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    out[i] =
+        n == 1 ? from : from + (to - from) * static_cast<double>(i) / static_cast<double>(n - 1);
+  }
+  return out;
+}
+
+// Draws a figure when gnuplot is there; a missing gnuplot is a note on stderr, not a failure.
+template <class Draw>
+void try_plot(const std::string& png, const std::string& who, Draw draw) {
+  try {
+    draw();
+    std::printf("wrote %s\n", png.c_str());
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: no %s: %s\n", who.c_str(), png.c_str(), e.what());
+  }
+}
+
+inline std::string join(const std::vector<int64_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s;
+}
+
+inline std::vector<int64_t> split_ints(const std::string& s) {
+  std::vector<int64_t> out;
+  std::istringstream in(s);
+  for (std::string part; std::getline(in, part, ',');) out.push_back(std::stoll(part));
+  return out;
+}
+
+}  // namespace tapegrad::finetune

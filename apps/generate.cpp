@@ -1,0 +1,213 @@
+// Generates text from OpenAI's pretrained GPT-2 weights (a Hugging Face model.safetensors), as
+// the book's gpt_generate.py does after load_weights_into_gpt (chapter 5).
+//
+// Usage: tapegrad-generate --weights model.safetensors [--prompt TEXT | --ids 15496,11,314]
+//                      [--max-new-tokens N] [--temperature T] [--top-k K] [--seed S]
+//                      [--model NAME] [--n-heads H] [--vocab-dir DIR] [--threads N]
+//                      [--dtype float32|bf16]
+// The configuration (124M, 355M, 774M or 1558M) is read from the file's shapes
+// (nn::infer_gpt2_config). Text needs GPT-2's encoder.json and vocab.bpe in --vocab-dir
+// (tools/fetch_gpt2_vocab.sh fetches them); --ids gives token ids instead, and the output is then
+// decoded when the vocabulary is there, printed as ids when not.
+//
+// Decoding is the book's generate() (nn::generate) with the KV cache: the logits of the last
+// position, cut to the top k when k > 0, divided by the temperature and sampled when T > 0 with
+// torch.multinomial's stream from a Generator seeded with --seed (the same seed gives torch's
+// ids), else their argmax; it stops at <|endoftext|>. The context is cropped to the model's last
+// context_length tokens. Each token is printed as it is produced; the run ends with the
+// prefill's and the decode's tokens/s on stderr.
+//
+// --dtype bf16 keeps the linear layers' weights as bfloat16 (nn::use_bf16_weights: half the
+// bytes a decode step reads). The file is loaded in float32 first, and the first step's logits
+// (the prompt's last position) are computed with those weights and again with the bfloat16
+// ones: the run ends with their difference.
+#include <tapegrad/cli/cli.h>
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <tapegrad/graph/threads.h>
+#include <tapegrad/tapegrad.h>
+
+using namespace tapegrad;
+
+namespace {
+
+constexpr const char* kProgram = "tapegrad-generate";  // its name in bin/
+
+// "15496, 11,314" -> {15496, 11, 314}.
+std::vector<int64_t> parse_ids(const std::string& text) {
+  std::vector<int64_t> ids;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    try {
+      size_t used = 0;
+      ids.push_back(std::stoll(item, &used));
+      if (item.find_first_not_of(" \t", used) != std::string::npos) throw std::invalid_argument("");
+    } catch (const std::exception&) {
+      throw Error("--ids: \"" + item + "\" is not an integer (give ids as 15496,11,314)");
+    }
+  }
+  if (ids.empty()) throw Error("--ids: no ids given");
+  return ids;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Generate text with pretrained GPT-2 weights (Hugging Face model.safetensors)",
+               kProgram};
+  std::string weights, prompt = "Every effort moves you", ids_text, model_name;
+  std::string vocab_dir = default_gpt2_vocab_dir().string();
+  int64_t max_new_tokens = 25, top_k = 0, n_heads = 0;
+  double temperature = 0.0;
+  uint64_t seed = 123;
+  int threads = 1;
+  std::string dtype = "float32";
+  app.add_option("--weights", weights, "GPT-2 checkpoint: Hugging Face's model.safetensors")
+      ->required();
+  auto* prompt_opt = app.add_option("--prompt", prompt, "Text to continue")->capture_default_str();
+  app.add_option("--ids", ids_text, "Token ids to continue, as 15496,11,314 (instead of --prompt)")
+      ->excludes(prompt_opt);
+  app.add_option("--max-new-tokens", max_new_tokens, "Tokens to generate")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--temperature", temperature, "Sampling temperature; 0 takes the argmax")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--top-k", top_k, "Sample among the k most likely tokens; 0: all")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--seed", seed, "Seed of the sampling generator")->capture_default_str();
+  app.add_option("--model", model_name,
+                 "GPT-2 size for n_heads (gpt2, gpt2-medium, gpt2-large, gpt2-xl, 124M, ...); "
+                 "default: from emb_dim");
+  app.add_option("--n-heads", n_heads, "Attention heads, for files of non-GPT-2 sizes")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--vocab-dir", vocab_dir, "Folder with GPT-2's encoder.json and vocab.bpe")
+      ->capture_default_str();
+  app.add_option("--threads", threads, "Threads for the kernels")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 255));
+  app.add_option("--dtype", dtype,
+                 "Linear layers' weights: float32, or bf16 (bfloat16, inference only: half the "
+                 "bytes per token; the first step's logits are compared with float32's)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"float32", "bf16"}));
+  if (const std::optional<int> exit_code = cli::parse(app, argc, argv)) return *exit_code;
+
+  return cli::run(kProgram, [&] {
+    set_num_threads(threads);
+    std::unique_ptr<Tokenizer> tokenizer;
+    std::string tokenizer_error;
+    try {
+      tokenizer = make_tokenizer("gpt2", vocab_dir);
+    } catch (const Error& e) {
+      tokenizer_error = e.what();
+    }
+    std::vector<int64_t> ids;
+    if (!ids_text.empty()) {
+      ids = parse_ids(ids_text);
+    } else {
+      if (!tokenizer) {
+        throw Error(
+            "--prompt needs GPT-2's vocabulary (run tools/fetch_gpt2_vocab.sh, or give "
+            "--vocab-dir, or token ids with --ids): " +
+            tokenizer_error);
+      }
+      ids = tokenizer->encode(prompt);
+      if (ids.empty()) throw Error("--prompt: the prompt is empty");
+    }
+
+    nn::GPTConfig cfg;
+    try {
+      cfg = nn::infer_gpt2_config(weights, model_name, n_heads);
+    } catch (const Error& e) {
+      throw Error("--weights: " + std::string(e.what()));
+    }
+    std::cerr << "GPT-2: " << cfg.n_layers << " layers, emb_dim " << cfg.emb_dim << ", "
+              << cfg.n_heads << " heads, vocabulary " << cfg.vocab_size << ", context "
+              << cfg.context_length << "\n";
+    nn::GPTModel model(cfg);
+    try {
+      nn::load_gpt2_weights(model, weights);
+    } catch (const Error& e) {
+      throw Error("--weights: " + std::string(e.what()));
+    }
+    model.eval();
+
+    // --dtype bf16: the first step's last-position logits with the float32 weights, then with
+    // the bfloat16 ones (the generation's prefill: the prompt's last context_length tokens).
+    std::optional<nn::Bf16Conversion> bf16;
+    if (dtype == "bf16") {
+      const size_t fed = std::min(ids.size(), static_cast<size_t>(cfg.context_length));
+      bf16 = nn::convert_to_bf16_weights(
+          model,
+          Ids(Shape{1, static_cast<int64_t>(fed)},
+              std::vector<int64_t>(ids.end() - static_cast<std::ptrdiff_t>(fed), ids.end())));
+    }
+
+    Generator generator(seed);
+    const size_t prompt_len = ids.size();
+    const auto n = static_cast<int64_t>(ids.size());
+    // Each token is printed as soon as it is drawn: the text decoded so far, less what is
+    // already on the screen (a token may end inside a multi-byte character).
+    std::string shown;
+    size_t ids_shown = 0;
+    auto show = [&] {
+      if (tokenizer) {
+        const std::string text = tokenizer->decode(ids);
+        if (text.size() > shown.size() && text.compare(0, shown.size(), shown) == 0) {
+          std::cout << text.substr(shown.size()) << std::flush;
+          shown = text;
+        }
+      } else {
+        for (; ids_shown < ids.size(); ++ids_shown) {
+          std::cout << (ids_shown ? "," : "") << ids[ids_shown] << std::flush;
+        }
+      }
+    };
+    if (!tokenizer) std::cerr << "(no GPT-2 vocabulary in " << vocab_dir << ": printing ids)\n";
+    show();
+    nn::GenerationStats stats;
+    nn::GenerateOptions options;
+    options.max_new_tokens = max_new_tokens;
+    options.context_size = cfg.context_length;
+    options.temperature = temperature;
+    if (top_k > 0) options.top_k = top_k;
+    if (tokenizer) options.eos_id = tokenizer->eot_token();
+    options.generator = &generator;
+    options.on_token = [&](const Ids& next) {
+      ids.push_back(next[0]);
+      show();
+    };
+    options.stats = &stats;
+    nn::generate(model, Ids(Shape{1, n}, ids), options);
+    std::cout << "\n";
+    std::cerr << "(" << prompt_len << " prompt tokens, " << ids.size() - prompt_len
+              << " generated)\n";
+    const double decode_rate = stats.decode_seconds > 0
+                                   ? static_cast<double>(stats.decode_tokens) / stats.decode_seconds
+                                   : 0.0;
+    std::cerr << "prefill: " << stats.prompt_tokens << " tokens in " << stats.prefill_seconds
+              << " s, " << static_cast<double>(stats.prompt_tokens) / stats.prefill_seconds
+              << " tokens/s; decode: " << stats.decode_tokens << " tokens in "
+              << stats.decode_seconds << " s, " << decode_rate << " tokens/s\n";
+    if (bf16) {
+      std::cerr << "bf16 weights: the first step's last-position logits against float32's: max "
+                << "abs error " << bf16->max_abs_error << ", relative error "
+                << bf16->relative_error
+                << " (L2 norm of the difference / L2 norm of the float32 logits); argmax "
+                << (bf16->same_argmax ? "the same" : "differs") << "\n";
+    }
+    return 0;
+  });
+}

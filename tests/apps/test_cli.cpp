@@ -1,0 +1,92 @@
+// Tests for the command lines of apps/dot.cpp and tools/bench/bench.cpp (CLI11 via
+// cli/cli.h): --help, and each malformed value refused by name.
+#include <catch2/catch.hpp>
+
+#include "tests/apps/cli_testing.h"
+
+using namespace tapegrad::testing;
+
+#ifdef TAPEGRAD_HAVE_DOT_TOOL
+TEST_CASE("tapegrad-dot: --help lists every option", "[cli][tapegrad-dot]") {
+  check_help(TAPEGRAD_DOT_TOOL, {"--model",
+                                 "--batch",
+                                 "--seq",
+                                 "--d-in",
+                                 "--d-out",
+                                 "--heads",
+                                 "--dropout",
+                                 "--seed",
+                                 "--list-models",
+                                 "-o",
+                                 "--svg",
+                                 "--png",
+                                 "--backward",
+                                 "--values",
+                                 "--max-values",
+                                 "--collapse-heads",
+                                 "--saved-bytes",
+                                 "--rankdir",
+                                 "--title",
+                                 "--no-legend",
+                                 "--no-edge-labels",
+                                 "multihead-wrapper"});
+}
+
+TEST_CASE("tapegrad-dot: a malformed value exits 2 naming the option", "[cli][tapegrad-dot]") {
+  const struct {
+    const char* args;
+    const char* option;
+  } cases[] = {
+      {"--model multihead --heads 0", "--heads"},
+      {"--model multihead --heads -2", "--heads"},
+      {"--model multihead --batch abc", "--batch"},
+      {"--model multihead --seq 1e99", "--seq"},
+      {"--model multihead --d-in 1.5", "--d-in"},
+      {"--model multihead --d-out -1", "--d-out"},
+      {"--model causal --dropout 1", "--dropout"},
+      {"--model causal --dropout x", "--dropout"},
+      {"--model multihead --max-values -1", "--max-values"},
+      {"--model multihead --rankdir XY", "--rankdir"},
+      {"--model multihead --seed 1x", "--seed"},
+      {"--model multihead --frobnicate", "--frobnicate"},
+      {"--model", "--model"},
+      {"--backward", "--model"},
+  };
+  for (const auto& c : cases) {
+    check_refused(TAPEGRAD_DOT_TOOL, c.args, c.option);
+    CHECK(run_program(TAPEGRAD_DOT_TOOL, c.args).status == 2);
+  }
+}
+
+TEST_CASE("tapegrad-dot: --list-models answers without --model", "[cli][tapegrad-dot]") {
+  const ProgramRun run = run_program(TAPEGRAD_DOT_TOOL, "--list-models");
+  CHECK(run.status == 0);
+  CHECK(run.out.find("multihead-wrapper\n") != std::string::npos);
+}
+#endif
+
+#ifdef TAPEGRAD_BENCH_TOOL
+TEST_CASE("tapegrad-bench: --help lists every option", "[cli][bench]") {
+  check_help(TAPEGRAD_BENCH_TOOL, {"--threads", "--workloads", "--dropout", "--samples-factor",
+                                   "--no-torch", "--baseline", "--keep-openblas-env"});
+}
+
+TEST_CASE("tapegrad-bench: a malformed value exits non-zero naming the option", "[cli][bench]") {
+  const struct {
+    const char* args;
+    const char* option;
+  } cases[] = {
+      {"--threads 0", "--threads"},
+      {"--threads -1", "--threads"},
+      {"--threads 1,abc", "--threads"},
+      {"--threads 1e99", "--threads"},
+      {"--samples-factor abc", "--samples-factor"},
+      {"--samples-factor 0", "--samples-factor"},
+      {"--workloads book,nope", "--workloads"},
+      {"--dropout 0,nope", "--dropout"},
+      {"--dropout 1", "--dropout"},
+      {"--frobnicate", "--frobnicate"},
+  };
+  for (const auto& c : cases) check_refused(TAPEGRAD_BENCH_TOOL, c.args, c.option);
+}
+#endif
