@@ -46,7 +46,7 @@
 #include <tapegrad/graph/threads.h>
 #include <tapegrad/io/atomic_file.h>
 #include <tapegrad/io/safetensors.h>
-#include <tapegrad/kernels/matmul_precision.h>
+#include <tapegrad/kernels/gemm/matmul_precision.h>
 #include <tapegrad/tapegrad.h>
 #ifdef TAPEGRAD_HAVE_MPI
 #include <tapegrad/dist/data_parallel.h>
@@ -84,7 +84,7 @@ struct Options {
   bool resume = false;
   std::string tokenizer;  // empty: the preset's
   int threads = 1;
-  std::string matmul_precision = "highest";  // or bf16 (kernels/matmul_precision.h)
+  std::string matmul_precision = "highest";  // or bf16 (kernels/gemm/matmul_precision.h)
   uint64_t seed = 123;
   int64_t eval_freq = 10;
   int64_t eval_iter = 5;

@@ -14,7 +14,7 @@
 #include <system_error>
 
 #include <tapegrad/graph/error.h>
-#include <tapegrad/kernels/matmul_precision.h>
+#include <tapegrad/kernels/gemm/matmul_precision.h>
 
 namespace tapegrad::cli {
 
@@ -62,7 +62,7 @@ inline CLI::Validator probability() {
 }
 
 // --matmul-precision, the same option in every program that trains: "highest" (float32 products)
-// or "bf16" (bfloat16-rounded operands, float32 sums; kernels/matmul_precision.h). The option
+// or "bf16" (bfloat16-rounded operands, float32 sums; kernels/gemm/matmul_precision.h). The option
 // keeps the name in `name` (programs print it); matmul_precision_named turns it into the enum.
 inline constexpr const char* kMatmulPrecisionHelp =
     "bf16: every float32 product takes bfloat16-rounded operands and sums in float32 "

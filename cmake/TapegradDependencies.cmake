@@ -27,7 +27,7 @@ pkg_check_modules(PCRE2 QUIET IMPORTED_TARGET libpcre2-8)
 tapegrad_require(PCRE2_FOUND libpcre2-dev "PCRE2 (the GPT-2 tokenizer's regex)")
 find_package(nlohmann_json 3.10 QUIET)
 tapegrad_require(nlohmann_json_FOUND nlohmann-json3-dev "nlohmann's JSON library (GPT-2's vocabulary files)")
-# SLEEF: the vectorised exp/tanh/log of kernels/vmath.cpp (the functions torch's CPU kernels
+# SLEEF: the vectorised exp/tanh/log of kernels/vmath/vmath.cpp (the functions torch's CPU kernels
 # call). Debian ships a pkg-config file and no CMake package.
 pkg_check_modules(SLEEF QUIET IMPORTED_TARGET sleef)
 tapegrad_require(SLEEF_FOUND libsleef-dev "SLEEF (vectorised math functions)")
@@ -39,7 +39,7 @@ if(TAPEGRAD_BUILD_TESTS)
   tapegrad_require(Catch2_FOUND catch2 "Catch2 v2")
 endif()
 
-# OpenBLAS, the default GEMM backend when it is found (kernels/gemm.h): Debian's
+# OpenBLAS, the default GEMM backend when it is found (kernels/gemm/gemm.h): Debian's
 # libopenblas-dev, whose openblas.pc points at the flavour update-alternatives selects (the
 # pthread one, libopenblas0-pthread, is what tapegrad is tested with). AUTO links it when found;
 # ON stops here when it is not; OFF builds the Eigen kernel only.
@@ -68,7 +68,7 @@ else()
   endif()
 endif()
 
-# oneDNN, the engine of the bf16 products (kernels/matmul_precision.h) where it is found:
+# oneDNN, the engine of the bf16 products (kernels/gemm/matmul_precision.h) where it is found:
 # Debian's libdnnl-dev (OpenMP runtime; tapegrad sets each calling thread's OpenMP team to one
 # thread, so it links libgomp too). Found by its library and header rather than its CMake
 # package, which asks for OpenCL. AUTO links it when found; ON stops here when it is not; OFF

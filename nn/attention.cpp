@@ -9,7 +9,7 @@
 #include <tapegrad/graph/error.h>
 #include <tapegrad/graph/random.h>
 #include <tapegrad/graph/scope.h>
-#include <tapegrad/kernels/cached_attention.h>
+#include <tapegrad/kernels/attention/cached_attention.h>
 
 namespace tapegrad::nn {
 

@@ -3,7 +3,7 @@
 
 #include <tapegrad/graph/error.h>
 #include <tapegrad/graph/scope.h>
-#include <tapegrad/kernels/linear_bf16.h>
+#include <tapegrad/kernels/gemm/linear_bf16.h>
 
 namespace tapegrad::nn {
 

@@ -45,9 +45,10 @@ class Linear : public UnaryModule {
   // Inference only: keeps the weight as bfloat16 (round to nearest even) and frees its float32
   // values (Parameter::release_values: `weight` keeps its name and shape, and any use of its
   // values throws Error naming it). forward then runs the bfloat16 kernels
-  // (kernels/linear_bf16.h: weights widened to float32, x and the sums float32) and throws Error
-  // naming the weight when gradients are enabled. Only float32 layers; the bias stays float32.
-  // Tapes that hold the weight must be reset first. Irreversible (the float32 values are gone).
+  // (kernels/gemm/linear_bf16.h: weights widened to float32, x and the sums float32) and throws
+  // Error naming the weight when gradients are enabled. Only float32 layers; the bias stays
+  // float32. Tapes that hold the weight must be reset first. Irreversible (the float32 values are
+  // gone).
   void use_bf16_weight();
   bool has_bf16_weight() const { return bf16_weight_.data() != nullptr; }
   const uint16_t* bf16_weight() const { return static_cast<const uint16_t*>(bf16_weight_.data()); }

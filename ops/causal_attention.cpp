@@ -1,11 +1,11 @@
 // causal_attention: softmax(causal_mask(q·kᵀ) / √D)·v per (batch, head), fused: the kernels
 // (direct for short sequences, blocked with an online softmax otherwise) and their run over the
-// threads are in kernels/attention.h.
+// threads are in kernels/attention/attention.h.
 #include <string>
 #include <utility>
 
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/attention.h>
+#include <tapegrad/kernels/attention/attention.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 

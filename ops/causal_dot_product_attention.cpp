@@ -3,7 +3,7 @@
 //
 // - with dropout drawn (training and p > 0): the exact kernel below, bit for bit the composed
 //   ops, with torch's dropout mask stream;
-// - without (eval, or p == 0): the fused kernels of kernels/attention.h (direct for short
+// - without (eval, or p == 0): the fused kernels of kernels/attention/attention.h (direct for short
 //   sequences, FlashAttention's blocked online softmax otherwise), which keep only the output
 //   and one log-sum-exp per row, no [T, T] weights. Their sums run in another order (online
 //   softmax, products formed in registers or per tile), so they are NOT bit for bit the
@@ -21,7 +21,7 @@
 // dropout, matmul of split_heads/merge_heads views, with the same arithmetic: each product is the
 // same gemm call (same shapes, the same operand transposes: kᵀ is copied as transpose() does, only
 // the leading dimensions differ), the elementwise steps are the same expressions, the rows go
-// through the softmax op's own row functions (kernels/softmax_rows.h), and dropout's mask is
+// through the softmax op's own row functions (kernels/vmath/softmax_rows.h), and dropout's mask is
 // drawn for the whole [B, H, T, T] weights at once, masked positions included, as torch's
 // dropout on the weights tensor draws it.
 // So the output and the gradients equal the composed ops' exactly (up to the sign of a zero),
@@ -38,11 +38,11 @@
 
 #include <tapegrad/graph/random.h>
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/attention.h>
-#include <tapegrad/kernels/gemm.h>
-#include <tapegrad/kernels/gemm_kernels.h>
-#include <tapegrad/kernels/gemm_vec.h>
-#include <tapegrad/kernels/softmax_rows.h>
+#include <tapegrad/kernels/attention/attention.h>
+#include <tapegrad/kernels/gemm/gemm.h>
+#include <tapegrad/kernels/gemm/gemm_kernels.h>
+#include <tapegrad/kernels/vec.h>
+#include <tapegrad/kernels/vmath/softmax_rows.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 

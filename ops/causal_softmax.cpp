@@ -11,7 +11,7 @@
 #include <string>
 
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/softmax_rows.h>
+#include <tapegrad/kernels/vmath/softmax_rows.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 

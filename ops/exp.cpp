@@ -1,5 +1,5 @@
 // exp: elementwise eˣ.
-#include <tapegrad/kernels/vmath.h>
+#include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 

@@ -1,6 +1,6 @@
 // gelu: the tanh approximation of GELU used by the book's GPT (torch's approximate='tanh').
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/vmath.h>
+#include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 

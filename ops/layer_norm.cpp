@@ -2,7 +2,7 @@
 #include <array>
 
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/vmath.h>
+#include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 

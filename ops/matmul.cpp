@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/gemm.h>
+#include <tapegrad/kernels/gemm/gemm.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 

@@ -6,7 +6,7 @@
 // (-inf - -inf), as torch does; a NaN or +inf anywhere in a row makes the whole row NaN.
 #include <algorithm>
 
-#include <tapegrad/kernels/softmax_rows.h>
+#include <tapegrad/kernels/vmath/softmax_rows.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/reduce_dim.h>
 #include <tapegrad/ops/ops.h>

@@ -78,8 +78,8 @@ std::vector<std::string> library_files() {
 }  // namespace
 
 TEST_CASE("layout: the checker reports an include that runs the wrong way") {
-  CHECK(wrong_way_includes("kernels/gemm.cpp", "#include \"ops/ops.h\"\n") ==
-        std::vector<std::string>{"kernels/gemm.cpp includes \"ops/ops.h\""});
+  CHECK(wrong_way_includes("kernels/gemm/gemm.cpp", "#include \"ops/ops.h\"\n") ==
+        std::vector<std::string>{"kernels/gemm/gemm.cpp includes \"ops/ops.h\""});
   CHECK(wrong_way_includes("graph/tape.cpp", "  #  include \"nn/module.h\"\n").size() == 1);
   CHECK(wrong_way_includes("ops/linear.cpp", "#include \"nn/layers.h\"\n").size() == 1);
   CHECK(wrong_way_includes("nn/gpt.cpp", "#include \"ops/ops.h\"\n#include <vector>\n").empty());

@@ -14,8 +14,8 @@
 #include <tapegrad/graph/scope.h>
 #include <tapegrad/graph/tape.h>
 #include <tapegrad/graph/tensor.h>
-#include <tapegrad/kernels/linear_bf16.h>
-#include <tapegrad/kernels/matmul_precision.h>
+#include <tapegrad/kernels/gemm/linear_bf16.h>
+#include <tapegrad/kernels/gemm/matmul_precision.h>
 #include <tapegrad/nn/generate.h>
 #include <tapegrad/nn/gpt.h>
 #include <tapegrad/nn/gpt2_weights.h>

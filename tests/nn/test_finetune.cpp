@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include <tapegrad/kernels/gemm.h>
+#include <tapegrad/kernels/gemm/gemm.h>
 #include <tapegrad/tapegrad.h>
 #include "tests/ops/hex_goldens.h"
 

@@ -10,7 +10,7 @@
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/graph/random.h>
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/gemm.h>
+#include <tapegrad/kernels/gemm/gemm.h>
 #include <tapegrad/ops/ops.h>
 #include "tests/compare.h"
 #include "tests/ops/attention_goldens.h"

@@ -36,7 +36,7 @@
 
 #include <tapegrad/graph/threads.h>
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
-#include <tapegrad/kernels/gemm.h>
+#include <tapegrad/kernels/gemm/gemm.h>
 #endif
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
 #include "tools/bench/finetune_workload.h"

@@ -1,7 +1,7 @@
 // tapegrad-bf16-bench: the bf16 products' engines against float32 on the training products of
 // GPT-2 124M and of gpt-tiny (forward, and the backward's two transposed products), to choose the
 // engine by measurement: float32 (the current GEMM backend), bf16 on rounded operands through
-// the float32 kernel, bf16 on oneDNN, bf16 on tapegrad's own kernel (kernels/gemm_dpbf16.cpp),
+// the float32 kernel, bf16 on oneDNN, bf16 on tapegrad's own kernel (kernels/gemm/gemm_dpbf16.cpp),
 // and what MatmulPrecision::BFloat16 runs (auto). Prints the median milliseconds per product and
 // GFLOP/s (each includes the rounding of its operands). Not a test: figures only. One thread
 // unless given.
@@ -17,9 +17,9 @@
 #include <vector>
 
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/gemm.h>
-#include <tapegrad/kernels/gemm_kernels.h>
-#include <tapegrad/kernels/matmul_precision.h>
+#include <tapegrad/kernels/gemm/gemm.h>
+#include <tapegrad/kernels/gemm/gemm_kernels.h>
+#include <tapegrad/kernels/gemm/matmul_precision.h>
 
 namespace {
 

@@ -30,9 +30,9 @@
 #include <tapegrad/graph/random.h>
 #include <tapegrad/graph/tape.h>
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/gemm.h>
-#include <tapegrad/kernels/matmul_precision.h>
-#include <tapegrad/kernels/vmath.h>
+#include <tapegrad/kernels/gemm/gemm.h>
+#include <tapegrad/kernels/gemm/matmul_precision.h>
+#include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/nn/gpt.h>
 #include <tapegrad/nn/lora.h>
 #include <tapegrad/optim/adam.h>

@@ -1,10 +1,11 @@
 // tapegrad-gemv-bf16-bench: the matrix-vector products of one GPT-2 124M decode step (per layer
 // four [768, 768], one [3072, 768] and one [768, 3072]; the head [50257, 768]) with float32
-// weights (kernels/gemv.h), with bfloat16 weights widened to float32 (kernels/linear_bf16.h), and,
-// to choose that kernel by measurement, two alternatives written here: the same widening without
-// the software prefetch, and AVX512_BF16's vdpbf16ps (x rounded to bfloat16 too). Prints the best
-// of several passes over all products (one thread) and each kernel's largest error on the head
-// against a float64 product of the bfloat16 weights. Not a test: figures only.
+// weights (kernels/gemm/gemv.h), with bfloat16 weights widened to float32
+// (kernels/gemm/linear_bf16.h), and, to choose that kernel by measurement, two alternatives written
+// here: the same widening without the software prefetch, and AVX512_BF16's vdpbf16ps (x rounded to
+// bfloat16 too). Prints the best of several passes over all products (one thread) and each kernel's
+// largest error on the head against a float64 product of the bfloat16 weights. Not a test: figures
+// only.
 //
 //   tapegrad-gemv-bf16-bench [passes]
 #include <immintrin.h>
@@ -19,8 +20,8 @@
 #include <vector>
 
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/gemv.h>
-#include <tapegrad/kernels/linear_bf16.h>
+#include <tapegrad/kernels/gemm/gemv.h>
+#include <tapegrad/kernels/gemm/linear_bf16.h>
 
 namespace {
 

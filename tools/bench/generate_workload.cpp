@@ -25,7 +25,7 @@
 #include <tapegrad/graph/ids.h>
 #include <tapegrad/graph/random.h>
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/gemm_vec.h>
+#include <tapegrad/kernels/vec.h>
 #include <tapegrad/nn/generate.h>
 #include <tapegrad/nn/gpt.h>
 #include "tools/bench/process_stats.h"

@@ -41,8 +41,8 @@
 #include <tapegrad/graph/random.h>
 #include <tapegrad/graph/tape.h>
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/gemm.h>
-#include <tapegrad/kernels/vmath.h>
+#include <tapegrad/kernels/gemm/gemm.h>
+#include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/nn/gpt.h>
 #include <tapegrad/ops/ops.h>
 #include <tapegrad/optim/adam.h>

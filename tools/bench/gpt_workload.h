@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include <tapegrad/kernels/matmul_precision.h>
+#include <tapegrad/kernels/gemm/matmul_precision.h>
 #include <tapegrad/nn/gpt.h>
 
 namespace tapegrad_bench {

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include <tapegrad/kernels/vmath.h>
+#include <tapegrad/kernels/vmath/vmath.h>
 
 namespace {
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes gemm_bf16_goldens.txt: torch's bf16 matrix products, for tests/kernels/test_gemm_bf16.cpp.
+"""Writes gemm_bf16_goldens.txt: torch's bf16 matrix products, for tests/kernels/gemm/test_gemm_bf16.cpp.
 
 Run with Debian's torch 1.13 (CPU): /usr/bin/python3 make_bf16_goldens.py
 Format: the suite's one golden format (tests/goldens/golden_format.py, read by tests/goldens.h).

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes vmath_goldens.txt: torch's values for the kernels of kernels/vmath.h.
+"""Writes vmath_goldens.txt: torch's values for the kernels of kernels/vmath/vmath.h.
 
 Run with Debian's torch 1.13 (CPU): /usr/bin/python3 make_vmath_goldens.py
 Format, one record per line (lines starting with '#' are comments):

@@ -1,6 +1,6 @@
 // Vectorised float/double kernels over arrays: SLEEF for the transcendental functions, plain
 // loops (which GCC vectorises) for the arithmetic around them. See vmath.h.
-#include <tapegrad/kernels/vmath.h>
+#include <tapegrad/kernels/vmath/vmath.h>
 
 #include <sleef.h>
 

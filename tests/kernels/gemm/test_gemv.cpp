@@ -6,7 +6,7 @@
 #include <vector>
 
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/gemv.h>
+#include <tapegrad/kernels/gemm/gemv.h>
 
 using namespace tapegrad;
 

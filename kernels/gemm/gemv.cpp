@@ -1,8 +1,8 @@
 // The one-row matrix-vector kernel: eight rows of W at a time against one x held in L1.
-#include <tapegrad/kernels/gemv.h>
+#include <tapegrad/kernels/gemm/gemv.h>
 
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/gemm_vec.h>
+#include <tapegrad/kernels/vec.h>
 
 namespace tapegrad {
 

@@ -1,11 +1,11 @@
-// Tests for the bf16 products (kernels/matmul_precision.h, kernels/gemm_bf16.cpp,
-// kernels/gemm_dpbf16.cpp, kernels/gemm_dnnl.cpp): rounding as torch's, each product against
-// float64 (no worse than torch's bf16 matmul, and within float32 summation of the exactly rounded
-// operands), on every engine (tapegrad's own kernel, oneDNN, rounded operands in the float32
-// kernel, and the choice by shape), every transpose, alpha and accumulation, past each of the own
-// kernel's blocks, the same bits at any thread count; NaN and infinity; the path of a CPU without
-// AVX512_BF16; float64 never rounded. The product tests need AVX512_BF16: elsewhere they say they
-// were skipped.
+// Tests for the bf16 products (kernels/gemm/matmul_precision.h, kernels/gemm/gemm_bf16.cpp,
+// kernels/gemm/gemm_dpbf16.cpp, kernels/gemm/gemm_dnnl.cpp): rounding as torch's, each product
+// against float64 (no worse than torch's bf16 matmul, and within float32 summation of the exactly
+// rounded operands), on every engine (tapegrad's own kernel, oneDNN, rounded operands in the
+// float32 kernel, and the choice by shape), every transpose, alpha and accumulation, past each of
+// the own kernel's blocks, the same bits at any thread count; NaN and infinity; the path of a CPU
+// without AVX512_BF16; float64 never rounded. The product tests need AVX512_BF16: elsewhere they
+// say they were skipped.
 #include <unistd.h>
 
 #include <bit>
@@ -22,9 +22,9 @@
 #include <vector>
 
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/gemm.h>
-#include <tapegrad/kernels/gemm_kernels.h>
-#include <tapegrad/kernels/matmul_precision.h>
+#include <tapegrad/kernels/gemm/gemm.h>
+#include <tapegrad/kernels/gemm/gemm_kernels.h>
+#include <tapegrad/kernels/gemm/matmul_precision.h>
 #include "tests/compare.h"  // worse: NaN-aware maxima
 #include "tests/ops/hex_goldens.h"
 

@@ -9,7 +9,7 @@
 // Tails are computed in a padded vector too, so every element of an array goes through the same
 // function whatever its position (as torch's Vectorized::loadu(ptr, count) does).
 // The arithmetic around them follows torch's kernels operation by operation (noted per function);
-// tests/kernels/test_vmath.cpp measures the ulp distance to libm and to torch.
+// tests/kernels/vmath/test_vmath.cpp measures the ulp distance to libm and to torch.
 #pragma once
 
 #include <cstdint>

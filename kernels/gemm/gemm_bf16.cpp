@@ -1,4 +1,4 @@
-// gemm's float32 products at MatmulPrecision::BFloat16 (kernels/matmul_precision.h): the
+// gemm's float32 products at MatmulPrecision::BFloat16 (kernels/gemm/matmul_precision.h): the
 // precision setting, the CPU check, and the choice of engine by shape:
 // - tapegrad's own AVX512_BF16 kernel (gemm_dpbf16.cpp), which rounds the operands as it packs
 //   them: every product with m, n > 1 but those below;
@@ -21,8 +21,8 @@
 #include <string>
 
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/gemm_kernels.h>
-#include <tapegrad/kernels/matmul_precision.h>
+#include <tapegrad/kernels/gemm/gemm_kernels.h>
+#include <tapegrad/kernels/gemm/matmul_precision.h>
 #include <tapegrad/kernels/scratch.h>
 
 namespace tapegrad {

@@ -1,5 +1,5 @@
 // Attention over a key/value cache: one (batch, head) pair per part, scores kept in a row buffer.
-#include <tapegrad/kernels/cached_attention.h>
+#include <tapegrad/kernels/attention/cached_attention.h>
 
 #include <algorithm>
 #include <cmath>

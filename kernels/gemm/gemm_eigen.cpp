@@ -8,12 +8,12 @@
 // libeigen3-dev); any other version stops the build below instead of guessing.
 #include <Eigen/Core>
 
-#include <tapegrad/kernels/gemm_kernels.h>
+#include <tapegrad/kernels/gemm/gemm_kernels.h>
 #include <tapegrad/kernels/scratch.h>
 
 #if !EIGEN_VERSION_AT_LEAST(3, 4, 0) || EIGEN_VERSION_AT_LEAST(3, 4, 90)
 #error \
-    "kernels/gemm_eigen.cpp drives Eigen 3.4's internal GEMM kernel: check it against this Eigen version"
+    "kernels/gemm/gemm_eigen.cpp drives Eigen 3.4's internal GEMM kernel: check it against this Eigen version"
 #endif
 
 namespace tapegrad::detail {

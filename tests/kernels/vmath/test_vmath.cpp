@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include <tapegrad/kernels/vmath.h>
+#include <tapegrad/kernels/vmath/vmath.h>
 #include "tests/compare.h"
 #include "tests/goldens.h"
 

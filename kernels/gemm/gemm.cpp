@@ -2,7 +2,7 @@
 // tiny products on gemm_kernels.h's loop, matrix-vector ones here, small ones on the
 // small-product kernel (gemm_small.cpp, whatever the backend), blocked ones on Eigen's kernel
 // (gemm_eigen.cpp) or OpenBLAS's (gemm_openblas.cpp), as the backend says.
-#include <tapegrad/kernels/gemm.h>
+#include <tapegrad/kernels/gemm/gemm.h>
 
 #include <Eigen/Core>
 #include <algorithm>
@@ -17,8 +17,8 @@
 
 #include <tapegrad/graph/error.h>
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/gemm_kernels.h>
-#include <tapegrad/kernels/matmul_precision.h>
+#include <tapegrad/kernels/gemm/gemm_kernels.h>
+#include <tapegrad/kernels/gemm/matmul_precision.h>
 
 namespace tapegrad {
 

@@ -1,7 +1,7 @@
-// Tests for kernels/gemm.cpp: every transpose combination, strides, accumulation and alpha, on
+// Tests for kernels/gemm/gemm.cpp: every transpose combination, strides, accumulation and alpha, on
 // the tiny, matrix-vector, small (gemm_small.cpp) and blocked paths, serial and split over 2
 // threads, on both backends.
-#include <tapegrad/kernels/gemm.h>
+#include <tapegrad/kernels/gemm/gemm.h>
 
 #include <catch2/catch.hpp>
 #include <cmath>

@@ -1,12 +1,12 @@
-// Tests for kernels/attention_one_block.cpp: bit for bit the blocked kernel on every shape it
-// takes, forward and backward, in both layouts.
+// Tests for kernels/attention/attention_one_block.cpp: bit for bit the blocked kernel on every
+// shape it takes, forward and backward, in both layouts.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <random>
 #include <vector>
 
-#include <tapegrad/kernels/attention.h>
+#include <tapegrad/kernels/attention/attention.h>
 
 using namespace tapegrad;
 using namespace tapegrad::detail::attention;

@@ -1,16 +1,16 @@
-// The one-block causal attention kernel (kernels/attention.h): the blocked kernel's arithmetic,
-// operation by operation, for the single-feature heads it runs as one block of tiny products (the
-// book's chapter 3 sizes: T = 6, D = 1), in plain loops.
+// The one-block causal attention kernel (kernels/attention/attention.h): the blocked kernel's
+// arithmetic, operation by operation, for the single-feature heads it runs as one block of tiny
+// products (the book's chapter 3 sizes: T = 6, D = 1), in plain loops.
 //
-// There the blocked kernel (kernels/attention_blocked.cpp) makes, per head, one query block and
-// one key block, and every product is [t, t]·[t, 1]-sized: m + n + k = 2t + 1, which gemm runs as
-// its tiny loop (kernels/gemm_kernels.h) when below 20. Its rows (t keys) are then shorter than
-// Eigen's SIMD packet, so its Eigen row expressions run element by element: std::exp on each
-// element, sums and maxima left to right. A head is a few dozen multiply-adds, and what the step
-// paid for was the calls around them (a gemm call per product, an Eigen expression per row). This
-// kernel calls gemm_tiny itself and writes the row steps as the loops Eigen runs, so it computes
-// exactly what the blocked kernel does (bit for bit; tests/kernels/test_attention_one_block.cpp
-// compares the two on every shape it takes).
+// There the blocked kernel (kernels/attention/attention_blocked.cpp) makes, per head, one query
+// block and one key block, and every product is [t, t]·[t, 1]-sized: m + n + k = 2t + 1, which gemm
+// runs as its tiny loop (kernels/gemm/gemm_kernels.h) when below 20. Its rows (t keys) are then
+// shorter than Eigen's SIMD packet, so its Eigen row expressions run element by element: std::exp
+// on each element, sums and maxima left to right. A head is a few dozen multiply-adds, and what the
+// step paid for was the calls around them (a gemm call per product, an Eigen expression per row).
+// This kernel calls gemm_tiny itself and writes the row steps as the loops Eigen runs, so it
+// computes exactly what the blocked kernel does (bit for bit;
+// tests/kernels/attention/test_attention_one_block.cpp compares the two on every shape it takes).
 //
 // Why D = 1 only: then no row step multiplies and adds (rowsum(dO ⊙ O) is one product), so
 // nothing here depends on which multiply-adds the compiler fuses (C++ lets it), and the products
@@ -21,8 +21,8 @@
 #include <cmath>
 #include <limits>
 
-#include <tapegrad/kernels/attention.h>
-#include <tapegrad/kernels/gemm_kernels.h>
+#include <tapegrad/kernels/attention/attention.h>
+#include <tapegrad/kernels/gemm/gemm_kernels.h>
 
 namespace tapegrad::detail::attention {
 

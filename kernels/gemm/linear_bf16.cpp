@@ -8,17 +8,17 @@
 // or a mask), which vdpbf16ps does not, but it reads the same half of float32's bytes, and a
 // decode step is bound by those reads. tools/bench/gemv_bf16_bench.cpp times the kernels
 // (docs/generation.md has the figures).
-#include <tapegrad/kernels/linear_bf16.h>
+#include <tapegrad/kernels/gemm/linear_bf16.h>
 
 #include <algorithm>
 #include <bit>
 #include <cstring>
 
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/gemm.h>
-#include <tapegrad/kernels/gemm_vec.h>
-#include <tapegrad/kernels/matmul_precision.h>
+#include <tapegrad/kernels/gemm/gemm.h>
+#include <tapegrad/kernels/gemm/matmul_precision.h>
 #include <tapegrad/kernels/scratch.h>
+#include <tapegrad/kernels/vec.h>
 
 namespace tapegrad {
 
@@ -142,7 +142,7 @@ void gemv_bf16(const uint16_t* w, const float* x, const float* bias, float* y, i
 void linear_bf16(const uint16_t* w, const float* x, const float* bias, float* y, int64_t rows,
                  int64_t out, int64_t in) {
   // Blocks of 64 rows of W: a [64, in] float32 buffer per thread stays in L2, and for GPT-2's
-  // in = 768 the products run on tapegrad's own small-product kernel (kernels/gemm.h).
+  // in = 768 the products run on tapegrad's own small-product kernel (kernels/gemm/gemm.h).
   constexpr int64_t kBlock = 64;
   if (bias != nullptr) {
     for (int64_t r = 0; r < rows; ++r) std::memcpy(y + r * out, bias, sizeof(float) * out);

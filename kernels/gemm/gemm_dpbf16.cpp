@@ -1,4 +1,4 @@
-// tapegrad's own bf16 product on AVX512_BF16 (kernels/gemm_bf16.cpp picks it by shape): C (+)=
+// tapegrad's own bf16 product on AVX512_BF16 (kernels/gemm/gemm_bf16.cpp picks it by shape): C (+)=
 // alpha·bf16(A)·bf16(B) on the calling thread, sums in float32. The operands are rounded to
 // bfloat16 (to nearest, ties to even, NaN made 0x7fc0, as torch) while they are packed, straight
 // into the layout vdpbf16ps multiplies: one 32-bit word holds a pair (x[2p], x[2p+1]) of
@@ -15,7 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include <tapegrad/kernels/gemm_kernels.h>
+#include <tapegrad/kernels/gemm/gemm_kernels.h>
 #include <tapegrad/kernels/scratch.h>
 
 #define TAPEGRAD_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512bf16")))

@@ -67,7 +67,7 @@ GemmCount gemm_count();
 // kernels, which allocate nothing there) nor small (n a multiple of 16 floats or 8 doubles,
 // m·n·k <= 2^22, n·k <= 2^16, decided by the shape alone, so a product gives the same bits
 // however its operands are stored: those run on tapegrad's own register-blocked kernel,
-// kernels/gemm_small.cpp, whatever the backend, faster there than either library's packing).
+// kernels/gemm/gemm_small.cpp, whatever the backend, faster there than either library's packing).
 // - Eigen: built into tapegrad, always available.
 // - OpenBLAS: linked at build time when CMake finds it (TAPEGRAD_OPENBLAS=AUTO, the default, or
 //   ON), and then the default. It runs single-threaded inside each of tapegrad's own threads

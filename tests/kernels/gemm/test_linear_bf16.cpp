@@ -9,8 +9,8 @@
 #include <vector>
 
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/linear_bf16.h>
-#include <tapegrad/kernels/matmul_precision.h>
+#include <tapegrad/kernels/gemm/linear_bf16.h>
+#include <tapegrad/kernels/gemm/matmul_precision.h>
 
 using namespace tapegrad;
 

@@ -1,4 +1,4 @@
-// The per-thread GEMM kernels behind kernels/gemm.cpp (not part of the API): Eigen's blocked
+// The per-thread GEMM kernels behind kernels/gemm/gemm.cpp (not part of the API): Eigen's blocked
 // kernel (gemm_eigen.cpp), OpenBLAS's (gemm_openblas.cpp), oneDNN's bf16 matmul (gemm_dnnl.cpp)
 // and the bf16 products (gemm_bf16.cpp). C is never a transposed view in the kernels.
 #pragma once
@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/gemm.h>
+#include <tapegrad/kernels/gemm/gemm.h>
 
 namespace tapegrad::detail {
 
@@ -76,11 +76,11 @@ inline void gemm_tiny(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T
 // Throws std::logic_error when C = A·B does not chain.
 template <class T>
 void check_chain(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b);
-// gemm as it runs at MatmulPrecision::Highest (kernels/gemm.cpp).
+// gemm as it runs at MatmulPrecision::Highest (kernels/gemm/gemm.cpp).
 template <class T>
 void gemm_highest(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b,
                   const GemmOptions& options);
-// gemm's float32 products at MatmulPrecision::BFloat16 (kernels/gemm_bf16.cpp): C (+)=
+// gemm's float32 products at MatmulPrecision::BFloat16 (kernels/gemm/gemm_bf16.cpp): C (+)=
 // alpha·bf16(A)·bf16(B), sums in float32. C non-empty, not transposed, the shapes checked.
 void bf16_gemm(MatrixView<float> c, MatrixView<const float> a, MatrixView<const float> b,
                const GemmOptions& options);

@@ -1,12 +1,12 @@
 // The fused causal attention kernels behind ops/causal_attention.cpp and (without dropout)
 // ops/causal_dot_product_attention.cpp, per (batch, head):
 // softmax(causal_mask(q·kᵀ) / √D)·v and its backward. Three kernels, chosen by shape: the direct
-// one (kernels/attention_direct.cpp) for short sequences with D a multiple of the 64-byte vector
-// (16 floats, 8 doubles; D <= 4 vectors), the blocked one (kernels/attention_blocked.cpp,
-// FlashAttention's online softmax) for every other shape, except single-feature heads so short
-// that the blocked kernel runs them as one block of tiny products (D = 1, T <= 9: the book's
-// T = 6): those run its arithmetic in plain loops (kernels/attention_one_block.cpp), bit for bit.
-// Internal to ops/.
+// one (kernels/attention/attention_direct.cpp) for short sequences with D a multiple of the 64-byte
+// vector (16 floats, 8 doubles; D <= 4 vectors), the blocked one
+// (kernels/attention/attention_blocked.cpp, FlashAttention's online softmax) for every other shape,
+// except single-feature heads so short that the blocked kernel runs them as one block of tiny
+// products (D = 1, T <= 9: the book's T = 6): those run its arithmetic in plain loops
+// (kernels/attention/attention_one_block.cpp), bit for bit. Internal to ops/.
 #pragma once
 
 #include <cmath>
@@ -16,7 +16,7 @@
 #include <tapegrad/graph/arena.h>
 #include <tapegrad/graph/shape.h>
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/matmul_precision.h>
+#include <tapegrad/kernels/gemm/matmul_precision.h>
 
 namespace tapegrad::detail::attention {
 
@@ -70,8 +70,9 @@ struct Kernel {
                         const T* dout, const T* lse, T* dq, T* dk, T* dv, T* scratch);
 };
 
-// The three kernels (kernels/attention_blocked.cpp, kernels/attention_direct.cpp,
-// kernels/attention_one_block.cpp), and whether the direct and the one-block ones take a shape.
+// The three kernels (kernels/attention/attention_blocked.cpp,
+// kernels/attention/attention_direct.cpp, kernels/attention/attention_one_block.cpp), and whether
+// the direct and the one-block ones take a shape.
 template <class T>
 const Kernel<T>& blocked_kernel();
 template <class T>

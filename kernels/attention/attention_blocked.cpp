@@ -1,5 +1,5 @@
-// The blocked causal attention kernel (kernels/attention.h), for every shape the direct one does
-// not take.
+// The blocked causal attention kernel (kernels/attention/attention.h), for every shape the direct
+// one does not take.
 //
 // Forward, per (batch, head) and block of kBr query rows: the key blocks (kBc keys) up to the
 // block's last row are scored with one GEMM each, and an online softmax (running max m and sum l
@@ -12,8 +12,8 @@
 #include <cmath>
 #include <limits>
 
-#include <tapegrad/kernels/attention.h>
-#include <tapegrad/kernels/gemm.h>
+#include <tapegrad/kernels/attention/attention.h>
+#include <tapegrad/kernels/gemm/gemm.h>
 
 namespace tapegrad::detail::attention {
 

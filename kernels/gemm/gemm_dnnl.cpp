@@ -1,4 +1,4 @@
-// oneDNN's bf16 matmul for the bf16 products (kernels/gemm_bf16.cpp), linked at build time
+// oneDNN's bf16 matmul for the bf16 products (kernels/gemm/gemm_bf16.cpp), linked at build time
 // (TAPEGRAD_HAVE_DNNL, set by CMake for this file only when it finds oneDNN), and empty
 // stand-ins when it is not. One engine and stream per thread, one primitive per shape (cached
 // per thread, so after the first step a product creates nothing). Debian's oneDNN runs its
@@ -11,7 +11,7 @@
 #include <tuple>
 #include <utility>
 
-#include <tapegrad/kernels/gemm_kernels.h>
+#include <tapegrad/kernels/gemm/gemm_kernels.h>
 
 #ifdef TAPEGRAD_HAVE_DNNL
 #include <omp.h>

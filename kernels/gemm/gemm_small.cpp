@@ -1,4 +1,4 @@
-// The small-product kernel of kernels/gemm.cpp: C (+)= alpha·A·B with no packing of A, for
+// The small-product kernel of kernels/gemm/gemm.cpp: C (+)= alpha·A·B with no packing of A, for
 // products whose B panel sits in the first-level caches (see small_gemm_takes; a transposed B is
 // packed row-major first). Register blocks
 // of 8 rows x 32 columns of C (16 accumulators): per step of k, two vectors of B's row and eight
@@ -9,9 +9,9 @@
 // element of C is summed in k order by one thread: the same bits whatever the thread split.
 #include <algorithm>
 
-#include <tapegrad/kernels/gemm_kernels.h>
-#include <tapegrad/kernels/gemm_vec.h>
+#include <tapegrad/kernels/gemm/gemm_kernels.h>
 #include <tapegrad/kernels/scratch.h>
+#include <tapegrad/kernels/vec.h>
 
 namespace tapegrad::detail {
 

@@ -1,9 +1,9 @@
-// OpenBLAS's GEMM for kernels/gemm.cpp, linked at build time (TAPEGRAD_HAVE_OPENBLAS, set by
+// OpenBLAS's GEMM for kernels/gemm/gemm.cpp, linked at build time (TAPEGRAD_HAVE_OPENBLAS, set by
 // CMake for this file only when it finds OpenBLAS), and empty stand-ins when it is not.
 #include <string>
 #include <type_traits>
 
-#include <tapegrad/kernels/gemm_kernels.h>
+#include <tapegrad/kernels/gemm/gemm_kernels.h>
 
 #ifdef TAPEGRAD_HAVE_OPENBLAS
 #include <cblas.h>

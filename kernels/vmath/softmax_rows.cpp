@@ -1,5 +1,5 @@
 // softmax_row / softmax_row_backward: the softmax op's row arithmetic, compiled once.
-#include <tapegrad/kernels/softmax_rows.h>
+#include <tapegrad/kernels/vmath/softmax_rows.h>
 
 #include <algorithm>
 #include <cstring>
@@ -8,8 +8,8 @@
 
 #include <Eigen/Core>
 
-#include <tapegrad/kernels/gemm_vec.h>
-#include <tapegrad/kernels/vmath.h>
+#include <tapegrad/kernels/vec.h>
+#include <tapegrad/kernels/vmath/vmath.h>
 
 namespace tapegrad::detail {
 

@@ -6,7 +6,7 @@ namespace tapegrad {
 
 // Highest: every float32 product multiplies its float32 operands (the default).
 // BFloat16: every float32 product (linear, matmul, the attention products, forward and
-// backward: all of them run through kernels/gemm.h) takes its operands rounded to bfloat16
+// backward: all of them run through kernels/gemm/gemm.h) takes its operands rounded to bfloat16
 // (round to nearest even, NaN kept, as torch) and accumulates in float32, as torch's
 // set_float32_matmul_precision("medium") and bf16 matmul. Tensors, gradients and master weights
 // stay float32; float64 products are never rounded. It runs only where the CPU has AVX512_BF16:
@@ -45,7 +45,7 @@ void pretend_no_bf16_for_testing(bool pretend);
 // Test hook: the bf16 products' engines. Auto: by shape (the default); Rounded: every product
 // on rounded operands through the float32 kernel; OneDNN: every product oneDNN takes (m, n > 1,
 // k > 0) on oneDNN, when linked; Tapegrad: every product (k > 0) on tapegrad's own AVX512_BF16
-// kernel (kernels/gemm_dpbf16.cpp).
+// kernel (kernels/gemm/gemm_dpbf16.cpp).
 enum class Bf16Engine { Auto, Rounded, OneDNN, Tapegrad };
 void set_bf16_engine_for_testing(Bf16Engine engine);
 // x rounded to the nearest bfloat16 (ties to even; NaN stays NaN), as a float.

@@ -1,15 +1,15 @@
-// The direct causal attention kernel (kernels/attention.h), for short sequences (T <= 128) with D
-// a multiple of the 64-byte vector (16 floats, 8 doubles; D <= 4 vectors): whole score rows in
-// registers, a few query rows at a time, no GEMM calls (at T = 64, D = 16 a GEMM call per tile
-// costs more than its arithmetic; the op took half the time at the benchmark's small workload,
+// The direct causal attention kernel (kernels/attention/attention.h), for short sequences (T <=
+// 128) with D a multiple of the 64-byte vector (16 floats, 8 doubles; D <= 4 vectors): whole score
+// rows in registers, a few query rows at a time, no GEMM calls (at T = 64, D = 16 a GEMM call per
+// tile costs more than its arithmetic; the op took half the time at the benchmark's small workload,
 // from perf shares of the step).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include <tapegrad/kernels/attention.h>
-#include <tapegrad/kernels/gemm_vec.h>
-#include <tapegrad/kernels/vmath.h>
+#include <tapegrad/kernels/attention/attention.h>
+#include <tapegrad/kernels/vec.h>
+#include <tapegrad/kernels/vmath/vmath.h>
 
 namespace tapegrad::detail::attention {
 
