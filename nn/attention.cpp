@@ -86,9 +86,9 @@ SelfAttentionV1::SelfAttentionV1(int64_t d_in, int64_t d_out, DType dtype, Gener
       W_query(rand_parameter({d_in, d_out}, dtype, "W_query", generator)),   // [C_in, D]
       W_key(rand_parameter({d_in, d_out}, dtype, "W_key", generator)),       // [C_in, D]
       W_value(rand_parameter({d_in, d_out}, dtype, "W_value", generator)) {  // [C_in, D]
-  register_parameter("W_query", W_query);
-  register_parameter("W_key", W_key);
-  register_parameter("W_value", W_value);
+  register_parameter("W_query", &SelfAttentionV1::W_query);
+  register_parameter("W_key", &SelfAttentionV1::W_key);
+  register_parameter("W_value", &SelfAttentionV1::W_value);
 }
 
 Tensor SelfAttentionV1::forward(const Tensor& x) const {
@@ -112,9 +112,9 @@ SelfAttentionV2::SelfAttentionV2(int64_t d_in, int64_t d_out, bool qkv_bias, DTy
       W_query(d_in, d_out, qkv_bias, dtype, "W_query", generator),   // W [D, C_in]
       W_key(d_in, d_out, qkv_bias, dtype, "W_key", generator),       // W [D, C_in]
       W_value(d_in, d_out, qkv_bias, dtype, "W_value", generator) {  // W [D, C_in]
-  register_module("W_query", W_query);
-  register_module("W_key", W_key);
-  register_module("W_value", W_value);
+  register_module("W_query", &SelfAttentionV2::W_query);
+  register_module("W_key", &SelfAttentionV2::W_key);
+  register_module("W_value", &SelfAttentionV2::W_value);
 }
 
 Tensor SelfAttentionV2::forward(const Tensor& x) const {
@@ -142,9 +142,9 @@ CausalAttention::CausalAttention(int64_t d_in, int64_t d_out, int64_t context_le
       dropout_(dropout),
       generator_(&generator) {
   // The book's order: W_query, W_key, W_value, dropout, then register_buffer("mask").
-  register_module("W_query", W_query);
-  register_module("W_key", W_key);
-  register_module("W_value", W_value);
+  register_module("W_query", &CausalAttention::W_query);
+  register_module("W_key", &CausalAttention::W_key);
+  register_module("W_value", &CausalAttention::W_value);
   register_buffer("mask", [context_length, dtype] {
     return causal_mask_buffer(context_length, dtype);  // [T, T]
   });
@@ -201,7 +201,7 @@ MultiHeadAttentionWrapper::MultiHeadAttentionWrapper(int64_t d_in, int64_t d_out
       heads(make_heads(this->name(), d_in, d_out, context_length, dropout, num_heads, qkv_bias,
                        dtype, generator),
             "heads") {
-  register_module("heads", heads);
+  register_module("heads", &MultiHeadAttentionWrapper::heads);
 }
 
 Tensor MultiHeadAttentionWrapper::forward(const Tensor& x) const {
@@ -230,10 +230,10 @@ MultiHeadAttention::MultiHeadAttention(int64_t d_in, int64_t d_out, int64_t cont
       generator_(&generator),
       window_(context_length) {
   // The book's order: W_query, W_key, W_value, out_proj, dropout, register_buffer("mask").
-  register_module("W_query", W_query);
-  register_module("W_key", W_key);
-  register_module("W_value", W_value);
-  register_module("out_proj", out_proj);
+  register_module("W_query", &MultiHeadAttention::W_query);
+  register_module("W_key", &MultiHeadAttention::W_key);
+  register_module("W_value", &MultiHeadAttention::W_value);
+  register_module("out_proj", &MultiHeadAttention::out_proj);
   register_buffer("mask", [context_length, dtype] {
     return causal_mask_buffer(context_length, dtype);  // [T, T]
   });

@@ -63,7 +63,7 @@ std::vector<std::shared_ptr<UnaryModule>> transformer_blocks(const GPTConfig& cf
 FeedForward::FeedForward(const GPTConfig& cfg, DType dtype, Generator& generator, std::string name)
     : UnaryModule(std::move(name)),
       layers(feed_forward_layers(checked(cfg), dtype, generator), "layers") {
-  register_module("layers", layers);
+  register_module("layers", &FeedForward::layers);
 }
 
 Tensor FeedForward::forward(const Tensor& x) const {
@@ -82,11 +82,11 @@ TransformerBlock::TransformerBlock(const GPTConfig& cfg, DType dtype, Generator&
       norm1(cfg.emb_dim, dtype, "norm1"),
       norm2(cfg.emb_dim, dtype, "norm2"),
       drop_shortcut(cfg.drop_rate, "drop_shortcut", generator) {
-  register_module("att", att);
-  register_module("ff", ff);
-  register_module("norm1", norm1);
-  register_module("norm2", norm2);
-  register_module("drop_shortcut", drop_shortcut);
+  register_module("att", &TransformerBlock::att);
+  register_module("ff", &TransformerBlock::ff);
+  register_module("norm1", &TransformerBlock::norm1);
+  register_module("norm2", &TransformerBlock::norm2);
+  register_module("drop_shortcut", &TransformerBlock::drop_shortcut);
 }
 
 Tensor TransformerBlock::forward(const Tensor& x) const {
@@ -118,12 +118,12 @@ GPTModel::GPTModel(const GPTConfig& cfg, DType dtype, Generator& generator, std:
       trf_blocks(transformer_blocks(cfg, dtype, generator), "trf_blocks"),
       final_norm(cfg.emb_dim, dtype, "final_norm"),
       out_head(cfg.emb_dim, cfg.vocab_size, false, dtype, "out_head", generator) {
-  register_module("tok_emb", tok_emb);
-  register_module("pos_emb", pos_emb);
-  register_module("drop_emb", drop_emb);
-  register_module("trf_blocks", trf_blocks);
-  register_module("final_norm", final_norm);
-  register_module("out_head", out_head);
+  register_module("tok_emb", &GPTModel::tok_emb);
+  register_module("pos_emb", &GPTModel::pos_emb);
+  register_module("drop_emb", &GPTModel::drop_emb);
+  register_module("trf_blocks", &GPTModel::trf_blocks);
+  register_module("final_norm", &GPTModel::final_norm);
+  register_module("out_head", &GPTModel::out_head);
 }
 
 Tensor GPTModel::embed(const Ids& in_idx, int64_t first_position) const {

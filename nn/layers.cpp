@@ -33,8 +33,8 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool bias, DType dtype
     linear_init_weight(weight.data<double>(), out_features, in_features, generator);
     if (bias) linear_init_bias(this->bias.data<double>(), out_features, in_features, generator);
   }
-  register_parameter("weight", weight);
-  if (bias) register_parameter("bias", this->bias);
+  register_parameter("weight", &Linear::weight);
+  if (bias) register_parameter("bias", &Linear::bias);
 }
 
 Tensor Linear::forward(const Tensor& x) const {
@@ -130,7 +130,7 @@ Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim, DType dtype,
   } else {
     generator.normal(weight.data<double>(), weight.numel());
   }
-  register_parameter("weight", weight);
+  register_parameter("weight", &Embedding::weight);
 }
 
 Tensor Embedding::forward(const Ids& ids) const {
@@ -180,8 +180,8 @@ LayerNorm::LayerNorm(int64_t emb_dim, DType dtype, std::string name)
   scale = Parameter(Shape{emb_dim}, dtype, "scale");  // [C], ones
   shift = Parameter(Shape{emb_dim}, dtype, "shift");  // [C], zeros
   scale.assign(std::vector<double>(static_cast<size_t>(emb_dim), 1.0));
-  register_parameter("scale", scale);
-  register_parameter("shift", shift);
+  register_parameter("scale", &LayerNorm::scale);
+  register_parameter("shift", &LayerNorm::shift);
 }
 
 Tensor LayerNorm::forward(const Tensor& x) const {

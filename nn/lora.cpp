@@ -65,8 +65,8 @@ LoRALayer::LoRALayer(int64_t in_dim, int64_t out_dim, int64_t rank, double alpha
   } else {
     linear_init_weight(A.data<double>(), in_dim, rank, generator);
   }
-  register_parameter("A", A);
-  register_parameter("B", B);
+  register_parameter("A", &LoRALayer::A);
+  register_parameter("B", &LoRALayer::B);
 }
 
 Tensor LoRALayer::forward(const Tensor& x) const {
@@ -89,8 +89,8 @@ LinearWithLoRA::LinearWithLoRA(Linear linear_, int64_t rank, double alpha, Gener
       linear(std::move(linear_)),
       lora(linear.in_features(), linear.out_features(), rank, alpha, linear.weight.dtype(),
            generator, "lora") {
-  register_module("linear", linear);
-  register_module("lora", lora);
+  register_module("linear", &LinearWithLoRA::linear);
+  register_module("lora", &LinearWithLoRA::lora);
 }
 
 Tensor LinearWithLoRA::forward(const Tensor& x) const {

@@ -102,35 +102,26 @@ Parameter& StateDict::at(std::string_view name) {
 
 Module::Module(std::string name) : name_(std::move(name)) {}
 
-std::ptrdiff_t Module::member_offset(const void* member, const std::string& what) const {
-  const std::ptrdiff_t offset =
-      static_cast<const char*>(member) - reinterpret_cast<const char*>(this);
-  // A member lies after the base, within any plausible module object; anything else (a module
-  // on the heap, a local) would dangle once this module moves.
-  if (offset < static_cast<std::ptrdiff_t>(sizeof(Module)) || offset > (std::ptrdiff_t{1} << 20)) {
-    throw Error(name_ + ": " + what +
-                " is not a member of the module (register a child it owns through a "
-                "shared_ptr with register_module(name, std::shared_ptr<Module>))");
-  }
-  return offset;
+void Module::throw_not_member(const std::string& what) const {
+  throw Error(
+      name_ + ": " + what + " is not a member of this module's class (register a child " +
+      "held elsewhere through a shared_ptr: register_module(name, std::shared_ptr<Module>))");
 }
 
 Parameter& Module::parameter_at(const ParameterSlot& slot) const {
-  return *reinterpret_cast<Parameter*>(reinterpret_cast<char*>(const_cast<Module*>(this)) +
-                                       slot.offset);
+  return slot.member(const_cast<Module&>(*this));
 }
 
 Module& Module::slot_module(const ChildSlot& slot) const {
   if (slot.owned) return *slot.owned;
-  return *reinterpret_cast<Module*>(reinterpret_cast<char*>(const_cast<Module*>(this)) +
-                                    slot.offset);
+  return slot.member(const_cast<Module&>(*this));
 }
 
-void Module::register_parameter(const std::string& name, Parameter& p) {
+void Module::add_parameter(const std::string& name, Parameter& p,
+                           std::function<Parameter&(Module&)> member) {
   if (!p.defined()) throw Error(name_ + ": register_parameter(\"" + name + "\"): undefined");
-  const std::ptrdiff_t offset = member_offset(&p, "parameter \"" + name + "\"");
   if (p.name().empty()) p.set_name(name);
-  parameters_.push_back({name, offset});
+  parameters_.push_back({name, std::move(member)});
 }
 
 void Module::rename(const std::string& prefix) {
@@ -146,16 +137,16 @@ void Module::rename(const std::string& prefix) {
   for (const ChildSlot& slot : children_) slot_module(slot).rename(prefix + slot.name + ".");
 }
 
-void Module::register_module(const std::string& name, Module& child) {
-  const std::ptrdiff_t offset = member_offset(&child, "child \"" + name + "\"");
+void Module::add_child(const std::string& name, Module& child,
+                       std::function<Module&(Module&)> member) {
   child.rename(name + ".");
-  children_.push_back({name, offset, nullptr});
+  children_.push_back({name, std::move(member), nullptr});
 }
 
 void Module::register_module(const std::string& name, std::shared_ptr<Module> child) {
   if (!child) throw Error(name_ + ": register_module(\"" + name + "\"): null module");
   child->rename(name + ".");
-  children_.push_back({name, 0, std::move(child)});
+  children_.push_back({name, {}, std::move(child)});
 }
 
 void Module::register_buffer(const std::string& name, std::function<Parameter()> make) {

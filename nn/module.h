@@ -8,11 +8,12 @@
 // but are not parameters: they are computed, never stored, and not trained.
 //
 // Ownership: modules are values. A module owns its children as members (or through a container
-// that owns them by shared_ptr), and the base records where each registered member lives as its
-// offset inside the module, not its address; a moved module therefore finds its own members, so
-// modules can be moved (held by value in a std::vector that grows, returned from functions,
-// assigned). They cannot be copied: parameters are shared handles, and a copy would silently
-// share the weights. The ones parameters() returns are the module's own weights.
+// that owns them by shared_ptr), and registers each member by its pointer-to-member
+// (register_module("att", &TransformerBlock::att)): the base keeps how to reach the member from
+// any object of the class, not where it lay, so a moved module reads its own members, and modules
+// can be moved (held by value in a std::vector that grows, returned from functions, assigned).
+// They cannot be copied: parameters are shared handles, and a copy would silently share the
+// weights. The ones parameters() returns are the module's own weights.
 //
 // Parameter::name() of each parameter is kept equal to its path relative to the outermost module
 // that registered it ("trf_blocks.0.att.W_query.weight"), so checkpoints and drawings name it as
@@ -56,7 +57,7 @@ class Module {
   virtual ~Module() = default;
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
-  // Moves keep names, parameters, buffers, children and registration (offsets, see above).
+  // Moves keep names, parameters, buffers, children and registration (see above).
   Module(Module&&) noexcept = default;
   Module& operator=(Module&&) noexcept = default;
 
@@ -125,12 +126,18 @@ class Module {
   void load(const std::string& path, bool strict = true);
 
  protected:
-  // `p` must be a member of the derived module (the base keeps its offset). Its name is set to
-  // `name` unless it already has one.
-  void register_parameter(const std::string& name, Parameter& p);
-  // `child` must be a member of the derived module (the base keeps its offset). Renames the
-  // child's parameters to "<name>.<path>". Register a child after it is fully built.
-  void register_module(const std::string& name, Module& child);
+  // Registers the Parameter member `member` of the module's class M under `name`, in
+  // named_parameters order: register_parameter("weight", &Linear::weight). Its name is set to
+  // `name` unless it already has one. Throws Error when this module is not an M.
+  template <class M>
+  requires std::derived_from<M, Module>
+  void register_parameter(const std::string& name, Parameter M::*member);
+  // Registers the child module `member` of the module's class M under `name`, and renames the
+  // child's parameters "<name>.<path>": register_module("att", &TransformerBlock::att). Register a
+  // child after it is fully built. Throws Error when this module is not an M.
+  template <class M, class Child>
+  requires std::derived_from<M, Module> && std::derived_from<Child, Module>
+  void register_module(const std::string& name, Child M::*member);
   // A child owned through a shared_ptr (a container's element: Sequential, ModuleList).
   void register_module(const std::string& name, std::shared_ptr<Module> child);
   // A persistent, computed buffer: `make` returns its current value (a fresh tensor). It must
@@ -153,21 +160,32 @@ class Module {
     Parameter tensor;
     bool buffer;
   };
-  // Where a registered member lives: `offset` bytes from this base, or owned by `owned`.
+  // How to reach a registered member from this module (any object of its class, so also after a
+  // move), or, for a child, `owned` when the module holds it through a shared_ptr.
   struct ParameterSlot {
     std::string name;
-    std::ptrdiff_t offset;
+    std::function<Parameter&(Module&)> member;
   };
   struct ChildSlot {
     std::string name;
-    std::ptrdiff_t offset;
+    std::function<Module&(Module&)> member;  // empty when owned
     std::shared_ptr<Module> owned;
   };
   Parameter& parameter_at(const ParameterSlot& slot) const;
+  void add_parameter(const std::string& name, Parameter& p,
+                     std::function<Parameter&(Module&)> member);
+  void add_child(const std::string& name, Module& child, std::function<Module&(Module&)> member);
+  // Throws unless this module is an M (what a pointer-to-member of M needs).
+  template <class M>
+  M& as_class(const std::string& what) {
+    M* self = dynamic_cast<M*>(this);
+    if (self == nullptr) throw_not_member(what);
+    return *self;
+  }
+  [[noreturn]] void throw_not_member(const std::string& what) const;
   // The registered member itself (not its stand-in).
   Module& slot_module(const ChildSlot& slot) const;
   ChildSlot& find_child_slot(const std::string& name);
-  std::ptrdiff_t member_offset(const void* member, const std::string& what) const;
   // This module, or what stands in for it.
   const Module& effective() const { return stand_in_ ? stand_in_->effective() : *this; }
   Module& effective() { return stand_in_ ? stand_in_->effective() : *this; }
@@ -207,6 +225,22 @@ requires std::derived_from<M, Module> M& Module::replace_module(const std::strin
   current.stand_in_ = owned;
   adopt(*owned, keep_name, keep_prefix);
   return *owned;
+}
+
+template <class M>
+requires std::derived_from<M, Module>
+void Module::register_parameter(const std::string& name, Parameter M::*member) {
+  Parameter& p = as_class<M>("parameter \"" + name + "\"").*member;
+  add_parameter(name, p,
+                [member](Module& self) -> Parameter& { return static_cast<M&>(self).*member; });
+}
+
+template <class M, class Child>
+requires std::derived_from<M, Module> && std::derived_from<Child, Module>
+void Module::register_module(const std::string& name, Child M::*member) {
+  Module& child = as_class<M>("child \"" + name + "\"").*member;
+  add_child(name, child,
+            [member](Module& self) -> Module& { return static_cast<M&>(self).*member; });
 }
 
 // A state dict as a safetensors file (F32/F64 tensors, written atomically, io/safetensors.h), and

@@ -4,12 +4,8 @@
 #include <cmath>
 #include <utility>
 
+#include <tapegrad/kernels/optim/updates.h>
 #include <tapegrad/optim/util.h>
-
-// The arithmetic below is written out operation by operation to round where torch rounds (its
-// Python-side scalars unfused, its CPU kernels' fused multiply-adds as explicit std::fma), so
-// the compiler must not contract a*b + c on its own (GCC's default in C++ is to contract).
-#pragma GCC optimize("fp-contract=off")
 
 namespace tapegrad {
 
@@ -17,34 +13,6 @@ using optim_detail::dispatch_dtype;
 using optim_detail::for_all_elements;
 using optim_detail::format_number;
 using optim_detail::one_group;
-using optim_detail::with_flags;
-
-namespace {
-
-// torch casts each Python scalar to the parameter's dtype, and its add(x, y, alpha) kernel
-// computes fma(y, alpha, x): the same roundings here. The flags are template arguments so the
-// loop has no branches and vectorizes.
-template <class T, bool kMaximize, bool kDecay, bool kMomentum, bool kNesterov, bool kFirst>
-void sgd_loop(T* __restrict p, const T* __restrict grad, T grad_scale, T* __restrict buf, int64_t n,
-              double lr, double momentum, double dampening, double weight_decay) {
-  const T wd = static_cast<T>(weight_decay);
-  const T mom = static_cast<T>(momentum);
-  const T keep = static_cast<T>(1.0 - dampening);
-  const T neg_lr = static_cast<T>(-lr);
-  for (int64_t i = 0; i < n; ++i) {
-    const T g = grad[i] * grad_scale;  // clip_grad_norm_'s g.mul_(coef), deferred (1: exact)
-    T d = kMaximize ? -g : g;
-    if constexpr (kDecay) d = std::fma(p[i], wd, d);
-    if constexpr (kMomentum) {
-      const T b = kFirst ? d : std::fma(d, keep, buf[i] * mom);  // torch clones g on step 1
-      buf[i] = b;
-      d = kNesterov ? std::fma(b, mom, d) : b;
-    }
-    p[i] = std::fma(d, neg_lr, p[i]);
-  }
-}
-
-}  // namespace
 
 SGD::SGD(std::vector<Parameter> params, double lr)
     : SGD(one_group(std::move(params)), SGDOptions{.lr = lr}) {}
@@ -97,15 +65,15 @@ void SGD::step() {
   for_all_elements(segments_, 6.0, [&](const Segment& seg, int64_t begin, int64_t end) {
     dispatch_dtype(seg.dtype, [&]<class T>() {
       T* buf = seg.buf != nullptr ? static_cast<T*>(seg.buf) + begin : nullptr;
-      with_flags(
-          [&]<bool kMaximize, bool kDecay, bool kMomentum, bool kNesterov, bool kFirst>() {
-            sgd_loop<T, kMaximize, kDecay, kMomentum, kNesterov, kFirst>(
-                static_cast<T*>(seg.param) + begin, static_cast<const T*>(seg.grad) + begin,
-                static_cast<T>(seg.grad_scale), buf, end - begin, seg.lr, options_.momentum,
-                options_.dampening, seg.weight_decay);
-          },
-          options_.maximize, seg.weight_decay != 0.0, options_.momentum != 0.0, options_.nesterov,
-          seg.first);
+      optim_kernels::sgd_update<T>(
+          static_cast<T*>(seg.param) + begin, static_cast<const T*>(seg.grad) + begin,
+          static_cast<T>(seg.grad_scale), buf, end - begin,
+          {seg.lr, options_.momentum, options_.dampening, seg.weight_decay},
+          {.maximize = options_.maximize,
+           .decay = seg.weight_decay != 0.0,
+           .momentum = options_.momentum != 0.0,
+           .nesterov = options_.nesterov,
+           .first = seg.first});
     });
   });
   ++steps_;

@@ -34,22 +34,6 @@ decltype(auto) dispatch_dtype(DType dtype, F&& f) {
   return f.template operator()<double>();
 }
 
-// Turns runtime flags into template arguments, so an update loop is compiled once per
-// combination with no branch inside (and vectorizes):
-//   with_flags([&]<bool kA, bool kB>() { loop<kA, kB>(...); }, a, b);
-template <bool... Known, class F>
-void with_flags(F&& f) {
-  f.template operator()<Known...>();
-}
-template <bool... Known, class F, class... Rest>
-void with_flags(F&& f, bool flag, Rest... rest) {
-  if (flag) {
-    with_flags<Known..., true>(f, rest...);
-  } else {
-    with_flags<Known..., false>(f, rest...);
-  }
-}
-
 // One pass over all parameters' elements as one index space [0, Σ numel): `segments` holds each
 // parameter's work in order, each with its element count in `.n`; fn(segment, begin, end) runs
 // on a range inside one segment. With set_num_threads(k > 1) the space is split into k nearly

@@ -7,6 +7,17 @@
 // except single-feature heads so short that the blocked kernel runs them as one block of tiny
 // products (D = 1, T <= 9: the book's T = 6): those run its arithmetic in plain loops
 // (kernels/attention/attention_one_block.cpp), bit for bit. Internal to ops/.
+//
+// Which path runs, per (batch, head) of a training or prefill step (kernel_for below, the first
+// rule that applies):
+// 1. float32 at MatmulPrecision::BFloat16: attention_blocked.cpp, whose tile products go
+//    through kernels/gemm/gemm.h (and so its rules).
+// 2. D a multiple of one vector (16 floats, 8 doubles), D <= 4 vectors, short T (direct_takes):
+//    attention_direct.cpp.
+// 3. D = 1 and T <= 9 (one_block_takes): attention_one_block.cpp.
+// 4. every other shape: attention_blocked.cpp.
+// Generation with a KV cache (new queries over cached keys and values, no gradient):
+// cached_attention.h.
 #pragma once
 
 #include <cmath>

@@ -1,5 +1,24 @@
 // The matrix product every op uses, written as math: gemm(C, A, B.t()) is C = A·Bᵀ, with views
 // of row-major memory (transposes read in place), split over set_num_threads() threads.
+//
+// Which path runs, for C [m, n] = A [m, k]·B [k, n]: the first rule that applies.
+// 1. float32 at MatmulPrecision::BFloat16 on a CPU with AVX512_BF16 (matmul_precision.h):
+//    gemm_bf16.cpp. m or n of 1: the operands rounded to bf16, then the rules below; at least
+//    2^20 multiply-adds whose n the 48-column panels pad by a tenth or more: oneDNN's bf16 matmul
+//    when linked (gemm_dnnl.cpp); every other product: the own AVX512_BF16 kernel
+//    (gemm_dpbf16.cpp).
+// 2. tiny, m + n + k < 20: gemm_tiny, inline in gemm_kernels.h.
+// 3. small, n a multiple of 16 floats or 8 doubles, m·n·k <= 2^22 and n·k <= 2^16: the
+//    register-blocked small kernel (gemm_small.cpp), whatever the backend.
+// 4. m or n of 1, or k of 0: Eigen's matrix-vector product (gemm.cpp).
+// 5. the backend (below): OpenBLAS's sgemm/dgemm (gemm_openblas.cpp), the default where it is
+//    linked, or Eigen's blocked kernel (gemm_eigen.cpp).
+// Products of at least kParallelFlops are split over the threads by blocks of C's rows or
+// columns, each part taking the rule of the whole product. Beside gemm, for inference layers:
+// gemv.h (one float32 row times a weight, linear's decode step: ops/linear.cpp) and
+// linear_bf16.h (bfloat16 weights: one row through gemv_bf16, more rows widened by blocks into
+// this gemm). A variant for another instruction set is a file of its own beside the one it
+// replaces (gemm_small_avx2.cpp, say), chosen in the same place as the rule above.
 #pragma once
 
 #include <cstdint>

@@ -136,19 +136,28 @@ TEST_CASE("StateDict::at names a missing key and the closest ones", "[module][va
                         Catch::Contains("\"trf_blocks.0.att.W_query.weight\""));
 }
 
-TEST_CASE("a child that is not a member cannot be registered by reference", "[module][values]") {
+TEST_CASE("a member of another class cannot be registered", "[module][values]") {
+  struct Other : nn::Module {
+    nn::Linear fc{2, 3};
+    Parameter scale = Parameter::from_values({1}, {1.0});
+    Other() : nn::Module("Other") {}
+  };
   struct Holder : nn::Module {
     std::shared_ptr<nn::Linear> heap = std::make_shared<nn::Linear>(2, 3);
     nn::Linear member{2, 3};
     Holder() : nn::Module("Holder") {
-      register_module("member", member);
-      CHECK_THROWS_WITH(register_module("heap", *heap), Catch::Contains("not a member"));
-      register_module("heap", heap);  // owned: fine
+      register_module("member", &Holder::member);
+      // A pointer-to-member of another module class names no member of this one.
+      CHECK_THROWS_WITH(register_module("fc", &Other::fc), Catch::Contains("not a member"));
+      CHECK_THROWS_WITH(register_parameter("scale", &Other::scale),
+                        Catch::Contains("parameter \"scale\" is not a member"));
+      register_module("heap", heap);  // held elsewhere, owned through the shared_ptr: fine
     }
   };
   Holder h;
   Holder moved(std::move(h));
   const nn::StateDict sd = moved.state_dict();
+  CHECK(sd.size() == 4);
   CHECK(sd.at("member.weight") == moved.member.weight);
   CHECK(sd.at("heap.weight") == moved.heap->weight);
 }

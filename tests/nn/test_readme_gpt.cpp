@@ -35,9 +35,11 @@ struct MyGPT : nn::Module {
         trf_blocks(blocks(cfg)),
         final_norm(cfg.emb_dim),
         out_head(cfg.emb_dim, cfg.vocab_size, /*bias=*/false) {
-    register_module("tok_emb", tok_emb), register_module("pos_emb", pos_emb);
-    register_module("drop_emb", drop_emb), register_module("trf_blocks", trf_blocks);
-    register_module("final_norm", final_norm), register_module("out_head", out_head);
+    register_module("tok_emb", &MyGPT::tok_emb), register_module("pos_emb", &MyGPT::pos_emb);
+    register_module("drop_emb", &MyGPT::drop_emb),
+        register_module("trf_blocks", &MyGPT::trf_blocks);
+    register_module("final_norm", &MyGPT::final_norm),
+        register_module("out_head", &MyGPT::out_head);
   }
   Tensor forward(const Ids& in_idx) const {  // in_idx [B, T]
     std::vector<int64_t> pos(static_cast<size_t>(in_idx.size(1)));
