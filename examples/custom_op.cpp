@@ -3,8 +3,14 @@
 // API of graph/op.h: the forward records the op with its state, the backward reads that state,
 // the OpDef describes the arguments for the drawing, and gradcheck() checks the backward.
 //
-// Exit status: 0 when the gradcheck passes and the drawing shows the op with its argument;
-// 1 otherwise. Built in-tree and, by tests/consumer/, against the installed package.
+// One template per direction serves both dtypes: the forward and the backward run the instance
+// the tensor's dtype asks for, so a float32 model trains with the op and the float64 gradcheck
+// checks it, unchanged.
+//
+// Exit status: 0 when the gradcheck passes, float32 and float64 agree, a bad β is refused and
+// the drawing shows the op with its argument; 1 otherwise. Built in-tree and, by
+// tests/consumer/, against the installed package (which installs this source under
+// share/doc/tapegrad/examples/).
 #include <cmath>
 #include <iostream>
 #include <span>
@@ -72,8 +78,7 @@ void swish_forward(const Tensor& x, const Tensor& y, double beta) {
 // swish(x, β) = x · sigmoid(βx), elementwise, like torch's x * torch.sigmoid(beta * x).
 Tensor swish(const Tensor& x, double beta = 1.0) {
   if (!std::isfinite(beta)) {  // bad input throws before anything is recorded
-    throw Error("swish: beta must be finite, got " + std::to_string(beta) + " (x " +
-                x.shape().str() + ")");
+    throw Error("swish: beta must be finite, got " + number_text(beta));
   }
   Tensor y = x.tape().record(kSwish, x.shape(), x.dtype(), {x}, SwishState{beta});
   if (x.dtype() == DType::Float32) {
@@ -91,18 +96,39 @@ int main() {
                 {random_input({3, 4}, 7, -3.0, 3.0)});
   std::cout << report.message << "\n";
 
-  // The op in a drawing, with its argument (render(dot, "svg", "swish.svg") draws it).
+  // The op in a drawing, with its argument (render(dot, "svg", "swish.svg") draws it), on a
+  // float32 input.
   Tape tape;
   TapeScope scope(tape);
-  Tensor x = requires_grad(tensor({-1.0, 0.5, 2.0})).set_name("x");  // [3]
+  Tensor x = requires_grad(tensor({-1.0, 0.5, 2.0})).set_name("x");  // [3] float32
   Tensor loss = sum(swish(x, 1.5));                                  // []
   loss.backward({.retain_graph = true});
   std::cout << "swish(x, 1.5) for x = " << x << ": loss " << loss.item() << ", x.grad =";
   for (double g : x.grad_values()) std::cout << " " << g;
+
+  // The same in float64: one template, the other instance; float32 rounding apart, the same.
+  Tensor x64 = requires_grad(tensor({-1.0, 0.5, 2.0}, DType::Float64));
+  Tensor loss64 = sum(swish(x64, 1.5));
+  loss64.backward();
+  bool agree = std::abs(loss64.item() - loss.item()) <= 1e-6 * std::abs(loss64.item());
+  for (size_t i = 0; i < 3; ++i)
+    agree = agree && std::abs(x64.grad_values()[i] - x.grad_values()[i]) <= 1e-6;
+  std::cout << "\nfloat32 and float64: " << (agree ? "agree" : "DIFFER") << " (float64 loss "
+            << loss64.item() << ")";
+
+  // A bad argument is an Error naming the op and the argument, before anything is recorded.
+  bool refused = false;
+  try {
+    swish(x, std::nan(""));
+  } catch (const Error& e) {
+    refused = std::string(e.what()).find("swish: beta must be finite") != std::string::npos;
+    std::cout << "\nbad input: " << e.what();
+  }
+
   const std::string dot = to_dot(tape, {.title = "swish, a user's op"});
   const bool drawn =
       dot.find("swish") != std::string::npos && dot.find("β = 1.5") != std::string::npos;
   std::cout << "\ndrawing: " << (drawn ? "shows swish with β = 1.5" : "MISSING swish or β = 1.5")
             << "\n";
-  return report.passed && drawn ? 0 : 1;
+  return report.passed && agree && refused && drawn ? 0 : 1;
 }
