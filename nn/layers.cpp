@@ -4,6 +4,7 @@
 #include <tapegrad/graph/error.h>
 #include <tapegrad/graph/scope.h>
 #include <tapegrad/kernels/gemm/linear_bf16.h>  // round_to_bf16_bits
+#include <tapegrad/nn/init.h>
 
 namespace tapegrad::nn {
 
