@@ -55,6 +55,8 @@ void check_uniform_range(double from, double to) {
 // ---- torch's AVX2 normal_fill_16 for float32, one lane at a time -------------------------------
 // Constants and operation order of avx_mathfun.h (log256_ps, sincos256_ps); std::fma marks each
 // multiply-add that GCC fused in libtorch_cpu's AVX2 kernel (read from its disassembly).
+// It stays beside the engine rather than in kernels/: it is scalar code whose job is torch's
+// bits, not speed, and Generator::normal calls it, while graph/ may include only graph/.
 
 float from_bits(uint32_t bits) {
   return std::bit_cast<float>(bits);
