@@ -14,8 +14,7 @@
 // -march or -ffp-contract. Other products must stay rounded on their own (GCC contracts across
 // statements by default in C++, even with -std=c++20, once -march enables FMA): the only ones
 // that feed an addition are exact (a uniform's k * 2^-24 or k * 2^-53, which GCC does fuse into
-// 1 - u; exact products fuse to the same result), and the two in kaiming_uniform_bound, which
-// go through volatiles.
+// 1 - u; exact products fuse to the same result).
 #if defined(__FAST_MATH__)
 #error "graph/random.cpp reproduces torch bit for bit and must not be compiled with -ffast-math"
 #endif
@@ -56,6 +55,8 @@ void check_uniform_range(double from, double to) {
 // ---- torch's AVX2 normal_fill_16 for float32, one lane at a time -------------------------------
 // Constants and operation order of avx_mathfun.h (log256_ps, sincos256_ps); std::fma marks each
 // multiply-add that GCC fused in libtorch_cpu's AVX2 kernel (read from its disassembly).
+// It stays beside the engine rather than in kernels/: it is scalar code whose job is torch's
+// bits, not speed, and Generator::normal calls it, while graph/ may include only graph/.
 
 float from_bits(uint32_t bits) {
   return std::bit_cast<float>(bits);
@@ -444,69 +445,6 @@ Generator& default_generator() {
 
 void manual_seed(uint64_t seed) {
   default_generator().manual_seed(seed);
-}
-
-// ---- nn.Linear initialisation -------------------------------------------------------------------
-
-double kaiming_uniform_bound(int64_t fan_in, double a) {
-  if (fan_in < 1) {
-    throw Error("kaiming_uniform_bound: fan_in must be positive, got " + std::to_string(fan_in));
-  }
-  // torch: gain = math.sqrt(2.0 / (1 + a ** 2)); std = gain / math.sqrt(fan);
-  // bound = math.sqrt(3.0) * std. The volatile keeps a * a rounded on its own, as Python does,
-  // instead of being fused into 1 + a * a.
-  volatile double a_squared = a * a;
-  const double gain = std::sqrt(2.0 / (1.0 + a_squared));
-  const double std = gain / std::sqrt(static_cast<double>(fan_in));
-  // Rounded here too: callers compute bound - (-bound), which must not fuse with this product.
-  volatile double bound = std::sqrt(3.0) * std;
-  return bound;
-}
-
-double linear_init_weight_bound(int64_t fan_in) {
-  return kaiming_uniform_bound(fan_in, std::sqrt(5.0));
-}
-
-double linear_init_bound(int64_t fan_in) {
-  if (fan_in < 0) {
-    throw Error("linear_init_bound: negative fan_in " + std::to_string(fan_in));
-  }
-  return fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
-}
-
-namespace {
-
-template <class T>
-void init_weight(T* w, int64_t out_features, int64_t in_features, Generator& g) {
-  if (out_features < 0 || in_features < 0) {
-    throw Error("linear_init_weight: negative size [" + std::to_string(out_features) + ", " +
-                std::to_string(in_features) + "]");
-  }
-  if (out_features == 0 || in_features == 0) return;
-  const double bound = linear_init_weight_bound(in_features);
-  g.uniform(w, out_features * in_features, -bound, bound);
-}
-
-template <class T>
-void init_bias(T* b, int64_t out_features, int64_t fan_in, Generator& g) {
-  check_count("linear_init_bias", out_features);
-  const double bound = linear_init_bound(fan_in);
-  g.uniform(b, out_features, -bound, bound);
-}
-
-}  // namespace
-
-void linear_init_weight(float* w, int64_t out_features, int64_t in_features, Generator& g) {
-  init_weight(w, out_features, in_features, g);
-}
-void linear_init_weight(double* w, int64_t out_features, int64_t in_features, Generator& g) {
-  init_weight(w, out_features, in_features, g);
-}
-void linear_init_bias(float* b, int64_t out_features, int64_t fan_in, Generator& g) {
-  init_bias(b, out_features, fan_in, g);
-}
-void linear_init_bias(double* b, int64_t out_features, int64_t fan_in, Generator& g) {
-  init_bias(b, out_features, fan_in, g);
 }
 
 }  // namespace tapegrad

@@ -9,7 +9,6 @@
 #include <tapegrad/graph/error.h>
 #include <tapegrad/graph/random.h>
 #include <tapegrad/graph/scope.h>
-#include <tapegrad/kernels/attention/cached_attention.h>
 
 namespace tapegrad::nn {
 
@@ -362,9 +361,8 @@ Tensor MultiHeadAttention::forward(const Tensor& x, bool use_cache) const {
       context_vec = causal_dot_product_attention(queries, keys, values, num_heads_, dropout_, false,
                                                  *generator_);  // [B, T, D]
     } else {
-      context_vec = x.tape().leaf(Shape{B, T, d_out_}, x.dtype(), nullptr, false);  // [B, T, D]
-      const KVCacheView<T_> view{k.data(), v.data(), B, H, W, Dh, cache_.length};
-      cached_attention<T_>(queries.data<T_>(), view, const_cast<T_*>(context_vec.data<T_>()), T);
+      const KVCacheRef<T_> cache{k, v, B, H, W, Dh, cache_.length};
+      context_vec = cached_attention(queries, cache);  // [B, T, D]
     }
   };
   if (x.dtype() == DType::Float32) {

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -12,7 +11,6 @@
 
 #include <tapegrad/graph/error.h>
 #include <tapegrad/graph/tape.h>
-#include <tapegrad/ops/detail/topk_row.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad::nn {
@@ -68,35 +66,6 @@ struct CacheReset {
   ~CacheReset() { model.reset_cache(); }
 };
 
-// The book's top-k filter (§5.3): min_val = topk(logits, k).values[:, -1] per row, then
-// torch.where(logits < min_val, -inf, logits), into a new leaf [B, V] on logits' tape. The k-th
-// largest comes from topk's own sort (ops/detail/topk_row.h) in `queue` (V pairs, kept by the
-// caller so that a step allocates nothing).
-Tensor top_k_filter(const Tensor& logits, int64_t k,
-                    std::vector<std::pair<double, int64_t>>& queue) {
-  const int64_t B = logits.size(0), V = logits.size(1);
-  Tensor out = logits.tape().leaf(logits.shape(), logits.dtype(), nullptr, false);  // [B, V]
-  auto run = [&]<class T>() {
-    const T* x = logits.data<T>();
-    T* y = const_cast<T*>(out.data<T>());  // a leaf made just above: ours to fill
-    for (int64_t b = 0; b < B; ++b) {
-      const T* row = x + b * V;
-      for (int64_t j = 0; j < V; ++j) queue[static_cast<size_t>(j)] = {row[j], j};
-      topk_sort(queue, k);
-      const double min_val = queue[static_cast<size_t>(k - 1)].first;
-      for (int64_t j = 0; j < V; ++j) {
-        y[b * V + j] = row[j] < min_val ? -std::numeric_limits<T>::infinity() : row[j];
-      }
-    }
-  };
-  if (logits.dtype() == DType::Float32) {
-    run.template operator()<float>();
-  } else {
-    run.template operator()<double>();
-  }
-  return out;
-}
-
 // The model's generation tape for this call, or a tape of its own when another call holds it.
 class GenerationTapeLease {
  public:
@@ -124,7 +93,6 @@ Ids run(const GPTModel& model, const Ids& ids, int64_t max_new_tokens, int64_t c
         const std::function<void(const Ids&)>& on_token, GenerationStats* stats) {
   using Clock = std::chrono::steady_clock;
   const int64_t B = ids.size(0);
-  const int64_t V = model.config().vocab_size;
   // The cache refuses training mode with dropout (it would need the uncached draws).
   use_cache = use_cache && !(model.training() && model.config().drop_rate > 0.0);
   // rows[b]: row b's ids so far; they grow by one per step.
@@ -147,9 +115,7 @@ Ids run(const GPTModel& model, const Ids& ids, int64_t max_new_tokens, int64_t c
   Ids cond;
   std::vector<int64_t> window;
   window.reserve(static_cast<size_t>(B * context_size));
-  Ids next;                                       // [B, 1]: each step's new ids
-  std::vector<std::pair<double, int64_t>> queue;  // top-k's sort of one row
-  if (s.top_k) queue.resize(static_cast<size_t>(V));
+  Ids next;  // [B, 1]: each step's new ids
   for (int64_t step = 0; step < max_new_tokens; ++step) {
     const auto start = Clock::now();
     tape.reset();
@@ -171,7 +137,7 @@ Ids run(const GPTModel& model, const Ids& ids, int64_t max_new_tokens, int64_t c
       logits = model(cond);                // [B, Tc, V]
       logits = select(logits, 1, Tc - 1);  // [B, V]
     }
-    if (s.top_k) logits = top_k_filter(logits, *s.top_k, queue);  // [B, V]
+    if (s.top_k) logits = top_k_filter(logits, *s.top_k);  // [B, V]
     if (simple) {
       argmax(softmax(logits, -1), -1, /*keepdim=*/true, next);
     } else if (s.temperature > 0.0) {

@@ -3,7 +3,8 @@
 
 #include <tapegrad/graph/error.h>
 #include <tapegrad/graph/scope.h>
-#include <tapegrad/kernels/gemm/linear_bf16.h>
+#include <tapegrad/kernels/gemm/linear_bf16.h>  // round_to_bf16_bits
+#include <tapegrad/nn/init.h>
 
 namespace tapegrad::nn {
 
@@ -44,7 +45,7 @@ Tensor Linear::forward(const Tensor& x) const {
                 std::to_string(in_features_) + " features (weight " + weight.shape().str() + ")");
   }
   if (has_bf16_weight()) {
-    // Inference only: the product runs outside the tape's ops, into a constant leaf.
+    // Inference only; named after the weight here, since the op sees only its bits.
     if (grad_enabled()) {
       throw Error("Linear \"" + name() + "\": weight \"" + weight.name() + "\" " +
                   weight.shape().str() +
@@ -54,18 +55,9 @@ Tensor Linear::forward(const Tensor& x) const {
       throw Error("Linear \"" + name() + "\": input " + x.shape().str() + " is " +
                   dtype_name(x.dtype()) + "; bfloat16 weights take float32 inputs");
     }
-    Shape shape = x.shape();
-    shape[shape.rank() - 1] = out_features_;
-    Tensor y = x.tape().leaf(shape, DType::Float32, nullptr, false);  // [.., out]
-    float* out = const_cast<float*>(y.data<float>());  // a leaf made just above: ours to fill
-    const float* b = bias.defined() ? bias.data<float>() : nullptr;
-    const int64_t rows = x.numel() / in_features_;
-    if (rows == 1) {
-      gemv_bf16(bf16_weight(), x.data<float>(), b, out, out_features_, in_features_);
-    } else {
-      linear_bf16(bf16_weight(), x.data<float>(), b, out, rows, out_features_, in_features_);
-    }
-    return y;
+    const Bf16Weight w{bf16_weight(), out_features_, in_features_};  // [out, in]
+    if (!bias.defined()) return linear_bf16(x, w);                   // [.., out]
+    return linear_bf16(x, w, x.tape().parameter(bias));              // [.., out]
   }
   Tensor w = x.tape().parameter(weight);     // [out, in]
   if (!bias.defined()) return linear(x, w);  // [.., out]

@@ -25,7 +25,7 @@ void check_dropout_probability(const std::string& module, double p);
 // [out_features]. The constructor draws the weight, then the bias, as nn.Linear's
 // reset_parameters does (kaiming_uniform_(a=√5) for the weight, U(-1/√in, 1/√in) for the bias:
 // both bounds are 1/√in up to torch's rounding), so after the same manual_seed the same layers
-// built in the same order hold torch's values bit for bit (graph/random.h has the arithmetic).
+// built in the same order hold torch's values bit for bit (nn/init.h has the arithmetic).
 //
 // Registered as "weight" and "bias". On its own, a Linear named "proj" names its parameters
 // "proj.weight" and "proj.bias"; inside a module they take their path ("W_query.weight").

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <tapegrad/graph/error.h>
+#include <tapegrad/nn/init.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad::nn {

@@ -189,6 +189,49 @@ Ids multinomial(const Tensor& probs, int64_t num_samples = 1,
 // The same into `out`, reusing its storage; its scratch comes from the tape's arena, so with
 // num_samples == 1 a warm call allocates nothing from the heap.
 void multinomial(const Tensor& probs, int64_t num_samples, Generator& generator, Ids& out);
+// The book's top-k filter (§5.3) along the last dim: min_val = topk(x, k).values[.., -1:], then
+// torch.where(x < min_val, -inf, x), so every value below its row's k-th largest becomes -inf
+// (ties with the k-th largest stay). 1 <= k <= size(-1). The k-th largest comes from topk's sort
+// (equal values as torch orders them), its scratch from the tape's arena, so a warm call
+// allocates nothing from the heap. The gradient flows to the values kept.
+Tensor top_k_filter(const Tensor& x, int64_t k);
+
+// --- inference only ---------------------------------------------------------------------------
+// These ops read operands that are not tensors on the tape (bfloat16 weight bits, a KV cache the
+// next step overwrites), which no gradient can reach: each throws Error naming the op when grad
+// mode is on (run it under NoGradGuard, torch.no_grad()), before recording anything.
+
+// A weight [out_features, in_features] held as bfloat16 bits, row-major (nn.Linear's layout),
+// outside any tape: what nn::Linear::use_bf16_weight keeps.
+struct Bf16Weight {
+  const uint16_t* bits;
+  int64_t out_features;
+  int64_t in_features;
+};
+// linear with bfloat16 weights: x [.., in] float32, bias [out] float32 (or undefined) ->
+// [.., out] float32. Each weight is widened to float32 exactly and the sums run in float32
+// (kernels/gemm/linear_bf16.h; one row is a matrix-vector product).
+Tensor linear_bf16(const Tensor& x, const Bf16Weight& weight, const Tensor& bias = Tensor());
+
+// A key/value cache as cached_attention reads it (nn::MultiHeadAttention's): keys and values
+// [batch, heads, window, head_dim] each, row-major, of which positions [0, length) hold tokens,
+// oldest first.
+template <class T>
+struct KVCacheRef {
+  std::span<const T> keys;
+  std::span<const T> values;
+  int64_t batch;
+  int64_t heads;
+  int64_t window;
+  int64_t head_dim;
+  int64_t length;
+};
+// Attention of the T newest tokens over a KV cache that holds them (T <= cache.length): q
+// [B, T, H·D_h] (the query projection, heads side by side, q's dtype the cache's) -> [B, T, H·D_h],
+// query i at position length − T + i seeing keys 0 .. that position: per head
+// softmax(q·kᵀ / √D_h)·v, heads merged back (the book's context_vec before out_proj).
+Tensor cached_attention(const Tensor& q, const KVCacheRef<float>& cache);
+Tensor cached_attention(const Tensor& q, const KVCacheRef<double>& cache);
 
 // --- reductions and losses --------------------------------------------------------------------
 Tensor sum(const Tensor& x);

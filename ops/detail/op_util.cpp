@@ -1,5 +1,7 @@
-// Error-message helpers shared by all ops.
+// Helpers shared by the ops: error messages and the inference-only ops' guard.
 #include <tapegrad/ops/detail/op_util.h>
+
+#include <tapegrad/graph/scope.h>
 
 namespace tapegrad {
 
@@ -25,6 +27,17 @@ void throw_binary_error(const char* op, const Tensor& a, const char* joiner, con
 
 void throw_unary_error(const char* op, const Tensor& x, const std::string& what) {
   throw Error(std::string(op) + ": " + describe("x", x) + ": " + what);
+}
+
+void check_inference_only(const char* op, const Tensor& x) {
+  if (grad_enabled()) {
+    throw_unary_error(op, x,
+                      "inference only (no gradient): run it under NoGradGuard (torch.no_grad())");
+  }
+}
+
+void inference_only_backward(Tape&, const Node& node) {
+  throw Error(std::string(node.op->name) + ": inference only, it has no backward");
 }
 
 std::string dim_text(int64_t dim, int rank) {

@@ -56,6 +56,12 @@ void check_same_dtype(const char* op, const Tensor& a, const Tensor& b);
                                      const Tensor& b, const std::string& what);
 [[noreturn]] void throw_unary_error(const char* op, const Tensor& x, const std::string& what);
 
+// For the inference-only ops (ops.h): throws `op: <x described>: inference only (...)` when
+// grad mode is on, before anything is recorded.
+void check_inference_only(const char* op, const Tensor& x);
+// Their OpDef::backward: never reached, as they record nothing in grad mode; throws if it is.
+void inference_only_backward(Tape& tape, const Node& node);
+
 // A dim as drawings show it ("dim -1"): the last one as -1, as the book writes softmax(x, dim=-1),
 // others counted from the front. `dim` is normalised to 0..rank-1.
 std::string dim_text(int64_t dim, int rank);

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <utility>
-#include <vector>
 
 namespace tapegrad {
 
@@ -15,7 +15,7 @@ namespace tapegrad {
 // in the order libstdc++'s algorithms leave them, as in torch built with the same library (Debian's
 // torch 1.13 and tapegrad both with GCC 12.2 here; tests/ops/test_topk.cpp checks ties against
 // it). This is torch's CPU choice on ties: not always the lower index first.
-inline void topk_sort(std::vector<std::pair<double, int64_t>>& queue, int64_t k) {
+inline void topk_sort(std::span<std::pair<double, int64_t>> queue, int64_t k) {
   if (k == 0) return;
   const auto larger = [](const std::pair<double, int64_t>& x, const std::pair<double, int64_t>& y) {
     return (std::isnan(x.first) && !std::isnan(y.first)) || x.first > y.first;

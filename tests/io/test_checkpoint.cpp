@@ -24,6 +24,7 @@
 #include <tapegrad/graph/random.h>
 #include <tapegrad/graph/tape.h>
 #include <tapegrad/io/safetensors.h>
+#include <tapegrad/nn/init.h>
 #include <tapegrad/ops/ops.h>
 #include <tapegrad/optim/optim.h>
 
@@ -61,7 +62,7 @@ struct Model {
   explicit Model(Generator& g, int64_t d_in = 6, int64_t d_out = 4) {
     auto weight = [&](int64_t out, int64_t in, const char* name) {
       Parameter w({out, in}, DType::Float32, name);
-      linear_init_weight(w.data<float>(), out, in, g);
+      nn::linear_init_weight(w.data<float>(), out, in, g);
       return w;
     };
     w_query = weight(d_out, d_in, "W_query");
@@ -69,7 +70,7 @@ struct Model {
     w_value = weight(d_out, d_in, "W_value");
     out_w = weight(d_in, d_out, "out.weight");
     out_b = Parameter({d_in}, DType::Float32, "out.bias");
-    linear_init_bias(out_b.data<float>(), d_in, d_out, g);
+    nn::linear_init_bias(out_b.data<float>(), d_in, d_out, g);
   }
   std::vector<Parameter> list() const { return {w_query, w_key, w_value, out_w, out_b}; }
   NamedParameters named() const {

@@ -1,5 +1,6 @@
-// Test-side registry of gradient checks: each GRADCHECK_TEST_CASE names the op it checks, and
-// tests/ops/test_registry.cpp fails when a registered op (TAPEGRAD_REGISTER_OP) has none.
+// Test-side registry of gradient checks: each GRADCHECK_TEST_CASE (or, for an inference-only op,
+// INFERENCE_ONLY_TEST_CASE) names the op it checks, and tests/ops/test_registry.cpp fails when a
+// registered op (TAPEGRAD_REGISTER_OP) has none.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -41,3 +42,9 @@ inline void require_gradcheck(const GradcheckReport& report, const std::string& 
   static const ::tapegrad::testing::GradcheckRegistration TAPEGRAD_CAT(gradcheck_registration_, \
                                                                        __LINE__){op};           \
   TEST_CASE(op " gradcheck: " description, "[gradcheck][" op "]")
+// A Catch2 test case for an inference-only op (ops.h), which has no gradient to check: it must
+// show that the op refuses to record in grad mode. Registers the op as checked.
+#define INFERENCE_ONLY_TEST_CASE(op, description)                                               \
+  static const ::tapegrad::testing::GradcheckRegistration TAPEGRAD_CAT(gradcheck_registration_, \
+                                                                       __LINE__){op};           \
+  TEST_CASE(op " is inference only: " description, "[inference_only][" op "]")
