@@ -1,4 +1,5 @@
 // add_scalar: x plus a constant (also x - c, as x + (-c), which is the same in IEEE arithmetic).
+#include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/triangle.h>
 #include <tapegrad/ops/ops.h>

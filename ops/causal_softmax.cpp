@@ -12,6 +12,7 @@
 
 #include <tapegrad/graph/threads.h>
 #include <tapegrad/kernels/vmath/softmax_rows.h>
+#include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 

@@ -1,5 +1,6 @@
 // div: elementwise a / b with broadcasting; IEEE division, so b = 0 gives ±inf or nan as in torch.
 #include <tapegrad/ops/detail/broadcast.h>
+#include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <array>
 
+#include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 

@@ -1,5 +1,6 @@
 // exp: elementwise eˣ.
 #include <tapegrad/kernels/vmath/vmath.h>
+#include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 

@@ -1,6 +1,7 @@
 // linear: nn.Linear's y = x·Wᵀ + b (a GEMM over x's rows; one row: a matrix-vector product).
 #include <tapegrad/kernels/gemm/gemm.h>
 #include <tapegrad/kernels/gemm/gemv.h>
+#include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 

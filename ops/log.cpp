@@ -1,4 +1,5 @@
 // log: elementwise natural logarithm; log(0) = -inf and log(x < 0) = nan, as in torch.
+#include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 

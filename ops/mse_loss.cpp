@@ -1,4 +1,5 @@
 // mse_loss: the mean of squared differences between a prediction and a target of the same shape.
+#include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 

@@ -1,4 +1,5 @@
 // neg: elementwise -x.
+#include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 

@@ -1,6 +1,7 @@
 // pow: elementwise xᵖ for a constant p, with torch's special cases for the common exponents.
 #include <cmath>
 
+#include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 

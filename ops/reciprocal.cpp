@@ -1,4 +1,5 @@
 // reciprocal: elementwise 1 / x (torch.reciprocal; torch computes c / x as reciprocal(x) * c).
+#include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 

@@ -1,6 +1,7 @@
 // scale: x times a constant, and x divided by one (operator/), each computed as torch computes it.
 #include <cmath>
 
+#include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 

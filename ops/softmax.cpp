@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include <tapegrad/kernels/vmath/softmax_rows.h>
+#include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/reduce_dim.h>
 #include <tapegrad/ops/ops.h>

@@ -1,6 +1,7 @@
 // sqrt: elementwise square root; sqrt(x < 0) = nan, and the gradient at 0 is inf, as in torch.
 #include <cmath>
 
+#include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 

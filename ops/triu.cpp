@@ -1,6 +1,7 @@
 // triu: x with the elements below the k-th diagonal of the last two dims zeroed, torch.triu.
 #include <algorithm>
 
+#include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/triangle.h>
 #include <tapegrad/ops/ops.h>

@@ -3,9 +3,13 @@
 #pragma once
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace tapegrad::testing {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The larger of a running maximum and a new error, where NaN beats everything and sticks.
 inline double worse(double worst, double error) {

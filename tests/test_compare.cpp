@@ -9,7 +9,7 @@
 using namespace tapegrad::testing;
 
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using tapegrad::testing::kNaN;
 }
 
 TEST_CASE("compare: a NaN error is the worst error and fails every tolerance", "[compare]") {

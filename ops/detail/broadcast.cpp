@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 
 namespace tapegrad {

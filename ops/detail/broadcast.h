@@ -7,6 +7,7 @@
 
 #include <tapegrad/graph/arena.h>
 #include <tapegrad/graph/tape.h>
+#include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 
 namespace tapegrad {

@@ -1,7 +1,6 @@
-// What every op file uses: dtype dispatch, Eigen views over tape storage, and error messages.
+// What every op file uses: dtype dispatch and error messages (Eigen views: eigen_maps.h).
 #pragma once
 
-#include <Eigen/Core>
 #include <string>
 
 #include <tapegrad/graph/error.h>
@@ -15,33 +14,6 @@ template <class F>
 decltype(auto) dispatch(DType dtype, F&& f) {
   if (dtype == DType::Float32) return f.template operator()<float>();
   return f.template operator()<double>();
-}
-
-template <class T>
-using MatrixMap = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
-template <class T>
-using ConstMatrixMap =
-    Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
-template <class T>
-using ArrayMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
-template <class T>
-using ConstArrayMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
-
-template <class T>
-using RowVec = Eigen::Map<Eigen::Array<T, 1, Eigen::Dynamic>>;
-template <class T>
-using RowBlock = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
-template <class T>
-using ConstRowBlock =
-    Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
-
-template <class T>
-ArrayMap<T> array_of(const Node& n) {
-  return ArrayMap<T>(n.value_as<T>(), n.shape.numel());
-}
-template <class T>
-ArrayMap<T> grad_array_of(const Node& n) {
-  return ArrayMap<T>(n.grad_as<T>(), n.shape.numel());
 }
 
 // `a "W_query" [3, 2]`, or `a [3, 2]` when the tensor has no name: the way errors name operands.

@@ -15,8 +15,8 @@
 #include <sstream>
 #include <string>
 
-#include "tests/examples/chapter3_goldens.h"
 #include "tests/apps/run_program.h"
+#include "tests/examples/chapter3_goldens.h"
 
 namespace fs = std::filesystem;
 using tapegrad::testing::chapter3::run_program;
@@ -26,7 +26,7 @@ namespace {
 const std::string kTinyModel =
     " --tokenizer bytes --context-length 512 --emb-dim 16 --n-heads 2 --n-layers 1 --no-plot";
 
-std::string kjv_sample() {
+std::string kjv_sample_path() {
   return std::string(TAPEGRAD_SOURCE_DIR) + "/tests/text/data/kjv_sample.txt";
 }
 
@@ -70,7 +70,7 @@ TEST_CASE(
     "example finetune_instruct: a short run on the KJV sample with losses responses and resume",
     "[examples][finetune]") {
   const std::string out = scratch("instruct");
-  const std::string args = kTinyModel + " --kjv " + kjv_sample() +
+  const std::string args = kTinyModel + " --kjv " + kjv_sample_path() +
                            " --count 20 --batch-size 2 --epochs 2 --eval-freq 4 --eval-iter 1"
                            " --lr 1e-3 --max-new-tokens 6 --out " +
                            out;
@@ -156,7 +156,7 @@ TEST_CASE("example finetune_instruct: --data in the book's layout and bad input"
 TEST_CASE("example finetune_classifier: the Testament task on the KJV sample with and without LoRA",
           "[examples][finetune]") {
   const std::string out = scratch("classifier");
-  const std::string args = kTinyModel + " --kjv " + kjv_sample() +
+  const std::string args = kTinyModel + " --kjv " + kjv_sample_path() +
                            " --per-class 10 --batch-size 2 --epochs 2 --eval-freq 3 --eval-iter 1"
                            " --lr 1e-3";
   const Result r = run(kClassifier, args + " --out " + out);
@@ -246,11 +246,11 @@ TEST_CASE("example finetune_classifier: starts from a train_gpt checkpoint",
   const Result pre = run(TAPEGRAD_TRAIN_GPT,
                          "--preset tiny --context-length 128 --emb-dim 16 --n-heads 2 --n-layers 1"
                          " --steps 2 --batch-size 2 --eval-freq 1 --eval-iter 1 --no-plot --data " +
-                             kjv_sample() + " --out " + out + "/pretrain");
+                             kjv_sample_path() + " --out " + out + "/pretrain");
   INFO(pre.output);
   REQUIRE(pre.status == 0);
   const Result r = run(kClassifier, "--checkpoint " + out + "/pretrain/checkpoint.safetensors" +
-                                        " --kjv " + kjv_sample() +
+                                        " --kjv " + kjv_sample_path() +
                                         " --per-class 10 --batch-size 2 --epochs 1 --eval-iter 1"
                                         " --no-plot --out " +
                                         out + "/classifier");
@@ -263,7 +263,7 @@ TEST_CASE("example finetune_classifier: starts from a train_gpt checkpoint",
 
 TEST_CASE("example finetune_instruct: LoRA trains the adapters only", "[examples][finetune]") {
   const std::string out = scratch("instruct_lora");
-  const Result r = run(kInstruct, kTinyModel + " --kjv " + kjv_sample() +
+  const Result r = run(kInstruct, kTinyModel + " --kjv " + kjv_sample_path() +
                                       " --count 20 --batch-size 2 --epochs 1 --eval-freq 4"
                                       " --eval-iter 1 --lr 1e-3 --max-new-tokens 2 --max-test 1"
                                       " --lora-rank 2 --lora-alpha 4 --matmul-precision highest"

@@ -11,12 +11,14 @@
 #include <tapegrad/graph/tape.h>
 #include <tapegrad/ops/ops.h>
 
+#include "tests/compare.h"
+
 using namespace tapegrad;
 using Catch::Contains;
 
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using tapegrad::testing::kInf;
+using tapegrad::testing::kNaN;
 
 Tensor vec(std::vector<double> v, bool grad = false) {
   return from_values({static_cast<int64_t>(v.size())}, v, DType::Float64, grad);

@@ -21,11 +21,13 @@
 #include <tapegrad/ops/ops.h>
 #include <tapegrad/optim/optim.h>
 
+#include "tests/compare.h"
+
 using namespace tapegrad;
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using tapegrad::testing::kNaN;
 
 // What a row may leave for the runner to check after its call threw.
 int32_t op_nodes(const Tape& tape) {

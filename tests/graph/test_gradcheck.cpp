@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 

@@ -18,25 +18,25 @@ using namespace tapegrad;
 namespace {
 
 // random_goldens.txt, written by make_random_goldens.py in the suite's one format.
-const testing::GoldenTensor& golden(const std::string& name) {
+const testing::GoldenTensor& random_golden(const std::string& name) {
   return testing::golden_file("random/random_goldens.txt")[name];
 }
 
 std::vector<float> golden_f32(const std::string& name) {
-  const testing::GoldenTensor& g = golden(name);
+  const testing::GoldenTensor& g = random_golden(name);
   REQUIRE((g.dtype == DType::Float32 && !g.integer));
   return std::vector<float>(g.values.begin(), g.values.end());  // float32 values: exact
 }
 
 std::vector<double> golden_f64(const std::string& name) {
-  const testing::GoldenTensor& g = golden(name);
+  const testing::GoldenTensor& g = random_golden(name);
   REQUIRE((g.dtype == DType::Float64 && !g.integer));
   return g.values;
 }
 
 // A u64 record (fan-ins, generator states) or an i64 one (dropout masks).
 std::vector<uint64_t> golden_ints(const std::string& name) {
-  const testing::GoldenTensor& g = golden(name);
+  const testing::GoldenTensor& g = random_golden(name);
   REQUIRE(g.integer);
   if (g.values.empty()) return g.u64;
   std::vector<uint64_t> out;

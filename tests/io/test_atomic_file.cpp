@@ -13,33 +13,15 @@
 
 #include <tapegrad/graph/error.h>
 
+#include "tests/temp_dir.h"
+
 using namespace tapegrad;
 using Catch::Contains;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "tapegrad_atomic_XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  // The names of the entries, sorted.
-  std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto& entry : fs::directory_iterator(path)) {
-      names.push_back(entry.path().filename().string());
-    }
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-};
+using tapegrad::testing::TempDir;
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -49,7 +31,7 @@ std::string read_text(const fs::path& path) {
 }  // namespace
 
 TEST_CASE("atomic file: writes the whole content, then replaces it", "[atomic_file]") {
-  TempDir dir;
+  TempDir dir("tapegrad_atomic");
   const std::string path = (dir.path / "out.txt").string();
   write_file_atomically(path, std::string_view("first\n"));
   CHECK(read_text(path) == "first\n");
@@ -75,7 +57,7 @@ TEST_CASE("atomic file: writes the whole content, then replaces it", "[atomic_fi
 
 TEST_CASE("atomic file: a writer abandoned before commit leaves the old file and no temporary",
           "[atomic_file]") {
-  TempDir dir;
+  TempDir dir("tapegrad_atomic");
   const std::string path = (dir.path / "keep.txt").string();
   write_file_atomically(path, std::string_view("old"));
   {
@@ -88,7 +70,7 @@ TEST_CASE("atomic file: a writer abandoned before commit leaves the old file and
 
 TEST_CASE("atomic file: failures name the path and leave the old file and no temporary",
           "[atomic_file]") {
-  TempDir dir;
+  TempDir dir("tapegrad_atomic");
   // A directory that does not exist: nothing can be created.
   const std::string missing = (dir.path / "no" / "such" / "out.txt").string();
   CHECK_THROWS_WITH(write_file_atomically(missing, std::string_view("x")),

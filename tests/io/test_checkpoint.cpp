@@ -28,26 +28,14 @@
 #include <tapegrad/ops/ops.h>
 #include <tapegrad/optim/optim.h>
 
+#include "tests/temp_dir.h"
+
 using namespace tapegrad;
 using Catch::Contains;
 
 namespace {
 
-// A fresh directory under the system's temporary directory, removed at scope exit.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "tapegrad_checkpoint_XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
+using tapegrad::testing::TempDir;
 
 std::vector<uint8_t> bits(const Parameter& p) {
   const auto* b = static_cast<const uint8_t*>(p.raw_data());
@@ -182,7 +170,7 @@ std::string load_error(const std::function<void()>& load) {
 
 TEST_CASE("checkpoint: parameters round-trip bit for bit, special values included",
           "[checkpoint]") {
-  TempDir dir;
+  TempDir dir("tapegrad_checkpoint");
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   Parameter a =
@@ -208,7 +196,7 @@ TEST_CASE("checkpoint: parameters round-trip bit for bit, special values include
 }
 
 TEST_CASE("checkpoint: optimiser, schedule and generator state round-trip", "[checkpoint]") {
-  TempDir dir;
+  TempDir dir("tapegrad_checkpoint");
   Run a(11);
   a.train(4);
   CheckpointExtras extras = a.extras();
@@ -230,7 +218,7 @@ TEST_CASE("checkpoint: optimiser, schedule and generator state round-trip", "[ch
 
 TEST_CASE("checkpoint: resuming gives the uninterrupted run's trajectory bit for bit",
           "[checkpoint]") {
-  TempDir dir;
+  TempDir dir("tapegrad_checkpoint");
   Run whole(42);
   whole.train(12);
 
@@ -288,7 +276,7 @@ TEST_CASE("checkpoint: resuming gives the uninterrupted run's trajectory bit for
 }
 
 TEST_CASE("checkpoint: a load that does not fit throws and changes nothing", "[checkpoint]") {
-  TempDir dir;
+  TempDir dir("tapegrad_checkpoint");
   Run source(3);
   source.train(2);
   CheckpointExtras extras = source.extras();
@@ -379,7 +367,7 @@ TEST_CASE("checkpoint: a load that does not fit throws and changes nothing", "[c
 
 TEST_CASE("checkpoint: a scheduler restored before the optimiser refuses is rolled back",
           "[checkpoint]") {
-  TempDir dir;
+  TempDir dir("tapegrad_checkpoint");
   Run source(3);
   source.train(3);
   CheckpointExtras extras = source.extras();
@@ -404,7 +392,7 @@ TEST_CASE("checkpoint: a scheduler restored before the optimiser refuses is roll
 }
 
 TEST_CASE("checkpoint: saving refuses bad names and leaves the old file", "[checkpoint]") {
-  TempDir dir;
+  TempDir dir("tapegrad_checkpoint");
   const std::string path = dir.file("c.safetensors");
   Parameter p = Parameter::from_values({2}, {1, 2}, DType::Float32, "p");
   save_checkpoint(path, {{"p", p}});
@@ -423,7 +411,7 @@ TEST_CASE("checkpoint: saving refuses bad names and leaves the old file", "[chec
 }
 
 TEST_CASE("checkpoint: every truncation and every damaged byte is rejected", "[checkpoint]") {
-  TempDir dir;
+  TempDir dir("tapegrad_checkpoint");
   Generator g(5);
   Parameter w = Parameter::from_values({2, 3}, {1, 2, 3, 4, 5, 6}, DType::Float32, "w");
   Parameter b = Parameter::from_values({3}, {0.5, -1, 2}, DType::Float64, "b");
@@ -474,7 +462,7 @@ TEST_CASE("checkpoint: every truncation and every damaged byte is rejected", "[c
 }
 
 TEST_CASE("checkpoint: plain Python reads ours and writes one we load", "[checkpoint][python]") {
-  TempDir dir;
+  TempDir dir("tapegrad_checkpoint");
   const std::string script = std::string(TAPEGRAD_SOURCE_DIR) + "/tests/io/checkpoint_interop.py";
   Generator g(8);
   Parameter w =
@@ -564,7 +552,7 @@ TEST_CASE("checkpoint: plain Python reads ours and writes one we load", "[checkp
 
 TEST_CASE("checkpoint: a writer killed with SIGKILL leaves the previous checkpoint intact",
           "[checkpoint][kill]") {
-  TempDir dir;
+  TempDir dir("tapegrad_checkpoint");
   const std::string path = dir.file("model.safetensors");
   // 4M float32 (16 MB): each save takes long enough to be killed in the middle of it.
   constexpr int64_t kBig = int64_t{1} << 22;

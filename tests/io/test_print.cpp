@@ -12,6 +12,7 @@
 
 #include <tapegrad/graph/error.h>
 #include <tapegrad/io/print.h>
+#include "tests/compare.h"
 #include "tests/goldens.h"
 
 namespace {
@@ -19,7 +20,7 @@ namespace {
 using tapegrad::format_torch;
 using tapegrad::PrintOptions;
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using tapegrad::testing::kInf;
 
 // Float32 tensors reach format_torch widened exactly to double, so the hand-written cases do the
 // same with float literals.

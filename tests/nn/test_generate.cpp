@@ -24,7 +24,7 @@ using testing::SmallModel;
 using testing::to_ids;
 using testing::to_rows;
 
-Rows golden(const std::string& name) {
+Rows generate_golden(const std::string& name) {
   return testing::golden_rows("generate/generate.txt", name);
 }
 
@@ -33,37 +33,40 @@ Rows golden(const std::string& name) {
 TEST_CASE("generate_text_simple: greedy ids equal torch's, cropping the context",
           "[generate][gpt]") {
   SmallModel m;
-  const Ids prompt = to_ids(golden("prompt"));  // [2, 6]; 10 new tokens outgrow context 8
-  CHECK(to_rows(nn::generate_text_simple(m.model, prompt, 10, 8)) == golden("greedy"));
-  CHECK(to_rows(nn::generate_text_simple(m.model, prompt, 10, 4)) == golden("greedy_context_4"));
-  CHECK(to_rows(nn::generate(m.model, prompt, 10, 8)) == golden("argmax"));  // temperature 0
-  CHECK(to_rows(nn::generate_text_simple(m.model, prompt, 0, 8)) == golden("prompt"));
+  const Ids prompt = to_ids(generate_golden("prompt"));  // [2, 6]; 10 new tokens outgrow context 8
+  CHECK(to_rows(nn::generate_text_simple(m.model, prompt, 10, 8)) == generate_golden("greedy"));
+  CHECK(to_rows(nn::generate_text_simple(m.model, prompt, 10, 4)) ==
+        generate_golden("greedy_context_4"));
+  CHECK(to_rows(nn::generate(m.model, prompt, 10, 8)) ==
+        generate_golden("argmax"));  // temperature 0
+  CHECK(to_rows(nn::generate_text_simple(m.model, prompt, 0, 8)) == generate_golden("prompt"));
 }
 
 TEST_CASE("generate: sampled ids equal torch's for the same seed", "[generate][gpt]") {
   SmallModel m;
-  const Ids prompt = to_ids(golden("prompt"));
-  const Ids one = to_ids({golden("prompt")[0]});
+  const Ids prompt = to_ids(generate_golden("prompt"));
+  const Ids one = to_ids({generate_golden("prompt")[0]});
   Generator g(7);
   CHECK(to_rows(nn::generate(m.model, one, 12, 8, 1.4, 25, std::nullopt, g)) ==
-        golden("sampled_seed7_t1.4_k25"));
+        generate_golden("sampled_seed7_t1.4_k25"));
   g.manual_seed(7);
   CHECK(to_rows(nn::generate(m.model, prompt, 12, 8, 1.4, 25, std::nullopt, g)) ==
-        golden("sampled_seed7_t1.4_k25_batch"));
+        generate_golden("sampled_seed7_t1.4_k25_batch"));
   // the default generator, as torch.manual_seed + torch.multinomial
   manual_seed(11);
-  CHECK(to_rows(nn::generate(m.model, one, 12, 8, 0.7)) == golden("sampled_seed11_t0.7"));
+  CHECK(to_rows(nn::generate(m.model, one, 12, 8, 0.7)) == generate_golden("sampled_seed11_t0.7"));
   manual_seed(11);
-  CHECK(to_rows(nn::generate(m.model, one, 6, 8, 1.0, 1)) == golden("sampled_seed11_t1.0_k1"));
+  CHECK(to_rows(nn::generate(m.model, one, 6, 8, 1.0, 1)) ==
+        generate_golden("sampled_seed11_t1.0_k1"));
 }
 
 TEST_CASE("generate: stops without appending when eos_id is produced", "[generate][gpt]") {
   SmallModel m;
-  const Ids one = to_ids({golden("prompt")[0]});
+  const Ids one = to_ids({generate_golden("prompt")[0]});
   const int64_t eos = testing::golden_file("generate/generate.txt")["eos_id"].ints().at(0);
   Generator g(7);
   const Rows got = to_rows(nn::generate(m.model, one, 12, 8, 1.4, 25, eos, g));
-  CHECK(got == golden("sampled_seed7_t1.4_k25_eos"));
+  CHECK(got == generate_golden("sampled_seed7_t1.4_k25_eos"));
   // the same as the run without eos_id, cut before the first eos
   g.manual_seed(7);
   Rows full = to_rows(nn::generate(m.model, one, 12, 8, 1.4, 25, std::nullopt, g));
@@ -72,13 +75,13 @@ TEST_CASE("generate: stops without appending when eos_id is produced", "[generat
   full[0].erase(first, full[0].end());
   CHECK(got == full);
   // greedy with eos: a batch stops only when every row produces it
-  const Rows greedy = golden("greedy");
-  const Ids prompt = to_ids(golden("prompt"));
+  const Rows greedy = generate_golden("greedy");
+  const Ids prompt = to_ids(generate_golden("prompt"));
   const int64_t row0_first = greedy[0][6];  // row 0's first new token; row 1's differs
   REQUIRE(greedy[1][6] != row0_first);
   REQUIRE(std::find(greedy[1].begin() + 6, greedy[1].end(), row0_first) == greedy[1].end());
   CHECK(to_rows(nn::generate(m.model, prompt, 10, 8, 0.0, std::nullopt, row0_first)) ==
-        golden("argmax"));
+        generate_golden("argmax"));
 }
 
 TEST_CASE("generate: runs on its own tape, leaving the caller's untouched", "[generate][gpt]") {
@@ -87,7 +90,7 @@ TEST_CASE("generate: runs on its own tape, leaving the caller's untouched", "[ge
   TapeScope scope(tape);
   Tensor x = ones(Shape{2});
   const int32_t before = tape.size();
-  const Ids out = nn::generate(m.model, to_ids(golden("prompt")), 3, 8, 1.0, 5);
+  const Ids out = nn::generate(m.model, to_ids(generate_golden("prompt")), 3, 8, 1.0, 5);
   CHECK(out.size(1) == 9);
   CHECK(tape.size() == before);
   CHECK(x.values() == std::vector<double>{1.0, 1.0});  // still valid
@@ -96,7 +99,7 @@ TEST_CASE("generate: runs on its own tape, leaving the caller's untouched", "[ge
 TEST_CASE("generate: a second generation reuses the model's tape and its memory",
           "[generate][gpt]") {
   SmallModel m;
-  const Ids prompt = to_ids(golden("prompt"));
+  const Ids prompt = to_ids(generate_golden("prompt"));
   const Rows first = to_rows(nn::generate_text_simple(m.model, prompt, 10, 8));
   Tape* kept = m.model.acquire_generation_tape();
   REQUIRE(kept != nullptr);
@@ -111,7 +114,7 @@ TEST_CASE("generate: a second generation reuses the model's tape and its memory"
   m.model.release_generation_tape();
   // Given back: the same ids again, drawn from the memory the first generation took.
   CHECK(to_rows(nn::generate_text_simple(m.model, prompt, 10, 8)) == first);
-  CHECK(to_rows(nn::generate_text_simple(m.model, prompt, 10, 8)) == golden("greedy"));
+  CHECK(to_rows(nn::generate_text_simple(m.model, prompt, 10, 8)) == generate_golden("greedy"));
   kept = m.model.acquire_generation_tape();
   REQUIRE(kept != nullptr);
   CHECK(kept->arena().heap_allocations() == blocks);
@@ -122,7 +125,7 @@ TEST_CASE("generate: a second generation reuses the model's tape and its memory"
 TEST_CASE("generate: bad arguments throw Error before anything is drawn",
           "[generate][gpt][errors]") {
   SmallModel m;
-  const Ids prompt = to_ids(golden("prompt"));
+  const Ids prompt = to_ids(generate_golden("prompt"));
   Generator g(3);
   const std::vector<uint64_t> state = g.state();
   auto throws = [&](auto&& call, const std::string& what) {

@@ -16,24 +16,24 @@ using namespace tapegrad::nn;
 
 namespace {
 
-const testing::GoldenTensor& golden(const std::string& name) {
+const testing::GoldenTensor& init_golden(const std::string& name) {
   return testing::golden_file("random/random_goldens.txt")[name];
 }
 
 std::vector<float> golden_f32(const std::string& name) {
-  const testing::GoldenTensor& g = golden(name);
+  const testing::GoldenTensor& g = init_golden(name);
   REQUIRE((g.dtype == DType::Float32 && !g.integer));
   return std::vector<float>(g.values.begin(), g.values.end());  // float32 values: exact
 }
 
 std::vector<double> golden_f64(const std::string& name) {
-  const testing::GoldenTensor& g = golden(name);
+  const testing::GoldenTensor& g = init_golden(name);
   REQUIRE((g.dtype == DType::Float64 && !g.integer));
   return g.values;
 }
 
 std::vector<uint64_t> golden_ints(const std::string& name) {
-  const testing::GoldenTensor& g = golden(name);
+  const testing::GoldenTensor& g = init_golden(name);
   REQUIRE(g.integer);
   if (g.values.empty()) return g.u64;
   std::vector<uint64_t> out;

@@ -27,7 +27,7 @@ using testing::SmallModel;
 using testing::to_ids;
 using testing::to_rows;
 
-Rows golden(const std::string& name) {
+Rows kv_cache_golden(const std::string& name) {
   return testing::golden_rows("kv_cache/kv_cache.txt", name);
 }
 
@@ -79,27 +79,29 @@ Rows cached_greedy(const nn::GPTModel& model, const Rows& prompt, const std::vec
 TEST_CASE("KV cache: the book's cached greedy ids, prefill and one token per step",
           "[kv_cache][gpt]") {
   SmallModel m;
-  const Rows prompt = golden("prompt");  // [2, 6]
-  CHECK(cached_greedy(m.model, prompt, {6}, 2) == golden("cached_greedy"));
+  const Rows prompt = kv_cache_golden("prompt");  // [2, 6]
+  CHECK(cached_greedy(m.model, prompt, {6}, 2) == kv_cache_golden("cached_greedy"));
   CHECK(to_rows(nn::generate_text_simple(m.model, to_ids(prompt), 2, 8)) ==
-        golden("cached_greedy"));
+        kv_cache_golden("cached_greedy"));
   CHECK(to_rows(nn::generate_text_simple(m.model, to_ids(prompt), 2, 8, /*use_cache=*/false)) ==
-        golden("cached_greedy"));
+        kv_cache_golden("cached_greedy"));
 }
 
 TEST_CASE("KV cache: a window shorter than the context slides as the book's", "[kv_cache][gpt]") {
   SmallModel m;
   m.model.set_cache_window(4);
   CHECK(m.model.trf_blocks.at<nn::TransformerBlock>(1).att.cache_window() == 4);
-  CHECK(cached_greedy(m.model, golden("window_prompt"), {3}, 5) == golden("window4_greedy"));
+  CHECK(cached_greedy(m.model, kv_cache_golden("window_prompt"), {3}, 5) ==
+        kv_cache_golden("window4_greedy"));
   // a 6-token prompt in chunks no longer than the window: 4, then 2
-  CHECK(cached_greedy(m.model, golden("prompt"), {4, 2}, 2) == golden("window4_chunked_greedy"));
+  CHECK(cached_greedy(m.model, kv_cache_golden("prompt"), {4, 2}, 2) ==
+        kv_cache_golden("window4_chunked_greedy"));
 }
 
 TEST_CASE("KV cache: cached logits equal the uncached last position's", "[kv_cache][gpt]") {
   SmallModel m;
-  SmallModel plain;                          // the same weights, never cached
-  const Rows ids = golden("cached_greedy");  // [2, 8]: prompt and two greedy tokens
+  SmallModel plain;                                   // the same weights, never cached
+  const Rows ids = kv_cache_golden("cached_greedy");  // [2, 8]: prompt and two greedy tokens
   Tape tape;
   TapeScope use(tape);
   NoGradGuard no_grad;
@@ -124,8 +126,8 @@ TEST_CASE("KV cache: cached logits equal the uncached last position's", "[kv_cac
 TEST_CASE("KV cache: generate gives the same ids with and without it, every sampling mode",
           "[kv_cache][generate][gpt]") {
   SmallModel m;
-  const Ids prompt = to_ids(golden("prompt"));  // [2, 6]
-  const Ids one = columns(golden("prompt"), 0, 6);
+  const Ids prompt = to_ids(kv_cache_golden("prompt"));  // [2, 6]
+  const Ids one = columns(kv_cache_golden("prompt"), 0, 6);
   for (int64_t context : {8, 4, 3}) {  // 3, 4: the cache refills once the window is full
     CHECK(to_rows(nn::generate_text_simple(m.model, prompt, 10, context, true)) ==
           to_rows(nn::generate_text_simple(m.model, prompt, 10, context, false)));
@@ -147,7 +149,7 @@ TEST_CASE("KV cache: generate gives the same ids with and without it, every samp
 TEST_CASE("KV cache: the callback streams each token, the stats count the steps",
           "[kv_cache][generate][gpt]") {
   SmallModel m;
-  const Ids prompt = to_ids(golden("prompt"));
+  const Ids prompt = to_ids(kv_cache_golden("prompt"));
   Rows streamed(2);
   nn::GenerationStats stats;
   nn::GenerateOptions options;
@@ -174,7 +176,7 @@ TEST_CASE("KV cache: the callback streams each token, the stats count the steps"
 
 TEST_CASE("KV cache: bad use is a clear Error and changes nothing", "[kv_cache][gpt]") {
   SmallModel m;
-  const Rows prompt = golden("prompt");
+  const Rows prompt = kv_cache_golden("prompt");
   Tape tape;
   TapeScope use(tape);
   {
@@ -205,7 +207,7 @@ TEST_CASE("KV cache: bad use is a clear Error and changes nothing", "[kv_cache][
   CHECK(m.model.cache_position() == 6);
   // a prompt longer than the context
   m.model.reset_cache();
-  const Rows long_prompt = golden("cached_greedy");  // 8 tokens
+  const Rows long_prompt = kv_cache_golden("cached_greedy");  // 8 tokens
   Rows nine = long_prompt;
   for (auto& r : nine) r.push_back(1);
   CHECK_THROWS_WITH(m.model.forward(to_ids(nine), true),

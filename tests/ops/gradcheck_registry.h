@@ -40,11 +40,11 @@ inline void require_gradcheck(const GradcheckReport& report, const std::string& 
 // A Catch2 test case checking `op`'s backward in float64; registers the op as checked.
 #define GRADCHECK_TEST_CASE(op, description)                                                    \
   static const ::tapegrad::testing::GradcheckRegistration TAPEGRAD_CAT(gradcheck_registration_, \
-                                                                       __LINE__){op};           \
+                                                                       __COUNTER__){op};        \
   TEST_CASE(op " gradcheck: " description, "[gradcheck][" op "]")
 // A Catch2 test case for an inference-only op (ops.h), which has no gradient to check: it must
 // show that the op refuses to record in grad mode. Registers the op as checked.
 #define INFERENCE_ONLY_TEST_CASE(op, description)                                               \
   static const ::tapegrad::testing::GradcheckRegistration TAPEGRAD_CAT(gradcheck_registration_, \
-                                                                       __LINE__){op};           \
+                                                                       __COUNTER__){op};        \
   TEST_CASE(op " is inference only: " description, "[inference_only][" op "]")

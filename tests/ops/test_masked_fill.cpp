@@ -4,6 +4,7 @@
 
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/ops/ops.h>
+#include "tests/compare.h"
 #include "tests/ops/attention_goldens.h"
 #include "tests/ops/gradcheck_registry.h"
 
@@ -13,7 +14,7 @@ using testing::bits_of;
 using testing::golden_tensor;
 
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using tapegrad::testing::kInf;
 }
 
 TEST_CASE("masked_fill: small exact case", "[masked_fill]") {

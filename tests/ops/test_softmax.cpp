@@ -4,6 +4,7 @@
 
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/ops/ops.h>
+#include "tests/compare.h"
 #include "tests/ops/attention_goldens.h"
 #include "tests/ops/gradcheck_registry.h"
 
@@ -13,7 +14,7 @@ using testing::golden_tensor;
 using testing::max_abs_diff;
 
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using tapegrad::testing::kInf;
 }
 
 TEST_CASE("softmax: small exact case along each dim", "[softmax]") {

@@ -5,13 +5,14 @@
 
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/ops/ops.h>
+#include "tests/compare.h"
 #include "tests/ops/gradcheck_registry.h"
 
 using namespace tapegrad;
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using tapegrad::testing::kInf;
 
 // The book's two lines with the library's topk: min_val = topk(x, k).values[.., -1], then
 // where(x < min_val, -inf, x), written out over x's rows.

@@ -12,21 +12,12 @@
 #include <tapegrad/text/kjv.h>
 #include <tapegrad/text/tokenizer.h>
 #include "tests/goldens.h"
+#include "tests/text/kjv_sample.h"
 
 using namespace tapegrad;
 using tapegrad::testing::GoldenFile;
 
-namespace {
-
-std::string kjv_sample() {
-  std::ifstream in(std::string(TAPEGRAD_SOURCE_DIR) + "/tests/text/data/kjv_sample.txt");
-  REQUIRE(in);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-}  // namespace
+using tapegrad::testing::kjv_sample;
 
 TEST_CASE("numpy_permutation: RandomState(seed).choice(n, k, replace=False), bit-exact",
           "[text][classification]") {

@@ -15,9 +15,11 @@
 #include <tapegrad/text/kjv.h>
 #include <tapegrad/text/tokenizer.h>
 #include "tests/goldens.h"
+#include "tests/text/kjv_sample.h"
 
 using namespace tapegrad;
 using tapegrad::testing::GoldenFile;
+using tapegrad::testing::kjv_sample;
 
 namespace {
 
@@ -28,18 +30,6 @@ std::vector<int64_t> values(const Ids& ids) {
 void require_ids(const Ids& ids, const tapegrad::testing::GoldenTensor& golden) {
   REQUIRE(ids.shape() == golden.shape);
   REQUIRE(values(ids) == golden.ints());
-}
-
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string kjv_sample() {
-  return read(std::string(TAPEGRAD_SOURCE_DIR) + "/tests/text/data/kjv_sample.txt");
 }
 
 }  // namespace

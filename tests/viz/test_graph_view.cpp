@@ -12,11 +12,11 @@ using namespace tapegrad;
 namespace {
 
 // x [2, 3] (constant) · W [3, 2] (parameter) inside "Layer", then the loss sum(y).
-struct SmallModel {
+struct MatmulModel {
   Parameter W =
       Parameter::from_values({3, 2}, std::vector<double>{1, 2, 3, 4, 5, 6}, DType::Float32, "W");
   Tensor x, y, loss;
-  explicit SmallModel(Tape& tape) {
+  explicit MatmulModel(Tape& tape) {
     TapeScope scope(tape);
     x = tensor({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}});
     x.set_name("x");
@@ -40,7 +40,7 @@ std::vector<std::pair<int32_t, int32_t>> in_edges_of(const GraphView& view, Vert
 
 TEST_CASE("graph view: one vertex per tape node, numbered by tape id", "[graph_view]") {
   Tape tape;
-  SmallModel m(tape);
+  MatmulModel m(tape);
   const GraphView view = make_graph_view(tape);
   REQUIRE(view.num_vertices() == 4);
   CHECK(view.num_forward == 4);
@@ -62,7 +62,7 @@ TEST_CASE("graph view: one vertex per tape node, numbered by tape id", "[graph_v
 TEST_CASE("graph view: edges run from inputs to consumers, in argument order, with shapes",
           "[graph_view]") {
   Tape tape;
-  SmallModel m(tape);
+  MatmulModel m(tape);
   const GraphView view = make_graph_view(tape);
   CHECK(boost::num_edges(view.graph) == 3);
   CHECK(in_edges_of(view, 2) == std::vector<std::pair<int32_t, int32_t>>{{0, 0}, {1, 1}});
@@ -106,7 +106,7 @@ TEST_CASE("graph view: scopes are copied with their paths", "[graph_view]") {
 
 TEST_CASE("graph view: leaves are the sources, the loss is the only sink", "[graph_view]") {
   Tape tape;
-  SmallModel m(tape);
+  MatmulModel m(tape);
   const GraphView view = make_graph_view(tape);
   CHECK(sources(view) == std::vector<Vertex>{0, 1});
   CHECK(sinks(view) == std::vector<Vertex>{3});
@@ -116,7 +116,7 @@ TEST_CASE("graph view: leaves are the sources, the loss is the only sink", "[gra
 
 TEST_CASE("graph view: backward adds a vertex per node the backward reaches", "[graph_view]") {
   Tape tape;
-  SmallModel m(tape);
+  MatmulModel m(tape);
   const GraphView view = make_graph_view(tape, {.backward = true});
   CHECK(view.root == 3);
   // sum's backward, matmul's backward, W's gradient: x is a constant and gets none.

@@ -33,15 +33,15 @@ bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
 // Every head's forward and backward on kernel `k`; dq, dk, dv start from `start` (the kernels
 // accumulate into them).
 template <class T>
-struct Run {
+struct KernelRun {
   std::vector<T> o, lse, dq, dk, dv;
 };
 template <class T>
-Run<T> run(const Kernel<T>& kernel, const Heads& g, const std::vector<T>& q,
-           const std::vector<T>& k, const std::vector<T>& v, const std::vector<T>& dout,
-           const std::vector<T>& start) {
-  Run<T> r{std::vector<T>(q.size()), std::vector<T>(static_cast<size_t>(g.batch * g.heads * g.t)),
-           start, start, start};
+KernelRun<T> run(const Kernel<T>& kernel, const Heads& g, const std::vector<T>& q,
+                 const std::vector<T>& k, const std::vector<T>& v, const std::vector<T>& dout,
+                 const std::vector<T>& start) {
+  KernelRun<T> r{std::vector<T>(q.size()),
+                 std::vector<T>(static_cast<size_t>(g.batch * g.heads * g.t)), start, start, start};
   std::vector<T> scratch(
       static_cast<size_t>(std::max(kernel.forward_scratch(g), kernel.backward_scratch(g))));
   for (int64_t pair = 0; pair < g.batch * g.heads; ++pair) {
@@ -74,8 +74,8 @@ int check_all_shapes() {
         const auto n = static_cast<size_t>(shape.numel());
         const auto q = draws<T>(n, rng), k = draws<T>(n, rng), v = draws<T>(n, rng);
         const auto dout = draws<T>(n, rng), start = draws<T>(n, rng);
-        const Run<T> one = run(one_block_kernel<T>(), g, q, k, v, dout, start);
-        const Run<T> blocked = run(blocked_kernel<T>(), g, q, k, v, dout, start);
+        const KernelRun<T> one = run(one_block_kernel<T>(), g, q, k, v, dout, start);
+        const KernelRun<T> blocked = run(blocked_kernel<T>(), g, q, k, v, dout, start);
         INFO("T = " << t << ", D = " << d << (packed_heads ? ", [B, H, T, D]" : ", [B, T, C]"));
         CHECK(same_bits(one.o, blocked.o));
         CHECK(same_bits(one.lse, blocked.lse));

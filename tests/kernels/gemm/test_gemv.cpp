@@ -8,29 +8,22 @@
 #include <tapegrad/graph/threads.h>
 #include <tapegrad/kernels/gemm/gemv.h>
 
+#include "tests/kernels/fill.h"
+
 using namespace tapegrad;
 
 namespace {
 
-// A fixed, irregular fill in [-1, 1).
-std::vector<float> values(size_t n, unsigned seed) {
-  std::vector<float> v(n);
-  unsigned s = seed;
-  for (float& x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = static_cast<float>(s >> 8) / static_cast<float>(1u << 23) - 1.0f;
-  }
-  return v;
-}
+using tapegrad::testing::irregular_fill;
 
 }  // namespace
 
 TEST_CASE("gemv: y = W·x + b equals the float64 product within float32 rounding", "[gemv]") {
   for (const auto& [out, in] : std::vector<std::pair<int64_t, int64_t>>{
            {1, 1}, {7, 5}, {8, 16}, {9, 17}, {37, 33}, {64, 768}, {1001, 95}, {3, 4096}}) {
-    const std::vector<float> w = values(static_cast<size_t>(out * in), 1);
-    const std::vector<float> x = values(static_cast<size_t>(in), 2);
-    const std::vector<float> b = values(static_cast<size_t>(out), 3);
+    const std::vector<float> w = irregular_fill(static_cast<size_t>(out * in), 1);
+    const std::vector<float> x = irregular_fill(static_cast<size_t>(in), 2);
+    const std::vector<float> b = irregular_fill(static_cast<size_t>(out), 3);
     for (bool with_bias : {false, true}) {
       std::vector<float> y(static_cast<size_t>(out), -7.0f);
       gemv(w.data(), x.data(), with_bias ? b.data() : nullptr, y.data(), out, in);
@@ -50,8 +43,8 @@ TEST_CASE("gemv: y = W·x + b equals the float64 product within float32 rounding
 
 TEST_CASE("gemv: the same bits at one and two threads", "[gemv][threads]") {
   const int64_t out = 50257 / 7, in = 768;  // enough work for parallel_for to split
-  const std::vector<float> w = values(static_cast<size_t>(out * in), 4);
-  const std::vector<float> x = values(static_cast<size_t>(in), 5);
+  const std::vector<float> w = irregular_fill(static_cast<size_t>(out * in), 4);
+  const std::vector<float> x = irregular_fill(static_cast<size_t>(in), 5);
   const int before = num_threads();
   std::vector<float> y1(static_cast<size_t>(out)), y2(static_cast<size_t>(out));
   set_num_threads(1);

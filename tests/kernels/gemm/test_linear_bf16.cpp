@@ -12,20 +12,13 @@
 #include <tapegrad/kernels/gemm/linear_bf16.h>
 #include <tapegrad/kernels/gemm/matmul_precision.h>
 
+#include "tests/kernels/fill.h"
+
 using namespace tapegrad;
 
 namespace {
 
-// A fixed, irregular fill in [-1, 1) times `scale`.
-std::vector<float> values(size_t n, unsigned seed, float scale = 1.0f) {
-  std::vector<float> v(n);
-  unsigned s = seed;
-  for (float& x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = scale * (static_cast<float>(s >> 8) / static_cast<float>(1u << 23) - 1.0f);
-  }
-  return v;
-}
+using tapegrad::testing::irregular_fill;
 
 std::vector<uint16_t> to_bits(const std::vector<float>& w) {
   std::vector<uint16_t> bits(w.size());
@@ -91,9 +84,9 @@ TEST_CASE("bf16 weights: round_to_bf16_bits is detail::round_to_bf16's rule", "[
 
 TEST_CASE("bf16 weights: gemv_bf16 is the float64 product of the rounded weights", "[bf16][gemv]") {
   for (const auto& [out, in] : kShapes) {
-    const auto w = to_bits(values(static_cast<size_t>(out * in), 1));
-    const auto x = values(static_cast<size_t>(in), 2, 3.0f);
-    const auto b = values(static_cast<size_t>(out), 3);
+    const auto w = to_bits(irregular_fill(static_cast<size_t>(out * in), 1));
+    const auto x = irregular_fill(static_cast<size_t>(in), 2, 3.0f);
+    const auto b = irregular_fill(static_cast<size_t>(out), 3);
     for (bool with_bias : {false, true}) {
       std::vector<float> y(static_cast<size_t>(out), -7.0f);
       gemv_bf16(w.data(), x.data(), with_bias ? b.data() : nullptr, y.data(), out, in);
@@ -106,9 +99,9 @@ TEST_CASE("bf16 weights: linear_bf16 (many rows) is the float64 product of the r
           "[bf16][gemv]") {
   for (const auto& [out, in] : kShapes) {
     for (int64_t rows : {2, 5, 64}) {
-      const auto w = to_bits(values(static_cast<size_t>(out * in), 4));
-      const auto x = values(static_cast<size_t>(rows * in), 5, 2.0f);
-      const auto b = values(static_cast<size_t>(out), 6);
+      const auto w = to_bits(irregular_fill(static_cast<size_t>(out * in), 4));
+      const auto x = irregular_fill(static_cast<size_t>(rows * in), 5, 2.0f);
+      const auto b = irregular_fill(static_cast<size_t>(out), 6);
       for (bool with_bias : {false, true}) {
         std::vector<float> y(static_cast<size_t>(rows * out), -7.0f);
         linear_bf16(w.data(), x.data(), with_bias ? b.data() : nullptr, y.data(), rows, out, in);
@@ -120,9 +113,9 @@ TEST_CASE("bf16 weights: linear_bf16 (many rows) is the float64 product of the r
 
 TEST_CASE("bf16 weights: the same bits at one and two threads", "[bf16][gemv][threads]") {
   const int64_t out = 50257 / 7, in = 768;  // enough work for parallel_for to split
-  const auto w = to_bits(values(static_cast<size_t>(out * in), 7));
-  const auto x = values(static_cast<size_t>(4 * in), 8);
-  const auto b = values(static_cast<size_t>(out), 9);
+  const auto w = to_bits(irregular_fill(static_cast<size_t>(out * in), 7));
+  const auto x = irregular_fill(static_cast<size_t>(4 * in), 8);
+  const auto b = irregular_fill(static_cast<size_t>(out), 9);
   const int before = num_threads();
   std::vector<float> y1(static_cast<size_t>(4 * out)), y2(y1.size());
   std::vector<float> z1(static_cast<size_t>(out)), z2(z1.size());
