@@ -43,14 +43,12 @@
 #include <string>
 #include <vector>
 
+#include <tapegrad/dist/job.h>
 #include <tapegrad/graph/threads.h>
 #include <tapegrad/io/atomic_file.h>
 #include <tapegrad/io/safetensors.h>
 #include <tapegrad/kernels/gemm/matmul_precision.h>
 #include <tapegrad/tapegrad.h>
-#ifdef TAPEGRAD_HAVE_MPI
-#include <tapegrad/dist/data_parallel.h>
-#endif
 
 using namespace tapegrad;
 namespace fs = std::filesystem;
@@ -114,54 +112,6 @@ std::string config_string(const Options& o, const Preset& p, uint64_t data_size)
   if (o.warmup > 0) s << " steps=" << o.steps;  // the cosine's length
   return s.str();
 }
-
-// This process's place in a data-parallel job (mpirun), or rank 0 of 1, and the little the
-// processes exchange besides gradients (nothing with one process).
-struct Processes {
-  int rank = 0;
-  int world_size = 1;
-
-  // Rank 0's bytes on every process (the checkpoint a resumed job starts from: only rank 0
-  // touches the file system).
-  void broadcast(std::vector<uint8_t>& bytes) const {
-#ifdef TAPEGRAD_HAVE_MPI
-    if (world_size == 1) return;
-    uint64_t size = bytes.size();
-    MPI_Bcast(&size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    bytes.resize(size);
-    for (uint64_t at = 0; at < size;) {  // MPI counts are int: 1 GiB at a time
-      const int n = static_cast<int>(std::min<uint64_t>(size - at, uint64_t{1} << 30));
-      MPI_Bcast(bytes.data() + at, n, MPI_BYTE, 0, MPI_COMM_WORLD);
-      at += static_cast<uint64_t>(n);
-    }
-#else
-    (void)bytes;
-#endif
-  }
-  std::string broadcast(const std::string& text) const {
-    std::vector<uint8_t> bytes(text.begin(), text.end());
-    broadcast(bytes);
-    return std::string(bytes.begin(), bytes.end());
-  }
-
-  // Every process's generator state on rank 0, in rank order (other ranks get nothing).
-  std::vector<std::vector<uint64_t>> gather(const std::vector<uint64_t>& state) const {
-    if (world_size == 1) return {state};
-#ifdef TAPEGRAD_HAVE_MPI
-    std::vector<uint64_t> all(rank == 0 ? state.size() * static_cast<size_t>(world_size) : 0);
-    MPI_Gather(state.data(), static_cast<int>(state.size()), MPI_UINT64_T, all.data(),
-               static_cast<int>(state.size()), MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    std::vector<std::vector<uint64_t>> out;
-    for (size_t r = 0; rank == 0 && r < static_cast<size_t>(world_size); ++r) {
-      out.emplace_back(all.begin() + static_cast<ptrdiff_t>(r * state.size()),
-                       all.begin() + static_cast<ptrdiff_t>((r + 1) * state.size()));
-    }
-    return out;
-#else
-    return {};
-#endif
-  }
-};
 
 // The checkpoint's name for rank r's dropout generator: "default" for rank 0 (so one process
 // writes exactly the single-process file), "default.rank<r>" for the others.
@@ -383,14 +333,14 @@ GPTDataset make_dataset(const Options& o, std::string_view part, const char* whi
 
 // Every process must run rank 0's configuration and the same schedule of evaluations and
 // checkpoints (each is a collective step): mpirun gives each process its own command line.
-void check_same_job(const Options& o, const std::string& config, const Processes& procs) {
-  std::ostringstream job;
-  job << config << " steps=" << o.steps << " eval_freq=" << o.eval_freq
-      << " eval_iter=" << o.eval_iter << " checkpoint_every=" << o.checkpoint_every
-      << " resume=" << o.resume;
-  if (const std::string rank0 = procs.broadcast(job.str()); rank0 != job.str()) {
+void check_same_job(const Options& o, const std::string& config, const dist::Job& job) {
+  std::ostringstream settings;
+  settings << config << " steps=" << o.steps << " eval_freq=" << o.eval_freq
+           << " eval_iter=" << o.eval_iter << " checkpoint_every=" << o.checkpoint_every
+           << " resume=" << o.resume;
+  if (const std::string rank0 = job.broadcast(settings.str()); rank0 != settings.str()) {
     throw Error(kProgram + ": the options of this process differ from rank 0's:\n  rank 0: " +
-                rank0 + "\n  this process: " + job.str());
+                rank0 + "\n  this process: " + settings.str());
   }
 }
 
@@ -408,17 +358,17 @@ struct RunFiles {
 // Restores --resume's checkpoint into the weights, the optimiser, the schedule, the generators
 // and the loader's position, after checking that it is this configuration's: nothing is loaded
 // from another run's file. Rank 0 reads the file; every process gets its bytes.
-TrainState resume(const Options& o, const Processes& procs, const std::string& ckpt,
+TrainState resume(const Options& o, const dist::Job& job, const std::string& ckpt,
                   const std::string& config, const NamedParameters& params,
                   CheckpointExtras& extras, Generator& data_generator, DataLoader& train_loader,
                   RunFiles& files) {
-  const bool is_main = procs.rank == 0;
+  const bool is_main = job.rank() == 0;
   std::vector<uint8_t> bytes;
   if (is_main) {
     if (!fs::exists(ckpt)) throw Error(kProgram + ": --resume: no checkpoint at " + ckpt);
     bytes = read_whole_file(ckpt);
   }
-  procs.broadcast(bytes);
+  job.broadcast(bytes);
   // The configuration first, from the header alone.
   const SafetensorsView view = parse_safetensors(bytes, ckpt);
   const std::string* saved = view.find_metadata("train_gpt.config");
@@ -432,7 +382,7 @@ TrainState resume(const Options& o, const Processes& procs, const std::string& c
   }
   // Each process restores its own dropout stream: rank r's is "rng.default.rank<r>".
   CheckpointExtras mine = extras;
-  mine.generators = {{dropout_generator_name(procs.rank), &default_generator()},
+  mine.generators = {{dropout_generator_name(job.rank()), &default_generator()},
                      {"data", &data_generator}};
   try {
     load_checkpoint_bytes(bytes, ckpt, params, mine);
@@ -460,11 +410,11 @@ TrainState resume(const Options& o, const Processes& procs, const std::string& c
 
 // Called by every process (the generator states are gathered); rank 0 writes the file, with
 // rank r's dropout generator as "rng.default.rank<r>" beside rank 0's "rng.default".
-void save(const Processes& procs, const std::string& ckpt, const std::string& config,
+void save(const dist::Job& job, const std::string& ckpt, const std::string& config,
           const NamedParameters& params, const CheckpointExtras& extras,
           const DataLoader& train_loader, const TrainState& state) {
-  const std::vector<std::vector<uint64_t>> states = procs.gather(default_generator().state());
-  if (procs.rank != 0) return;
+  const std::vector<std::vector<uint64_t>> states = job.gather(default_generator().state());
+  if (job.rank() != 0) return;
   std::vector<Generator> others(states.size() > 1 ? states.size() - 1 : 0);
   CheckpointExtras with_ranks = extras;
   for (size_t r = 1; r < states.size(); ++r) {
@@ -533,8 +483,8 @@ class StepClock {
   std::optional<std::chrono::steady_clock::time_point> previous_;
 };
 
-int run(const Options& o, const Processes& procs) {
-  const bool is_main = procs.rank == 0;  // the process that prints and writes
+int run(const Options& o, dist::Job& job) {
+  const bool is_main = job.rank() == 0;  // the process that prints and writes
   Preset p = resolve_preset(o);
   set_num_threads(o.threads);
   set_matmul_precision(cli::matmul_precision_named(o.matmul_precision));
@@ -554,20 +504,15 @@ int run(const Options& o, const Processes& procs) {
   std::string config = config_string(o, p, text.size());
   // N processes train on global batches of N · batch_size rows, batch_size each; a checkpoint
   // resumes only with the number of processes that wrote it.
-  const int64_t global_batch = p.batch_size * procs.world_size;
-  if (procs.world_size > 1) config += " processes=" + std::to_string(procs.world_size);
-  check_same_job(o, config, procs);
+  const int64_t global_batch = p.batch_size * job.world_size();
+  if (job.world_size() > 1) config += " processes=" + std::to_string(job.world_size());
+  check_same_job(o, config, job);
 
   manual_seed(o.seed);  // the model's initial weights, then dropout: torch.manual_seed
   nn::GPTModel model(p.cfg);
-#ifdef TAPEGRAD_HAVE_MPI
-  std::optional<dist::DataParallel> ddp;
-  if (procs.world_size > 1) ddp.emplace(model.parameters());  // rank 0's weights everywhere
-#endif
-  // Each process draws its own dropout masks (rank 0 keeps the run's stream; the same seeds as
-  // dist::rank_seed).
-  if (procs.rank > 0)
-    manual_seed(o.seed + static_cast<uint64_t>(procs.rank) * 0x9E3779B97F4A7C15ULL);
+  job.share_parameters(model.parameters());  // rank 0's weights everywhere
+  // Each process draws its own dropout masks (rank 0 keeps the run's stream).
+  if (job.rank() > 0) manual_seed(job.rank_seed(o.seed));
   Generator data_generator(o.seed);  // the loaders' shuffling: torch.Generator().manual_seed
   DataLoader train_loader(train_ds, global_batch, true, true, &data_generator);
   if (train_loader.size() == 0) {
@@ -595,12 +540,12 @@ int run(const Options& o, const Processes& procs) {
   Reporter reporter(is_main, o.steps, 0, 0);
   RunFiles files;
   if (o.resume) {
-    start = resume(o, procs, ckpt, config, params, extras, data_generator, train_loader, files);
+    start = resume(o, job, ckpt, config, params, extras, data_generator, train_loader, files);
     reporter = Reporter(is_main, o.steps, start.step, start.tokens_seen);
     reporter.line("resumed " + ckpt + " at step " + std::to_string(start.step));
   }
   auto save_state = [&](const TrainState& state) {
-    save(procs, ckpt, config, params, extras, train_loader, state);
+    save(job, ckpt, config, params, extras, train_loader, state);
   };
 
   if (is_main) {
@@ -611,8 +556,8 @@ int run(const Options& o, const Processes& procs) {
          << " validation windows of " << T << " tokens), batch " << p.batch_size << ", lr " << p.lr
          << ", " << o.steps << " steps, " << o.threads << " thread(s), matmul precision "
          << o.matmul_precision << (bf16_products() ? " (bf16 products)" : "");
-    if (procs.world_size > 1)
-      head << ", " << procs.world_size << " processes (global batch " << global_batch << ")";
+    if (job.world_size() > 1)
+      head << ", " << job.world_size() << " processes (global batch " << global_batch << ")";
     reporter.line(head.str());
   }
 
@@ -624,18 +569,11 @@ int run(const Options& o, const Processes& procs) {
   options.max_grad_norm = o.clip;
   options.start_context = o.prompt;
   options.sample_tokens = o.sample_tokens;
-  options.rank = procs.rank;
-  options.world_size = procs.world_size;
-#ifdef TAPEGRAD_HAVE_MPI
-  if (ddp) options.after_backward = [&] { ddp->average_gradients(); };
-#endif
+  options.rank = job.rank();
+  options.world_size = job.world_size();
+  if (job.world_size() > 1) options.after_backward = [&] { job.average_gradients(); };
 
-  StepClock clock([&] {
-#ifdef TAPEGRAD_HAVE_MPI
-    if (ddp) return ddp->allreduce_seconds();
-#endif
-    return 0.0;
-  });
+  StepClock clock([&] { return job.allreduce_seconds(); });
   TrainCallbacks callbacks;
   callbacks.on_step = [&](const TrainProgress& pr) {
     clock.step((pr.step - 1) % o.eval_freq == 0 || pr.step == o.steps);
@@ -675,7 +613,7 @@ int run(const Options& o, const Processes& procs) {
       << std::setprecision(1) << seconds << " s; wrote " << o.out << "/loss.csv, " << o.out
       << "/samples.txt, " << ckpt;
     reporter.line(s.str());
-    const std::string speed = clock.line(global_batch * T, procs.world_size, o.threads);
+    const std::string speed = clock.line(global_batch * T, job.world_size(), o.threads);
     if (!speed.empty()) reporter.line(speed);
     if (o.plot) {
       plot(o.out, reporter);
@@ -768,21 +706,16 @@ int main(int argc, char** argv) {
       ->check(number_at_least(0.0, "a number >= 0"));
   app.add_flag("!--no-plot", o.plot, "do not run gnuplot for loss.png");
   if (const std::optional<int> exit_code = cli::parse(app, argc, argv)) return *exit_code;
-#ifdef TAPEGRAD_HAVE_MPI
-  // Under mpirun (Open MPI sets OMPI_COMM_WORLD_SIZE): one process of a data-parallel job. A
-  // process that fails ends the whole job with its message (run_or_abort) instead of leaving the
-  // others waiting in the next gradient average.
-  if (std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr) {
-    tapegrad::dist::MpiSession mpi(argc, argv);
-    return tapegrad::dist::run_or_abort([&] {
-      try {
-        return run(o, {mpi.rank(), mpi.world_size()});
-      } catch (const std::exception& e) {  // every message begins with the program's name
-        throw Error(cli::error_message(kProgram, e.what()));
-      }
-    });
-  }
-#endif
-  return cli::run(
-      kProgram, [&] { return run(o, {}); }, 2);
+  // Under mpirun, one process of a data-parallel job; a process that fails ends the whole job
+  // with its message instead of leaving the others waiting in the next gradient average.
+  dist::Job job(argc, argv);
+  return job.run(
+      [&] {
+        try {
+          return run(o, job);
+        } catch (const std::exception& e) {  // every message begins with the program's name
+          throw Error(cli::error_message(kProgram, e.what()));
+        }
+      },
+      2);
 }
