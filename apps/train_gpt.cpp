@@ -4,8 +4,9 @@
 // a greedy sample after each epoch, and atomic checkpoints that --resume continues bit for bit.
 //
 // Writes into --out DIR: loss.csv (step, train loss, val loss, tokens seen, at each evaluation),
-// samples.txt (one sample per epoch), loss.png (gnuplot, like the book's loss figure; skipped
-// with a note when gnuplot is missing), attention.png (every head of the last block on the
+// samples.txt (one sample per epoch), loss.png (the book's loss figure, viz/plot.h's
+// plot_values, against steps; skipped with a note when gnuplot is missing), attention.png (every
+// head of the last block on the
 // --prompt, as heatmaps) and checkpoint.safetensors (model under torch's names,
 // AdamW state, schedule, generators, data position and the run's configuration).
 //
@@ -49,6 +50,7 @@
 #include <tapegrad/io/safetensors.h>
 #include <tapegrad/kernels/gemm/matmul_precision.h>
 #include <tapegrad/tapegrad.h>
+#include "common.h"
 
 using namespace tapegrad;
 namespace fs = std::filesystem;
@@ -175,23 +177,6 @@ class Reporter {
   std::chrono::steady_clock::time_point start_;
 };
 
-std::string join(const std::vector<int64_t>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ',';
-    s += std::to_string(v[i]);
-  }
-  return s;
-}
-
-std::vector<int64_t> split_ints(const std::string& s) {
-  std::vector<int64_t> out;
-  std::istringstream in(s);
-  std::string part;
-  while (std::getline(in, part, ',')) out.push_back(std::stoll(part));
-  return out;
-}
-
 const std::string& meta(const std::map<std::string, std::string>& m, const std::string& key,
                         const std::string& path) {
   const auto it = m.find(key);
@@ -199,76 +184,10 @@ const std::string& meta(const std::map<std::string, std::string>& m, const std::
   return it->second;
 }
 
-// loss.csv kept up to (and including) `step`: the rows a resumed run continues from.
-std::string csv_up_to(const std::string& path, int64_t step) {
-  std::ifstream in(path);
-  std::string line, out = "step,train_loss,val_loss,tokens_seen\n";
-  if (!in) return out;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    if (std::stoll(line) <= step) out += line + "\n";
-  }
-  return out;
-}
-
-// A file of the --out folder, written atomically; a failure names the option.
-void write_file(const std::string& path, const std::string& text) {
-  try {
-    write_file_atomically(path, text);
-  } catch (const Error& e) {
-    throw Error("--out: " + std::string(e.what()));
-  }
-}
-
-// loss.png from loss.csv with gnuplot: the book's figure (train and validation loss against
-// steps, tokens seen on a second x axis). A missing gnuplot is a note, not an error.
-void plot(const std::string& dir, Reporter& reporter) {
-  const std::string script = dir + "/loss.gp";
-  std::ostringstream gp;
-  gp << "set terminal pngcairo noenhanced size 800,500\n"
-        "set output '"
-     << dir
-     << "/loss.png'\n"
-        "set datafile separator ','\n"
-        "set key autotitle columnhead\n"
-        "set title 'train_gpt: training and validation loss'\n"
-        "set xlabel 'Steps'\nset ylabel 'Loss'\nset x2label 'Tokens seen'\n"
-        "set xtics nomirror\nset x2tics\nset grid\n"
-        "stats '"
-     << dir
-     << "/loss.csv' using 1 name 'S' nooutput\n"
-        "stats '"
-     << dir
-     << "/loss.csv' using 4 name 'K' nooutput\n"
-        "set xrange [0:S_max]\nset x2range [0:K_max]\n"
-        "plot '"
-     << dir
-     << "/loss.csv' using 1:2 with linespoints title 'Training loss', "
-        "'' using 1:3 with linespoints dashtype 2 title 'Validation loss'\n";
-  write_file(script, gp.str());
-  const std::string command = "gnuplot '" + script + "' 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  if (pipe != nullptr) {
-    char buf[512];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, n);
-  }
-  const int status = pipe ? pclose(pipe) : -1;
-  if (status != 0) {
-    std::cerr << kProgram << ": gnuplot failed or is missing (install gnuplot-nox); no loss.png"
-              << (output.empty() ? "" : ":\n" + output) << "\n";
-    return;
-  }
-  reporter.line("wrote " + dir + "/loss.png");
-}
-
 // DIR/attention.png: the attention weights of every head of the last block for the prompt, as
 // heatmaps with the tokens on both axes (viz/plot.h; the same drawing as chapter 3's --heatmap).
 void plot_last_block_attention(nn::GPTModel& model, const Tokenizer& tokenizer,
-                               const std::string& prompt, const std::string& dir,
-                               Reporter& reporter) {
+                               const std::string& prompt, const std::string& dir) {
   std::vector<int64_t> ids = tokenizer.encode(prompt);
   const auto context = static_cast<size_t>(model.config().context_length);
   if (ids.size() > context) ids.erase(ids.begin(), ids.end() - static_cast<ptrdiff_t>(context));
@@ -288,15 +207,12 @@ void plot_last_block_attention(nn::GPTModel& model, const Tokenizer& tokenizer,
     model(Ids(Shape{1, T}, ids));  // [1, T, V]; the block keeps its [1, H, T, T] weights
   }
   const int64_t heads = model.config().n_heads;
-  try {
+  apps::try_plot(dir + "/attention.png", kProgram, [&] {
     plot_attention(dir + "/attention.png", Shape{heads, T, T},
                    block.att.last_attention().sequence(0), tokens,
                    "attention of the last block (trf_blocks." +
                        std::to_string(model.config().n_layers - 1) + ")");
-    reporter.line("wrote " + dir + "/attention.png");
-  } catch (const Error& e) {
-    std::cerr << kProgram << ": no attention.png: " << e.what() << "\n";
-  }
+  });
   block.att.keep_attention(false);
   model.train(was_training);
 }
@@ -346,12 +262,12 @@ void check_same_job(const Options& o, const std::string& config, const dist::Job
 
 // What a run writes besides the checkpoint, kept in memory and rewritten whole (atomically).
 struct RunFiles {
-  std::string csv = "step,train_loss,val_loss,tokens_seen\n";
+  std::string csv = apps::kLossCsvHeader;
   std::string samples;
 
   void write(const std::string& out) const {
-    write_file(out + "/loss.csv", csv);
-    write_file(out + "/samples.txt", samples);
+    apps::write_file(kProgram, out + "/loss.csv", csv);
+    apps::write_file(kProgram, out + "/samples.txt", samples);
   }
 };
 
@@ -370,16 +286,7 @@ TrainState resume(const Options& o, const dist::Job& job, const std::string& ckp
   }
   job.broadcast(bytes);
   // The configuration first, from the header alone.
-  const SafetensorsView view = parse_safetensors(bytes, ckpt);
-  const std::string* saved = view.find_metadata("train_gpt.config");
-  if (saved == nullptr) {
-    throw Error(kProgram + ": --resume: " + ckpt + " was not written by train_gpt");
-  }
-  if (*saved != config) {
-    throw Error(kProgram + ": --resume: " + ckpt +
-                " is a checkpoint of another configuration (nothing was changed):\n  file: " +
-                *saved + "\n  this run: " + config);
-  }
+  apps::require_config(parse_safetensors(bytes, ckpt), "train_gpt.config", config, ckpt, kProgram);
   // Each process restores its own dropout stream: rank r's is "rng.default.rank<r>".
   CheckpointExtras mine = extras;
   mine.generators = {{dropout_generator_name(job.rank()), &default_generator()},
@@ -395,11 +302,11 @@ TrainState resume(const Options& o, const dist::Job& job, const std::string& ckp
   start.step = std::stoll(meta(m, "train_gpt.step", ckpt));
   start.epoch = std::stoll(meta(m, "train_gpt.epoch", ckpt));
   start.tokens_seen = std::stoll(meta(m, "train_gpt.tokens_seen", ckpt));
-  train_loader.restore_epoch(split_ints(meta(m, "train_gpt.data.order", ckpt)),
+  train_loader.restore_epoch(apps::split_ints(meta(m, "train_gpt.data.order", ckpt)),
                              std::stoll(meta(m, "train_gpt.data.position", ckpt)),
                              meta(m, "train_gpt.data.exhausted", ckpt) == "1");
   if (is_main) {
-    files.csv = csv_up_to(o.out + "/loss.csv", start.step);
+    files.csv = apps::csv_up_to(o.out + "/loss.csv", start.step);
     std::ifstream in(o.out + "/samples.txt");
     std::ostringstream s;
     s << in.rdbuf();
@@ -426,7 +333,7 @@ void save(const dist::Job& job, const std::string& ckpt, const std::string& conf
       {"train_gpt.step", std::to_string(state.step)},
       {"train_gpt.epoch", std::to_string(state.epoch)},
       {"train_gpt.tokens_seen", std::to_string(state.tokens_seen)},
-      {"train_gpt.data.order", join(train_loader.order())},
+      {"train_gpt.data.order", apps::join(train_loader.order())},
       {"train_gpt.data.position", std::to_string(train_loader.position())},
       {"train_gpt.data.exhausted", train_loader.sampler_exhausted() ? "1" : "0"}};
   save_checkpoint(ckpt, params, with_ranks);
@@ -493,7 +400,7 @@ int run(const Options& o, dist::Job& job) {
   p.cfg.vocab_size = tokenizer->n_vocab();
   nn::check_config(p.cfg);
 
-  const std::string text = read_training_text(o.data, kProgram + ": --data");
+  const std::string text = apps::read_text(kProgram, "--data", o.data);
   const TextSplit split = train_val_split(text, o.train_ratio);
   const int64_t T = p.cfg.context_length;
   const GPTDataset train_ds = make_dataset(o, split.train, "training", *tokenizer, T);
@@ -616,25 +523,15 @@ int run(const Options& o, dist::Job& job) {
     const std::string speed = clock.line(global_batch * T, job.world_size(), o.threads);
     if (!speed.empty()) reporter.line(speed);
     if (o.plot) {
-      plot(o.out, reporter);
-      plot_last_block_attention(model, *tokenizer, o.prompt, o.out, reporter);
+      const apps::LossRows rows = apps::loss_rows(files.csv);
+      apps::try_plot(o.out + "/loss.png", kProgram, [&] {
+        plot_values(o.out + "/loss.png", rows.steps, rows.tokens, rows.train, rows.val, "loss",
+                    "Tokens seen");
+      });
+      plot_last_block_attention(model, *tokenizer, o.prompt, o.out);
     }
   }
   return 0;
-}
-
-// Validators whose messages name the value plainly (CLI11 prefixes the option's name).
-CLI::Validator number_at_least(double least, const std::string& what) {
-  return CLI::Validator(
-      [least, what](std::string& value) -> std::string {
-        char* end = nullptr;
-        const double v = std::strtod(value.c_str(), &end);
-        if (value.empty() || *end != '\0' || !(v >= least)) {
-          return "must be " + what + ", not \"" + value + "\"";
-        }
-        return "";
-      },
-      what);
 }
 
 }  // namespace
@@ -647,8 +544,7 @@ int main(int argc, char** argv) {
       "samples.txt, loss.png and checkpoint.safetensors into --out.",
       kProgram};
   // A repeated option takes its last value, so a script's options can be overridden.
-  app.option_defaults()->always_capture_default()->multi_option_policy(
-      CLI::MultiOptionPolicy::TakeLast);
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--preset", o.preset,
                  "model size: tiny (bytes tokenizer, C 128, 2 layers), small (gpt2, C 384, 6 "
                  "layers) or 124M (the book's GPT_CONFIG_124M, context 256)");
@@ -656,7 +552,7 @@ int main(int argc, char** argv) {
                  "a UTF-8 text file to train on (default: the King James Bible that "
                  "tools/kjv_text.sh writes from Debian's bible-kjv-text)");
   app.add_option("--steps", o.steps, "optimiser steps in all (across epochs)")
-      ->check(number_at_least(1e-300, "a positive number"));
+      ->check(cli::positive());
   app.add_option("--out", o.out, "output folder (created when missing)")->required();
   app.add_flag("--resume", o.resume,
                "continue from OUT/checkpoint.safetensors (same options), bit for bit");
@@ -664,46 +560,45 @@ int main(int argc, char** argv) {
                  "gpt2 (GPT-2's BPE; files from tools/fetch_gpt2_vocab.sh) or bytes (256 ids); "
                  "default: the preset's")
       ->check(CLI::IsMember({"gpt2", "bytes"}));
-  app.add_option("--threads", o.threads, "threads per step")->check(CLI::Range(1, 256));
+  app.add_option("--threads", o.threads, "threads per step")->check(cli::in_range(1, 256));
   cli::add_matmul_precision(app, o.matmul_precision);
   app.add_option("--seed", o.seed,
                  "torch.manual_seed for the weights and dropout; the data "
                  "loader's generator gets the same seed");
   app.add_option("--eval-freq", o.eval_freq, "evaluate after steps 1, 1+N, 1+2N, ... and the last")
-      ->check(number_at_least(1e-300, "a positive number"));
+      ->check(cli::positive());
   app.add_option("--eval-iter", o.eval_iter, "batches of each split per evaluation")
-      ->check(number_at_least(1e-300, "a positive number"));
+      ->check(cli::positive());
   app.add_option("--checkpoint-every", o.checkpoint_every,
                  "save a checkpoint every N steps (0: only at the end)")
-      ->check(number_at_least(0.0, "a number >= 0"));
+      ->check(cli::non_negative());
   app.add_option("--context-length", o.context_length, "override the preset: tokens per window (T)")
-      ->check(number_at_least(1e-300, "a positive number"));
+      ->check(cli::positive());
   app.add_option("--emb-dim", o.emb_dim, "override the preset: embedding size C")
-      ->check(number_at_least(1e-300, "a positive number"));
+      ->check(cli::positive());
   app.add_option("--n-heads", o.n_heads, "override the preset: attention heads (divide C)")
-      ->check(number_at_least(1e-300, "a positive number"));
+      ->check(cli::positive());
   app.add_option("--n-layers", o.n_layers, "override the preset: transformer blocks")
-      ->check(number_at_least(1e-300, "a positive number"));
+      ->check(cli::positive());
   app.add_option("--batch-size", o.batch_size, "override the preset: sequences per batch")
-      ->check(number_at_least(1e-300, "a positive number"));
+      ->check(cli::positive());
   app.add_option("--lr", o.lr, "override the preset: peak learning rate")
-      ->check(number_at_least(1e-300, "a positive number"));
+      ->check(cli::positive_finite());
   app.add_option("--drop-rate", o.drop_rate, "override the preset's dropout (0.1)")
-      ->check(CLI::Range(0.0, 0.999));
+      ->check(cli::probability());
   app.add_option("--weight-decay", o.weight_decay, "AdamW's weight decay")
-      ->check(number_at_least(0.0, "a number >= 0"));
+      ->check(cli::non_negative_finite());
   app.add_option("--warmup", o.warmup,
                  "linear warm-up steps, then cosine decay to --min-lr (0: constant lr)")
-      ->check(number_at_least(0.0, "a number >= 0"));
-  app.add_option("--min-lr", o.min_lr, "the cosine's final lr")
-      ->check(number_at_least(0.0, "a number >= 0"));
+      ->check(cli::non_negative());
+  app.add_option("--min-lr", o.min_lr, "the cosine's final lr")->check(cli::non_negative_finite());
   app.add_option("--clip", o.clip, "clip_grad_norm_ max norm (0: no clipping)")
-      ->check(number_at_least(0.0, "a number >= 0"));
+      ->check(cli::non_negative_finite());
   app.add_option("--train-ratio", o.train_ratio, "share of the text for training")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(cli::in_range(0, 1));
   app.add_option("--prompt", o.prompt, "start of the sample generated after each epoch");
   app.add_option("--sample-tokens", o.sample_tokens, "tokens per sample")
-      ->check(number_at_least(0.0, "a number >= 0"));
+      ->check(cli::non_negative());
   app.add_flag("!--no-plot", o.plot, "do not run gnuplot for loss.png");
   if (const std::optional<int> exit_code = cli::parse(app, argc, argv)) return *exit_code;
   // Under mpirun, one process of a data-parallel job; a process that fails ends the whole job
