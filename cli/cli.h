@@ -23,8 +23,7 @@ namespace tapegrad::cli {
 inline constexpr int kUsageError = 2;
 
 namespace detail {
-// The number `text` spells (strtod, whole string), or nullopt: CLI11's own conversion then
-// reports it ("Could not convert: --lr = abc").
+// The number `text` spells (strtod, whole string), or nullopt.
 inline std::optional<double> number(const std::string& text) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
@@ -36,8 +35,10 @@ template <class Accept>
 CLI::Validator number_check(std::string description, std::string what, Accept accept) {
   return CLI::Validator(
       [what, accept](std::string& text) -> std::string {
+        // Not a number is refused here too, not left to CLI11's conversion: with a TakeLast
+        // policy that would only convert the last of repeated values.
         const std::optional<double> v = number(text);
-        if (!v || accept(*v)) return "";
+        if (v && accept(*v)) return "";
         return "must be " + what + ", got " + text;
       },
       std::move(description));

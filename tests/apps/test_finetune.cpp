@@ -15,8 +15,8 @@
 #include <sstream>
 #include <string>
 
-#include "tests/examples/chapter3_goldens.h"
 #include "tests/apps/run_program.h"
+#include "tests/examples/chapter3_goldens.h"
 
 namespace fs = std::filesystem;
 using tapegrad::testing::chapter3::run_program;

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,7 @@ TEST_CASE(
     "[cli][generate]") {
   using namespace tapegrad;
   const std::string dir = scratch_dir("generate_test", "finetuned");
+  std::filesystem::create_directories(dir);
   // What tapegrad-finetune-instruct --lora-rank 2 saves: the model with its adapters, under its
   // run configuration (adapters' B made non-zero, so that they change the output).
   const nn::GPTConfig cfg{256, 16, 16, 2, 1, 0.0, false};
