@@ -59,28 +59,22 @@ std::optional<int> parse(int argc, char** argv, Arguments& a) {
   const std::string model = "model";
   app.add_option("--model", a.model, models)->group(model);
   app.add_option("--batch", a.sizes.batch, "batch size (the causal, multi-head and gpt models)")
-      ->capture_default_str()
       ->check(cli::positive())
       ->group(model);
   app.add_option("--seq", a.sizes.seq, "tokens, also the context length (gpt: tokens, default 3)")
-      ->capture_default_str()
       ->check(cli::positive())
       ->group(model);
   app.add_option("--d-in", a.sizes.d_in, "input embedding size")
-      ->capture_default_str()
       ->check(cli::positive())
       ->group(model);
   app.add_option("--d-out", a.sizes.d_out, "output size (per head in the wrapper)")
-      ->capture_default_str()
       ->check(cli::positive())
       ->group(model);
   app.add_option("--heads", a.sizes.heads, "number of heads (gpt: n_heads, default 12)")
-      ->capture_default_str()
       ->check(cli::positive())
       ->group(model);
   app.add_option("--dropout", a.sizes.dropout,
                  "dropout on the attention weights (the book: 0.0; gpt: drop_rate, default 0.1)")
-      ->capture_default_str()
       ->check(cli::probability())
       ->group(model);
   app.add_option("--seed", a.sizes.seed, "parameter seed (default: the book's, 123, or 789 for v2)")
@@ -91,20 +85,14 @@ std::optional<int> parse(int argc, char** argv, Arguments& a) {
   // above set n_heads, drop_rate, the batch and the tokens.
   const std::string gpt = "gpt (default: GPT_CONFIG_124M)";
   nn::GPTConfig& cfg = a.sizes.gpt;
-  app.add_option("--vocab", cfg.vocab_size, "vocab_size")
-      ->capture_default_str()
-      ->check(cli::positive())
-      ->group(gpt);
+  app.add_option("--vocab", cfg.vocab_size, "vocab_size")->check(cli::positive())->group(gpt);
   app.add_option("--context", cfg.context_length, "context_length")
-      ->capture_default_str()
       ->check(cli::positive())
       ->group(gpt);
   app.add_option("--emb", cfg.emb_dim, "emb_dim (divisible by --heads)")
-      ->capture_default_str()
       ->check(cli::positive())
       ->group(gpt);
   app.add_option("--layers", cfg.n_layers, "n_layers, the TransformerBlocks")
-      ->capture_default_str()
       ->check(cli::positive())
       ->group(gpt);
   app.add_flag("--qkv-bias", cfg.qkv_bias, "biases on W_query, W_key, W_value")->group(gpt);
@@ -121,7 +109,6 @@ std::optional<int> parse(int argc, char** argv, Arguments& a) {
   app.add_flag("--values", a.dot.values, "print the values (and gradients) of small tensors")
       ->group(drawing);
   app.add_option("--max-values", a.dot.max_values, "\"small\": at most N elements")
-      ->capture_default_str()
       ->check(cli::non_negative())
       ->group(drawing);
   app.add_flag("--collapse-heads", a.dot.collapse_heads,
@@ -137,7 +124,6 @@ std::optional<int> parse(int argc, char** argv, Arguments& a) {
   app.add_flag("--saved-bytes", a.dot.saved_bytes, "show the bytes each op keeps for its backward")
       ->group(drawing);
   app.add_option("--rankdir", a.dot.rankdir, "TB (top to bottom) or LR")
-      ->capture_default_str()
       ->check(CLI::IsMember({"TB", "LR"}))
       ->group(drawing);
   app.add_option("--title", a.dot.title, "the heading (default: the model's name and sizes)")
@@ -206,7 +192,16 @@ int main(int argc, char** argv) {
     if (!a.dot_path.empty()) output("-o", [&] { write_file_atomically(a.dot_path, dot); });
     if (!a.svg_path.empty()) output("--svg", [&] { render(dot, "svg", a.svg_path); });
     if (!a.png_path.empty()) output("--png", [&] { render(dot, "png", a.png_path); });
-    if (a.dot_path.empty() && a.svg_path.empty() && a.png_path.empty()) std::cout << dot;
+    if (a.dot_path.empty() && a.svg_path.empty() && a.png_path.empty()) {
+      std::cout << dot;  // the drawing itself is the output: nothing else on stdout
+      return 0;
+    }
+    std::string wrote;
+    for (const std::string* path : {&a.dot_path, &a.svg_path, &a.png_path}) {
+      if (!path->empty()) wrote += (wrote.empty() ? "" : ", ") + *path;
+    }
+    std::cout << "tapegrad-dot: wrote " << wrote << ": --model " << a.model << " ("
+              << model.title << ")\n";
     return 0;
   } catch (const std::exception& e) {
     std::cerr << cli::error_message("tapegrad-dot", e.what()) << "\n";

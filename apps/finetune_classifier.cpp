@@ -129,14 +129,14 @@ int run(const Options& o) {
     data_origin = o.data;
   } else {
     classes = testament_classes();
-    balanced = kjv_testament_dataset(ft::read_kjv(o.kjv, kProgram), o.per_class);
+    balanced = kjv_testament_dataset(apps::read_text(kProgram, "--kjv", o.kjv), o.per_class);
     data_origin = "the KJV Testament task (" + o.kjv + ")";
   }
   const LabeledSplit split = random_split(balanced, 0.7, 0.1);
-  fs::create_directories(o.out);
-  ft::write_file(o.out + "/train.tsv", labeled_tsv(split.train, classes), kProgram);
-  ft::write_file(o.out + "/validation.tsv", labeled_tsv(split.validation, classes), kProgram);
-  ft::write_file(o.out + "/test.tsv", labeled_tsv(split.test, classes), kProgram);
+  cli::create_directories("--out", o.out);
+  apps::write_file(kProgram, o.out + "/train.tsv", labeled_tsv(split.train, classes));
+  apps::write_file(kProgram, o.out + "/validation.tsv", labeled_tsv(split.validation, classes));
+  apps::write_file(kProgram, o.out + "/test.tsv", labeled_tsv(split.test, classes));
 
   const int64_t pad = ft::pad_id(tokenizer);
   std::optional<int64_t> max_length = o.max_length;
@@ -245,7 +245,7 @@ int run(const Options& o) {
       model, train_loader, train_eval_loader, val_loader, optimizer, options, callbacks);
   std::printf("Training completed in %.2f minutes.\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 60.0);
-  ft::write_file(o.out + "/metrics.csv", metrics, kProgram);
+  apps::write_file(kProgram, o.out + "/metrics.csv", metrics);
 
   report(model, train_eval_loader, val_loader, test_loader, "after");
   if (o.run.lora_rank > 0) {
@@ -256,14 +256,14 @@ int run(const Options& o) {
   if (o.fit.plot && !history.train_losses.empty()) {  // the book's plot_values, twice
     const auto n_epochs = static_cast<double>(o.fit.epochs - epochs_done);
     const auto seen = static_cast<double>(history.examples_seen);
-    ft::try_plot(o.out + "/loss.png", kProgram, [&] {
-      plot_values(o.out + "/loss.png", ft::linspace(0, n_epochs, history.train_losses.size()),
-                  ft::linspace(0, seen, history.train_losses.size()), history.train_losses,
+    apps::try_plot(o.out + "/loss.png", kProgram, [&] {
+      plot_values(o.out + "/loss.png", apps::linspace(0, n_epochs, history.train_losses.size()),
+                  apps::linspace(0, seen, history.train_losses.size()), history.train_losses,
                   history.val_losses, "loss");
     });
-    ft::try_plot(o.out + "/accuracy.png", kProgram, [&] {
-      plot_values(o.out + "/accuracy.png", ft::linspace(0, n_epochs, history.train_accs.size()),
-                  ft::linspace(0, seen, history.train_accs.size()), history.train_accs,
+    apps::try_plot(o.out + "/accuracy.png", kProgram, [&] {
+      plot_values(o.out + "/accuracy.png", apps::linspace(0, n_epochs, history.train_accs.size()),
+                  apps::linspace(0, seen, history.train_accs.size()), history.train_accs,
                   history.val_accs, "accuracy");
     });
   }

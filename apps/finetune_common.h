@@ -1,7 +1,7 @@
 // What the two fine-tuning programs (finetune_classifier, finetune_instruct) share: where the
 // model comes from (a train_gpt checkpoint, Hugging Face GPT-2 safetensors, or a fresh model of a
-// given size) and its options, the run options (threads, --matmul-precision, LoRA), the default
-// King James text, atomic file writes and the plots.
+// given size) and its options, the run options (threads, --matmul-precision, LoRA) and --resume.
+// What every program shares is in common.h.
 #pragma once
 
 #include <unistd.h>
@@ -24,15 +24,11 @@
 #include <tapegrad/io/safetensors.h>
 #include <tapegrad/nn/lora.h>
 #include <tapegrad/tapegrad.h>
+#include "common.h"
 
 namespace tapegrad::finetune {
 
 namespace fs = std::filesystem;
-
-// The King James text (--kjv; default_kjv_path() by default, text/kjv.h), whole.
-inline std::string read_kjv(const std::string& path, const std::string& program) {
-  return read_training_text(path, program + ": --kjv");
-}
 
 // The model's origin and, for a fresh model, its size (the book's test_mode config by default:
 // context 120, C 12, 2 heads, 1 layer).
@@ -52,16 +48,6 @@ struct LoadedModel {
   std::unique_ptr<Tokenizer> tokenizer;
   std::string origin;  // for the report
 };
-
-inline std::map<std::string, std::string> key_values(const std::string& text) {
-  std::map<std::string, std::string> out;
-  std::istringstream in(text);
-  for (std::string word; in >> word;) {
-    const size_t eq = word.find('=');
-    if (eq != std::string::npos) out[word.substr(0, eq)] = word.substr(eq + 1);
-  }
-  return out;
-}
 
 // The model's options, the same in both programs.
 inline void add_model_options(CLI::App& app, ModelOptions& o) {
@@ -124,7 +110,7 @@ struct RunOptions {
 };
 
 inline void add_run_options(CLI::App& app, RunOptions& o) {
-  app.add_option("--threads", o.threads, "threads per step")->check(CLI::Range(1, 256));
+  app.add_option("--threads", o.threads, "threads per step")->check(cli::in_range(1, 256));
   cli::add_matmul_precision(app, o.matmul_precision);
   app.add_option("--lora-rank", o.lora_rank,
                  "freeze the model and train LoRA adapters of this rank on every Linear (the "
@@ -166,26 +152,21 @@ inline LoadedModel load_model(const ModelOptions& o, const std::string& program)
   nn::GPTConfig cfg{0, o.context_length, o.emb_dim, o.n_heads, o.n_layers, o.drop_rate, o.qkv_bias};
   std::string tokenizer = o.tokenizer;
   if (!o.checkpoint.empty()) {
-    const std::vector<uint8_t> bytes = read_whole_file(o.checkpoint);
-    const SafetensorsView view = parse_safetensors(bytes, o.checkpoint);
-    const std::string* saved = view.find_metadata("train_gpt.config");
-    if (saved == nullptr) {
-      throw Error(program + ": --checkpoint " + o.checkpoint + " was not written by train_gpt");
+    apps::CheckpointModel saved;
+    try {
+      const MappedFile file(o.checkpoint);
+      saved = apps::checkpoint_model(parse_safetensors(file.bytes(), o.checkpoint), o.checkpoint);
+    } catch (const Error& e) {
+      throw Error(program + ": --checkpoint: " + e.what());
     }
-    auto kv = key_values(*saved);
-    auto get = [&](const char* key) {
-      if (!kv.count(key)) throw Error(program + ": --checkpoint " + o.checkpoint + ": no " + key);
-      return kv[key];
-    };
-    tokenizer = get("tokenizer");
-    cfg = {std::stoll(get("vocab_size")),
-           std::stoll(get("context_length")),
-           std::stoll(get("emb_dim")),
-           std::stoll(get("n_heads")),
-           std::stoll(get("n_layers")),
-           o.drop_rate,
-           false};
-    out.origin = "train_gpt checkpoint " + o.checkpoint;
+    if (saved.lora_rank > 0) {
+      throw Error(program + ": --checkpoint " + o.checkpoint +
+                  " holds LoRA adapters: fine-tune from the model they were trained on");
+    }
+    tokenizer = saved.tokenizer;
+    cfg = saved.cfg;
+    cfg.drop_rate = o.drop_rate;
+    out.origin = saved.writer + " checkpoint " + o.checkpoint;
   } else if (!o.gpt2.empty()) {
     cfg = nn::infer_gpt2_config(o.gpt2, o.gpt2_name);
     cfg.drop_rate = o.drop_rate;
@@ -204,8 +185,6 @@ inline LoadedModel load_model(const ModelOptions& o, const std::string& program)
   return out;
 }
 
-// The id that pads batches and ends generation: <|endoftext|> (50256) for GPT-2's tokenizer; the
-// bytes tokenizer has none, so the NUL byte (0) stands in.
 // --resume: loads the checkpoint `ckpt` into `params` and `extras` when its metadata
 // `config_key` equals `config` (this run's settings); otherwise throws, naming both settings,
 // before anything is changed.
@@ -213,61 +192,14 @@ inline void resume_from(const std::string& ckpt, const std::string& config_key,
                         const std::string& config, const NamedParameters& params,
                         CheckpointExtras& extras, const std::string& program) {
   const std::vector<uint8_t> bytes = read_whole_file(ckpt);
-  const SafetensorsView view = parse_safetensors(bytes, ckpt);  // holds the metadata
-  const std::string* saved = view.find_metadata(config_key);
-  if (saved == nullptr || *saved != config) {
-    throw Error(program + ": --resume: " + ckpt +
-                " is not a checkpoint of this configuration (nothing was changed)" +
-                (saved ? ":\n  file: " + *saved + "\n  this run: " + config : ""));
-  }
+  apps::require_config(parse_safetensors(bytes, ckpt), config_key, config, ckpt, program);
   load_checkpoint_bytes(bytes, ckpt, params, extras);
 }
 
+// The id that pads batches and ends generation: <|endoftext|> (50256) for GPT-2's tokenizer; the
+// bytes tokenizer has none, so the NUL byte (0) stands in.
 inline int64_t pad_id(const Tokenizer& tokenizer) {
   return tokenizer.eot_token().value_or(0);
-}
-
-// A file of the --out folder, through the one atomic writer (io/atomic_file.h): `path` is never
-// half written. A failure names the program and the option.
-inline void write_file(const std::string& path, const std::string& text, const std::string& who) {
-  try {
-    write_file_atomically(path, text);
-  } catch (const Error& e) {
-    throw Error(who + ": --out: " + e.what());
-  }
-}
-
-inline std::vector<double> linspace(double from, double to, size_t n) {  // torch.linspace
-  std::vector<double> out(n);
-  for (size_t i = 0; i < n; ++i) {
-    out[i] =
-        n == 1 ? from : from + (to - from) * static_cast<double>(i) / static_cast<double>(n - 1);
-  }
-  return out;
-}
-
-// Draws a figure when gnuplot is there; a missing gnuplot is a note on stderr, not a failure.
-template <class Draw>
-void try_plot(const std::string& png, const std::string& who, Draw draw) {
-  try {
-    draw();
-    std::printf("wrote %s\n", png.c_str());
-  } catch (const Error& e) {
-    std::fprintf(stderr, "%s: no %s: %s\n", who.c_str(), png.c_str(), e.what());
-  }
-}
-
-inline std::string join(const std::vector<int64_t>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s;
-}
-
-inline std::vector<int64_t> split_ints(const std::string& s) {
-  std::vector<int64_t> out;
-  std::istringstream in(s);
-  for (std::string part; std::getline(in, part, ',');) out.push_back(std::stoll(part));
-  return out;
 }
 
 }  // namespace tapegrad::finetune

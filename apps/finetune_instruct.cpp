@@ -65,17 +65,6 @@ std::string config_string(const Options& o, const nn::GPTConfig& cfg, const Toke
   return s.str();
 }
 
-std::string csv_up_to(const std::string& path, int64_t step) {
-  std::ifstream in(path);
-  std::string line, out = "step,train_loss,val_loss,tokens_seen\n";
-  if (!in) return out;
-  std::getline(in, line);
-  while (std::getline(in, line)) {
-    if (!line.empty() && std::stoll(line) <= step) out += line + "\n";
-  }
-  return out;
-}
-
 int run(const Options& o) {
   ft::apply_run_options(o.run);
   ft::LoadedModel loaded = ft::load_model(o.model, kProgram);
@@ -90,7 +79,7 @@ int run(const Options& o) {
     data = read_instruction_json(o.data);
     data_origin = o.data;
   } else {
-    data = kjv_instruction_set(ft::read_kjv(o.kjv, kProgram), o.count);
+    data = kjv_instruction_set(apps::read_text(kProgram, "--kjv", o.kjv), o.count);
     data_origin =
         "the KJV demonstration set (" + std::to_string(o.count) + " entries from " + o.kjv + ")";
   }
@@ -105,7 +94,7 @@ int run(const Options& o) {
                 "of each other is needed");
   }
   cli::create_directories("--out", o.out);
-  ft::write_file(o.out + "/instruction-data.json", instruction_json(data), kProgram);
+  apps::write_file(kProgram, o.out + "/instruction-data.json", instruction_json(data));
 
   const std::optional<int64_t> allowed = std::min(o.allowed_max_length, cfg.context_length);
   const InstructionDataset train_ds(split.train, tokenizer), val_ds(split.validation, tokenizer);
@@ -137,17 +126,17 @@ int run(const Options& o) {
               o.fit.batch_size, o.fit.lr, o.fit.epochs);
 
   TrainState start;
-  std::string csv = "step,train_loss,val_loss,tokens_seen\n";
+  std::string csv = apps::kLossCsvHeader;
   if (o.fit.resume) {
     ft::resume_from(ckpt, "finetune_instruct.config", config, params, extras, kProgram);
     auto& m = extras.metadata;
     start = {std::stoll(m.at("finetune_instruct.step")),
              std::stoll(m.at("finetune_instruct.epoch")),
              std::stoll(m.at("finetune_instruct.tokens_seen"))};
-    train_loader.sampler().restore_epoch(ft::split_ints(m.at("finetune_instruct.data.order")),
+    train_loader.sampler().restore_epoch(apps::split_ints(m.at("finetune_instruct.data.order")),
                                          std::stoll(m.at("finetune_instruct.data.position")),
                                          m.at("finetune_instruct.data.exhausted") == "1");
-    csv = csv_up_to(o.out + "/loss.csv", start.step);
+    csv = apps::csv_up_to(o.out + "/loss.csv", start.step);
     std::printf("resumed %s at step %" PRId64 "\n", ckpt.c_str(), start.step);
   }
   auto save = [&](const TrainState& state) {
@@ -157,7 +146,7 @@ int run(const Options& o) {
                   {"finetune_instruct.step", std::to_string(state.step)},
                   {"finetune_instruct.epoch", std::to_string(state.epoch)},
                   {"finetune_instruct.tokens_seen", std::to_string(state.tokens_seen)},
-                  {"finetune_instruct.data.order", ft::join(s.order())},
+                  {"finetune_instruct.data.order", apps::join(s.order())},
                   {"finetune_instruct.data.position", std::to_string(s.position())},
                   {"finetune_instruct.data.exhausted", s.sampler_exhausted() ? "1" : "0"}};
     save_checkpoint(ckpt, params, e);
@@ -183,7 +172,7 @@ int run(const Options& o) {
       std::fflush(stdout);
     }
     if (o.checkpoint_every > 0 && p.step % o.checkpoint_every == 0 && p.step < total_steps) {
-      ft::write_file(o.out + "/loss.csv", csv, kProgram);
+      apps::write_file(kProgram, o.out + "/loss.csv", csv);
       save({p.step, p.epoch, p.tokens_seen});
     }
   };
@@ -209,7 +198,7 @@ int run(const Options& o) {
   const double minutes =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 60.0;
   std::printf("Training completed in %.2f minutes.\n", minutes);
-  ft::write_file(o.out + "/loss.csv", csv, kProgram);
+  apps::write_file(kProgram, o.out + "/loss.csv", csv);
   save(end);
   if (o.run.lora_rank > 0) {  // appendix E's small file: the adapters alone
     nn::save_lora(model, o.out + "/lora.safetensors");
@@ -221,21 +210,13 @@ int run(const Options& o) {
               after.val_loss);
 
   if (o.fit.plot) {  // the book's plot_losses: loss against epochs, tokens seen on top
-    std::vector<double> train, val, tokens;
-    std::istringstream rows(csv);
-    std::string line;
-    std::getline(rows, line);
-    while (std::getline(rows, line)) {
-      std::istringstream f(line);
-      std::string a, b, c, d;
-      std::getline(f, a, ','), std::getline(f, b, ','), std::getline(f, c, ','), std::getline(f, d);
-      train.push_back(std::stod(b)), val.push_back(std::stod(c)), tokens.push_back(std::stod(d));
-    }
-    if (!train.empty()) {
+    const apps::LossRows rows = apps::loss_rows(csv);
+    if (!rows.train.empty()) {
       const std::vector<double> epochs =
-          ft::linspace(0, static_cast<double>(o.fit.epochs), train.size());
-      ft::try_plot(o.out + "/loss.png", kProgram, [&] {
-        plot_values(o.out + "/loss.png", epochs, tokens, train, val, "loss", "Tokens seen");
+          apps::linspace(0, static_cast<double>(o.fit.epochs), rows.train.size());
+      apps::try_plot(o.out + "/loss.png", kProgram, [&] {
+        plot_values(o.out + "/loss.png", epochs, rows.tokens, rows.train, rows.val, "loss",
+                    "Tokens seen");
       });
     }
   }
@@ -261,7 +242,7 @@ int run(const Options& o) {
   }
   if (isatty(STDOUT_FILENO)) std::printf("\n");
   const std::string responses_path = o.out + "/instruction-data-with-response.json";
-  ft::write_file(responses_path, instruction_json(test, responses), kProgram);
+  apps::write_file(kProgram, responses_path, instruction_json(test, responses));
   size_t exact = 0;
   for (size_t i = 0; i < test.size(); ++i) exact += responses[i] == test[i].output;
   std::printf("Responses: %zu of %zu test entries answered exactly as their output; saved as %s\n",

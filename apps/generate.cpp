@@ -1,14 +1,19 @@
-// Generates text from OpenAI's pretrained GPT-2 weights (a Hugging Face model.safetensors), as
-// the book's gpt_generate.py does after load_weights_into_gpt (chapter 5).
+// Generates text from a GPT model's weights, as the book's gpt_generate.py does after
+// load_weights_into_gpt (chapter 5). --weights is either
+//  - OpenAI's pretrained GPT-2 (a Hugging Face model.safetensors): the configuration (124M, 355M,
+//    774M or 1558M) is read from the file's shapes (nn::infer_gpt2_config), the tokenizer is
+//    GPT-2's; or
+//  - a tapegrad checkpoint of a language model (tapegrad-train-gpt's, or tapegrad-finetune-
+//    instruct's, LoRA adapters included): its run configuration gives the model's sizes and its
+//    tokenizer (gpt2 or bytes). A classifier's checkpoint is refused.
 //
-// Usage: tapegrad-generate --weights model.safetensors [--prompt TEXT | --ids 15496,11,314]
+// Usage: tapegrad-generate --weights FILE [--prompt TEXT | --ids 15496,11,314]
 //                      [--max-new-tokens N] [--temperature T] [--top-k K] [--seed S]
 //                      [--model NAME] [--n-heads H] [--vocab-dir DIR] [--threads N]
 //                      [--dtype float32|bf16]
-// The configuration (124M, 355M, 774M or 1558M) is read from the file's shapes
-// (nn::infer_gpt2_config). Text needs GPT-2's encoder.json and vocab.bpe in --vocab-dir
-// (tools/fetch_gpt2_vocab.sh fetches them); --ids gives token ids instead, and the output is then
-// decoded when the vocabulary is there, printed as ids when not.
+// GPT-2's tokenizer needs encoder.json and vocab.bpe in --vocab-dir (tools/fetch_gpt2_vocab.sh
+// fetches them); --ids gives token ids instead, and the output is then decoded when the
+// vocabulary is there, printed as ids when not.
 //
 // Decoding is the book's generate() (nn::generate) with the KV cache: the logits of the last
 // position, cut to the top k when k > 0, divided by the temperature and sampled when T > 0 with
@@ -35,6 +40,7 @@
 
 #include <tapegrad/graph/threads.h>
 #include <tapegrad/tapegrad.h>
+#include "common.h"
 
 using namespace tapegrad;
 
@@ -63,8 +69,10 @@ std::vector<int64_t> parse_ids(const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Generate text with pretrained GPT-2 weights (Hugging Face model.safetensors)",
-               kProgram};
+  CLI::App app{
+      "Generate text with a GPT model: pretrained GPT-2 weights (Hugging Face model.safetensors) "
+      "or a checkpoint of tapegrad-train-gpt or tapegrad-finetune-instruct",
+      kProgram};
   std::string weights, prompt = "Every effort moves you", ids_text, model_name;
   std::string vocab_dir = default_gpt2_vocab_dir().string();
   int64_t max_new_tokens = 25, top_k = 0, n_heads = 0;
@@ -72,51 +80,77 @@ int main(int argc, char** argv) {
   uint64_t seed = 123;
   int threads = 1;
   std::string dtype = "float32";
-  app.add_option("--weights", weights, "GPT-2 checkpoint: Hugging Face's model.safetensors")
+  app.add_option("--weights", weights,
+                 "Hugging Face's GPT-2 model.safetensors, or a tapegrad-train-gpt / "
+                 "tapegrad-finetune-instruct checkpoint.safetensors")
       ->required();
-  auto* prompt_opt = app.add_option("--prompt", prompt, "Text to continue")->capture_default_str();
-  app.add_option("--ids", ids_text, "Token ids to continue, as 15496,11,314 (instead of --prompt)")
-      ->excludes(prompt_opt);
+  auto* prompt_opt = app.add_option("--prompt", prompt, "Text to continue");
+  auto* ids_opt = app.add_option("--ids", ids_text,
+                                 "Token ids to continue, as 15496,11,314 (instead of --prompt)")
+                      ->excludes(prompt_opt);
   app.add_option("--max-new-tokens", max_new_tokens, "Tokens to generate")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::in_range(0, static_cast<double>(nn::kMaxNewTokens)));
   app.add_option("--temperature", temperature, "Sampling temperature; 0 takes the argmax")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::non_negative_finite());
   app.add_option("--top-k", top_k, "Sample among the k most likely tokens; 0: all")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--seed", seed, "Seed of the sampling generator")->capture_default_str();
+      ->check(cli::non_negative());
+  app.add_option("--seed", seed, "Seed of the sampling generator");
   app.add_option("--model", model_name,
                  "GPT-2 size for n_heads (gpt2, gpt2-medium, gpt2-large, gpt2-xl, 124M, ...); "
-                 "default: from emb_dim");
-  app.add_option("--n-heads", n_heads, "Attention heads, for files of non-GPT-2 sizes")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--vocab-dir", vocab_dir, "Folder with GPT-2's encoder.json and vocab.bpe")
-      ->capture_default_str();
-  app.add_option("--threads", threads, "Threads for the kernels")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 255));
+                 "default: from emb_dim (GPT-2 files only)");
+  app.add_option("--n-heads", n_heads, "Attention heads, for GPT-2 files of non-GPT-2 sizes")
+      ->check(cli::positive());
+  app.add_option("--vocab-dir", vocab_dir, "Folder with GPT-2's encoder.json and vocab.bpe");
+  app.add_option("--threads", threads, "Threads for the kernels")->check(cli::in_range(1, 255));
   app.add_option("--dtype", dtype,
                  "Linear layers' weights: float32, or bf16 (bfloat16, inference only: half the "
                  "bytes per token; the first step's logits are compared with float32's)")
-      ->capture_default_str()
       ->check(CLI::IsMember({"float32", "bf16"}));
   if (const std::optional<int> exit_code = cli::parse(app, argc, argv)) return *exit_code;
 
   return cli::run(kProgram, [&] {
     set_num_threads(threads);
+    std::vector<int64_t> ids;  // --ids, else --prompt's once the tokenizer is known
+    if (ids_opt->count() > 0) ids = parse_ids(ids_text);
+    // The model: a tapegrad checkpoint says what it is in its metadata; anything else is read as
+    // GPT-2 weights.
+    std::optional<apps::CheckpointModel> saved;
+    try {
+      const MappedFile file(weights);  // only the header is read
+      const SafetensorsView view = parse_safetensors(file.bytes(), weights);
+      if (apps::is_tapegrad_checkpoint(view)) saved = apps::checkpoint_model(view, weights);
+    } catch (const Error& e) {
+      throw Error("--weights: " + std::string(e.what()));
+    }
+    nn::GPTConfig cfg;
+    try {
+      cfg = saved ? saved->cfg : nn::infer_gpt2_config(weights, model_name, n_heads);
+    } catch (const Error& e) {
+      throw Error("--weights: " + std::string(e.what()));
+    }
+    for (const int64_t id : ids) {  // --ids (the prompt's ids come from the model's tokenizer)
+      if (id < 0 || id >= cfg.vocab_size) {
+        throw Error("--ids: " + std::to_string(id) + " is outside the model's vocabulary [0, " +
+                    std::to_string(cfg.vocab_size) + ")");
+      }
+    }
+    const std::string tokenizer_name = saved ? saved->tokenizer : "gpt2";
+    std::cerr << (saved ? "tapegrad " + saved->writer + " checkpoint" : std::string("GPT-2"))
+              << ": " << cfg.n_layers << " layers, emb_dim " << cfg.emb_dim << ", " << cfg.n_heads
+              << " heads, vocabulary " << cfg.vocab_size << ", context " << cfg.context_length
+              << ", tokenizer " << tokenizer_name
+              << (saved && saved->lora_rank > 0 ? ", LoRA rank " + std::to_string(saved->lora_rank)
+                                                : std::string())
+              << "\n";
+
     std::unique_ptr<Tokenizer> tokenizer;
     std::string tokenizer_error;
     try {
-      tokenizer = make_tokenizer("gpt2", vocab_dir);
+      tokenizer = make_tokenizer(tokenizer_name, vocab_dir);
     } catch (const Error& e) {
       tokenizer_error = e.what();
     }
-    std::vector<int64_t> ids;
-    if (!ids_text.empty()) {
-      ids = parse_ids(ids_text);
-    } else {
+    if (ids.empty()) {
       if (!tokenizer) {
         throw Error(
             "--prompt needs GPT-2's vocabulary (run tools/fetch_gpt2_vocab.sh, or give "
@@ -127,22 +161,18 @@ int main(int argc, char** argv) {
       if (ids.empty()) throw Error("--prompt: the prompt is empty");
     }
 
-    nn::GPTConfig cfg;
+    std::unique_ptr<nn::GPTModel> model;
     try {
-      cfg = nn::infer_gpt2_config(weights, model_name, n_heads);
+      if (saved) {
+        model = apps::load_checkpoint_model(*saved, weights);
+      } else {
+        model = std::make_unique<nn::GPTModel>(cfg);
+        nn::load_gpt2_weights(*model, weights);
+      }
     } catch (const Error& e) {
       throw Error("--weights: " + std::string(e.what()));
     }
-    std::cerr << "GPT-2: " << cfg.n_layers << " layers, emb_dim " << cfg.emb_dim << ", "
-              << cfg.n_heads << " heads, vocabulary " << cfg.vocab_size << ", context "
-              << cfg.context_length << "\n";
-    nn::GPTModel model(cfg);
-    try {
-      nn::load_gpt2_weights(model, weights);
-    } catch (const Error& e) {
-      throw Error("--weights: " + std::string(e.what()));
-    }
-    model.eval();
+    model->eval();
 
     // --dtype bf16: the first step's last-position logits with the float32 weights, then with
     // the bfloat16 ones (the generation's prefill: the prompt's last context_length tokens).
@@ -150,7 +180,7 @@ int main(int argc, char** argv) {
     if (dtype == "bf16") {
       const size_t fed = std::min(ids.size(), static_cast<size_t>(cfg.context_length));
       bf16 = nn::convert_to_bf16_weights(
-          model,
+          *model,
           Ids(Shape{1, static_cast<int64_t>(fed)},
               std::vector<int64_t>(ids.end() - static_cast<std::ptrdiff_t>(fed), ids.end())));
     }
@@ -190,7 +220,7 @@ int main(int argc, char** argv) {
       show();
     };
     options.stats = &stats;
-    nn::generate(model, Ids(Shape{1, n}, ids), options);
+    nn::generate(*model, Ids(Shape{1, n}, ids), options);
     std::cout << "\n";
     std::cerr << "(" << prompt_len << " prompt tokens, " << ids.size() - prompt_len
               << " generated)\n";

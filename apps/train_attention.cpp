@@ -168,15 +168,10 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
       kProgram);
   std::string dtype = "float32";
   app.add_option("--model", o.model, "the layer(s) to train")
-      ->capture_default_str()
       ->check(CLI::IsMember({"mha", "sa_v1", "both"}));
-  app.add_option("--dtype", dtype, "element type")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"float32", "float64"}));
-  app.add_option("--steps", o.steps, "SGD steps")->capture_default_str()->check(cli::positive());
-  app.add_option("--lr", o.lr, "learning rate")
-      ->capture_default_str()
-      ->check(cli::positive_finite());
+  app.add_option("--dtype", dtype, "element type")->check(CLI::IsMember({"float32", "float64"}));
+  app.add_option("--steps", o.steps, "SGD steps")->check(cli::positive());
+  app.add_option("--lr", o.lr, "learning rate")->check(cli::positive_finite());
   app.add_option("--dot", o.dot_file, "write the last step's graph as Graphviz DOT text");
   app.add_option("--svg", o.svg_file, "write the last step's graph as SVG (Graphviz)");
   if (const std::optional<int> exit_code = cli::parse(app, argc, argv)) return exit_code;

@@ -4,8 +4,9 @@
 // a greedy sample after each epoch, and atomic checkpoints that --resume continues bit for bit.
 //
 // Writes into --out DIR: loss.csv (step, train loss, val loss, tokens seen, at each evaluation),
-// samples.txt (one sample per epoch), loss.png (gnuplot, like the book's loss figure; skipped
-// with a note when gnuplot is missing), attention.png (every head of the last block on the
+// samples.txt (one sample per epoch), loss.png (the book's loss figure, viz/plot.h's
+// plot_values, against steps; skipped with a note when gnuplot is missing), attention.png (every
+// head of the last block on the
 // --prompt, as heatmaps) and checkpoint.safetensors (model under torch's names,
 // AdamW state, schedule, generators, data position and the run's configuration).
 //
@@ -43,14 +44,13 @@
 #include <string>
 #include <vector>
 
+#include <tapegrad/dist/job.h>
 #include <tapegrad/graph/threads.h>
 #include <tapegrad/io/atomic_file.h>
 #include <tapegrad/io/safetensors.h>
 #include <tapegrad/kernels/gemm/matmul_precision.h>
 #include <tapegrad/tapegrad.h>
-#ifdef TAPEGRAD_HAVE_MPI
-#include <tapegrad/dist/data_parallel.h>
-#endif
+#include "common.h"
 
 using namespace tapegrad;
 namespace fs = std::filesystem;
@@ -115,54 +115,6 @@ std::string config_string(const Options& o, const Preset& p, uint64_t data_size)
   return s.str();
 }
 
-// This process's place in a data-parallel job (mpirun), or rank 0 of 1, and the little the
-// processes exchange besides gradients (nothing with one process).
-struct Processes {
-  int rank = 0;
-  int world_size = 1;
-
-  // Rank 0's bytes on every process (the checkpoint a resumed job starts from: only rank 0
-  // touches the file system).
-  void broadcast(std::vector<uint8_t>& bytes) const {
-#ifdef TAPEGRAD_HAVE_MPI
-    if (world_size == 1) return;
-    uint64_t size = bytes.size();
-    MPI_Bcast(&size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    bytes.resize(size);
-    for (uint64_t at = 0; at < size;) {  // MPI counts are int: 1 GiB at a time
-      const int n = static_cast<int>(std::min<uint64_t>(size - at, uint64_t{1} << 30));
-      MPI_Bcast(bytes.data() + at, n, MPI_BYTE, 0, MPI_COMM_WORLD);
-      at += static_cast<uint64_t>(n);
-    }
-#else
-    (void)bytes;
-#endif
-  }
-  std::string broadcast(const std::string& text) const {
-    std::vector<uint8_t> bytes(text.begin(), text.end());
-    broadcast(bytes);
-    return std::string(bytes.begin(), bytes.end());
-  }
-
-  // Every process's generator state on rank 0, in rank order (other ranks get nothing).
-  std::vector<std::vector<uint64_t>> gather(const std::vector<uint64_t>& state) const {
-    if (world_size == 1) return {state};
-#ifdef TAPEGRAD_HAVE_MPI
-    std::vector<uint64_t> all(rank == 0 ? state.size() * static_cast<size_t>(world_size) : 0);
-    MPI_Gather(state.data(), static_cast<int>(state.size()), MPI_UINT64_T, all.data(),
-               static_cast<int>(state.size()), MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    std::vector<std::vector<uint64_t>> out;
-    for (size_t r = 0; rank == 0 && r < static_cast<size_t>(world_size); ++r) {
-      out.emplace_back(all.begin() + static_cast<ptrdiff_t>(r * state.size()),
-                       all.begin() + static_cast<ptrdiff_t>((r + 1) * state.size()));
-    }
-    return out;
-#else
-    return {};
-#endif
-  }
-};
-
 // The checkpoint's name for rank r's dropout generator: "default" for rank 0 (so one process
 // writes exactly the single-process file), "default.rank<r>" for the others.
 std::string dropout_generator_name(int rank) {
@@ -225,23 +177,6 @@ class Reporter {
   std::chrono::steady_clock::time_point start_;
 };
 
-std::string join(const std::vector<int64_t>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ',';
-    s += std::to_string(v[i]);
-  }
-  return s;
-}
-
-std::vector<int64_t> split_ints(const std::string& s) {
-  std::vector<int64_t> out;
-  std::istringstream in(s);
-  std::string part;
-  while (std::getline(in, part, ',')) out.push_back(std::stoll(part));
-  return out;
-}
-
 const std::string& meta(const std::map<std::string, std::string>& m, const std::string& key,
                         const std::string& path) {
   const auto it = m.find(key);
@@ -249,76 +184,10 @@ const std::string& meta(const std::map<std::string, std::string>& m, const std::
   return it->second;
 }
 
-// loss.csv kept up to (and including) `step`: the rows a resumed run continues from.
-std::string csv_up_to(const std::string& path, int64_t step) {
-  std::ifstream in(path);
-  std::string line, out = "step,train_loss,val_loss,tokens_seen\n";
-  if (!in) return out;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    if (std::stoll(line) <= step) out += line + "\n";
-  }
-  return out;
-}
-
-// A file of the --out folder, written atomically; a failure names the option.
-void write_file(const std::string& path, const std::string& text) {
-  try {
-    write_file_atomically(path, text);
-  } catch (const Error& e) {
-    throw Error("--out: " + std::string(e.what()));
-  }
-}
-
-// loss.png from loss.csv with gnuplot: the book's figure (train and validation loss against
-// steps, tokens seen on a second x axis). A missing gnuplot is a note, not an error.
-void plot(const std::string& dir, Reporter& reporter) {
-  const std::string script = dir + "/loss.gp";
-  std::ostringstream gp;
-  gp << "set terminal pngcairo noenhanced size 800,500\n"
-        "set output '"
-     << dir
-     << "/loss.png'\n"
-        "set datafile separator ','\n"
-        "set key autotitle columnhead\n"
-        "set title 'train_gpt: training and validation loss'\n"
-        "set xlabel 'Steps'\nset ylabel 'Loss'\nset x2label 'Tokens seen'\n"
-        "set xtics nomirror\nset x2tics\nset grid\n"
-        "stats '"
-     << dir
-     << "/loss.csv' using 1 name 'S' nooutput\n"
-        "stats '"
-     << dir
-     << "/loss.csv' using 4 name 'K' nooutput\n"
-        "set xrange [0:S_max]\nset x2range [0:K_max]\n"
-        "plot '"
-     << dir
-     << "/loss.csv' using 1:2 with linespoints title 'Training loss', "
-        "'' using 1:3 with linespoints dashtype 2 title 'Validation loss'\n";
-  write_file(script, gp.str());
-  const std::string command = "gnuplot '" + script + "' 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  if (pipe != nullptr) {
-    char buf[512];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, n);
-  }
-  const int status = pipe ? pclose(pipe) : -1;
-  if (status != 0) {
-    std::cerr << kProgram << ": gnuplot failed or is missing (install gnuplot-nox); no loss.png"
-              << (output.empty() ? "" : ":\n" + output) << "\n";
-    return;
-  }
-  reporter.line("wrote " + dir + "/loss.png");
-}
-
 // DIR/attention.png: the attention weights of every head of the last block for the prompt, as
 // heatmaps with the tokens on both axes (viz/plot.h; the same drawing as chapter 3's --heatmap).
 void plot_last_block_attention(nn::GPTModel& model, const Tokenizer& tokenizer,
-                               const std::string& prompt, const std::string& dir,
-                               Reporter& reporter) {
+                               const std::string& prompt, const std::string& dir) {
   std::vector<int64_t> ids = tokenizer.encode(prompt);
   const auto context = static_cast<size_t>(model.config().context_length);
   if (ids.size() > context) ids.erase(ids.begin(), ids.end() - static_cast<ptrdiff_t>(context));
@@ -338,15 +207,12 @@ void plot_last_block_attention(nn::GPTModel& model, const Tokenizer& tokenizer,
     model(Ids(Shape{1, T}, ids));  // [1, T, V]; the block keeps its [1, H, T, T] weights
   }
   const int64_t heads = model.config().n_heads;
-  try {
+  apps::try_plot(dir + "/attention.png", kProgram, [&] {
     plot_attention(dir + "/attention.png", Shape{heads, T, T},
                    block.att.last_attention().sequence(0), tokens,
                    "attention of the last block (trf_blocks." +
                        std::to_string(model.config().n_layers - 1) + ")");
-    reporter.line("wrote " + dir + "/attention.png");
-  } catch (const Error& e) {
-    std::cerr << kProgram << ": no attention.png: " << e.what() << "\n";
-  }
+  });
   block.att.keep_attention(false);
   model.train(was_training);
 }
@@ -383,56 +249,47 @@ GPTDataset make_dataset(const Options& o, std::string_view part, const char* whi
 
 // Every process must run rank 0's configuration and the same schedule of evaluations and
 // checkpoints (each is a collective step): mpirun gives each process its own command line.
-void check_same_job(const Options& o, const std::string& config, const Processes& procs) {
-  std::ostringstream job;
-  job << config << " steps=" << o.steps << " eval_freq=" << o.eval_freq
-      << " eval_iter=" << o.eval_iter << " checkpoint_every=" << o.checkpoint_every
-      << " resume=" << o.resume;
-  if (const std::string rank0 = procs.broadcast(job.str()); rank0 != job.str()) {
+void check_same_job(const Options& o, const std::string& config, const dist::Job& job) {
+  std::ostringstream settings;
+  settings << config << " steps=" << o.steps << " eval_freq=" << o.eval_freq
+           << " eval_iter=" << o.eval_iter << " checkpoint_every=" << o.checkpoint_every
+           << " resume=" << o.resume;
+  if (const std::string rank0 = job.broadcast(settings.str()); rank0 != settings.str()) {
     throw Error(kProgram + ": the options of this process differ from rank 0's:\n  rank 0: " +
-                rank0 + "\n  this process: " + job.str());
+                rank0 + "\n  this process: " + settings.str());
   }
 }
 
 // What a run writes besides the checkpoint, kept in memory and rewritten whole (atomically).
 struct RunFiles {
-  std::string csv = "step,train_loss,val_loss,tokens_seen\n";
+  std::string csv = apps::kLossCsvHeader;
   std::string samples;
 
   void write(const std::string& out) const {
-    write_file(out + "/loss.csv", csv);
-    write_file(out + "/samples.txt", samples);
+    apps::write_file(kProgram, out + "/loss.csv", csv);
+    apps::write_file(kProgram, out + "/samples.txt", samples);
   }
 };
 
 // Restores --resume's checkpoint into the weights, the optimiser, the schedule, the generators
 // and the loader's position, after checking that it is this configuration's: nothing is loaded
 // from another run's file. Rank 0 reads the file; every process gets its bytes.
-TrainState resume(const Options& o, const Processes& procs, const std::string& ckpt,
+TrainState resume(const Options& o, const dist::Job& job, const std::string& ckpt,
                   const std::string& config, const NamedParameters& params,
                   CheckpointExtras& extras, Generator& data_generator, DataLoader& train_loader,
                   RunFiles& files) {
-  const bool is_main = procs.rank == 0;
+  const bool is_main = job.rank() == 0;
   std::vector<uint8_t> bytes;
   if (is_main) {
     if (!fs::exists(ckpt)) throw Error(kProgram + ": --resume: no checkpoint at " + ckpt);
     bytes = read_whole_file(ckpt);
   }
-  procs.broadcast(bytes);
+  job.broadcast(bytes);
   // The configuration first, from the header alone.
-  const SafetensorsView view = parse_safetensors(bytes, ckpt);
-  const std::string* saved = view.find_metadata("train_gpt.config");
-  if (saved == nullptr) {
-    throw Error(kProgram + ": --resume: " + ckpt + " was not written by train_gpt");
-  }
-  if (*saved != config) {
-    throw Error(kProgram + ": --resume: " + ckpt +
-                " is a checkpoint of another configuration (nothing was changed):\n  file: " +
-                *saved + "\n  this run: " + config);
-  }
+  apps::require_config(parse_safetensors(bytes, ckpt), "train_gpt.config", config, ckpt, kProgram);
   // Each process restores its own dropout stream: rank r's is "rng.default.rank<r>".
   CheckpointExtras mine = extras;
-  mine.generators = {{dropout_generator_name(procs.rank), &default_generator()},
+  mine.generators = {{dropout_generator_name(job.rank()), &default_generator()},
                      {"data", &data_generator}};
   try {
     load_checkpoint_bytes(bytes, ckpt, params, mine);
@@ -445,11 +302,11 @@ TrainState resume(const Options& o, const Processes& procs, const std::string& c
   start.step = std::stoll(meta(m, "train_gpt.step", ckpt));
   start.epoch = std::stoll(meta(m, "train_gpt.epoch", ckpt));
   start.tokens_seen = std::stoll(meta(m, "train_gpt.tokens_seen", ckpt));
-  train_loader.restore_epoch(split_ints(meta(m, "train_gpt.data.order", ckpt)),
+  train_loader.restore_epoch(apps::split_ints(meta(m, "train_gpt.data.order", ckpt)),
                              std::stoll(meta(m, "train_gpt.data.position", ckpt)),
                              meta(m, "train_gpt.data.exhausted", ckpt) == "1");
   if (is_main) {
-    files.csv = csv_up_to(o.out + "/loss.csv", start.step);
+    files.csv = apps::csv_up_to(o.out + "/loss.csv", start.step);
     std::ifstream in(o.out + "/samples.txt");
     std::ostringstream s;
     s << in.rdbuf();
@@ -460,11 +317,11 @@ TrainState resume(const Options& o, const Processes& procs, const std::string& c
 
 // Called by every process (the generator states are gathered); rank 0 writes the file, with
 // rank r's dropout generator as "rng.default.rank<r>" beside rank 0's "rng.default".
-void save(const Processes& procs, const std::string& ckpt, const std::string& config,
+void save(const dist::Job& job, const std::string& ckpt, const std::string& config,
           const NamedParameters& params, const CheckpointExtras& extras,
           const DataLoader& train_loader, const TrainState& state) {
-  const std::vector<std::vector<uint64_t>> states = procs.gather(default_generator().state());
-  if (procs.rank != 0) return;
+  const std::vector<std::vector<uint64_t>> states = job.gather(default_generator().state());
+  if (job.rank() != 0) return;
   std::vector<Generator> others(states.size() > 1 ? states.size() - 1 : 0);
   CheckpointExtras with_ranks = extras;
   for (size_t r = 1; r < states.size(); ++r) {
@@ -476,7 +333,7 @@ void save(const Processes& procs, const std::string& ckpt, const std::string& co
       {"train_gpt.step", std::to_string(state.step)},
       {"train_gpt.epoch", std::to_string(state.epoch)},
       {"train_gpt.tokens_seen", std::to_string(state.tokens_seen)},
-      {"train_gpt.data.order", join(train_loader.order())},
+      {"train_gpt.data.order", apps::join(train_loader.order())},
       {"train_gpt.data.position", std::to_string(train_loader.position())},
       {"train_gpt.data.exhausted", train_loader.sampler_exhausted() ? "1" : "0"}};
   save_checkpoint(ckpt, params, with_ranks);
@@ -533,8 +390,8 @@ class StepClock {
   std::optional<std::chrono::steady_clock::time_point> previous_;
 };
 
-int run(const Options& o, const Processes& procs) {
-  const bool is_main = procs.rank == 0;  // the process that prints and writes
+int run(const Options& o, dist::Job& job) {
+  const bool is_main = job.rank() == 0;  // the process that prints and writes
   Preset p = resolve_preset(o);
   set_num_threads(o.threads);
   set_matmul_precision(cli::matmul_precision_named(o.matmul_precision));
@@ -543,7 +400,7 @@ int run(const Options& o, const Processes& procs) {
   p.cfg.vocab_size = tokenizer->n_vocab();
   nn::check_config(p.cfg);
 
-  const std::string text = read_training_text(o.data, kProgram + ": --data");
+  const std::string text = apps::read_text(kProgram, "--data", o.data);
   const TextSplit split = train_val_split(text, o.train_ratio);
   const int64_t T = p.cfg.context_length;
   const GPTDataset train_ds = make_dataset(o, split.train, "training", *tokenizer, T);
@@ -554,20 +411,15 @@ int run(const Options& o, const Processes& procs) {
   std::string config = config_string(o, p, text.size());
   // N processes train on global batches of N · batch_size rows, batch_size each; a checkpoint
   // resumes only with the number of processes that wrote it.
-  const int64_t global_batch = p.batch_size * procs.world_size;
-  if (procs.world_size > 1) config += " processes=" + std::to_string(procs.world_size);
-  check_same_job(o, config, procs);
+  const int64_t global_batch = p.batch_size * job.world_size();
+  if (job.world_size() > 1) config += " processes=" + std::to_string(job.world_size());
+  check_same_job(o, config, job);
 
   manual_seed(o.seed);  // the model's initial weights, then dropout: torch.manual_seed
   nn::GPTModel model(p.cfg);
-#ifdef TAPEGRAD_HAVE_MPI
-  std::optional<dist::DataParallel> ddp;
-  if (procs.world_size > 1) ddp.emplace(model.parameters());  // rank 0's weights everywhere
-#endif
-  // Each process draws its own dropout masks (rank 0 keeps the run's stream; the same seeds as
-  // dist::rank_seed).
-  if (procs.rank > 0)
-    manual_seed(o.seed + static_cast<uint64_t>(procs.rank) * 0x9E3779B97F4A7C15ULL);
+  job.share_parameters(model.parameters());  // rank 0's weights everywhere
+  // Each process draws its own dropout masks (rank 0 keeps the run's stream).
+  if (job.rank() > 0) manual_seed(job.rank_seed(o.seed));
   Generator data_generator(o.seed);  // the loaders' shuffling: torch.Generator().manual_seed
   DataLoader train_loader(train_ds, global_batch, true, true, &data_generator);
   if (train_loader.size() == 0) {
@@ -595,12 +447,12 @@ int run(const Options& o, const Processes& procs) {
   Reporter reporter(is_main, o.steps, 0, 0);
   RunFiles files;
   if (o.resume) {
-    start = resume(o, procs, ckpt, config, params, extras, data_generator, train_loader, files);
+    start = resume(o, job, ckpt, config, params, extras, data_generator, train_loader, files);
     reporter = Reporter(is_main, o.steps, start.step, start.tokens_seen);
     reporter.line("resumed " + ckpt + " at step " + std::to_string(start.step));
   }
   auto save_state = [&](const TrainState& state) {
-    save(procs, ckpt, config, params, extras, train_loader, state);
+    save(job, ckpt, config, params, extras, train_loader, state);
   };
 
   if (is_main) {
@@ -611,8 +463,8 @@ int run(const Options& o, const Processes& procs) {
          << " validation windows of " << T << " tokens), batch " << p.batch_size << ", lr " << p.lr
          << ", " << o.steps << " steps, " << o.threads << " thread(s), matmul precision "
          << o.matmul_precision << (bf16_products() ? " (bf16 products)" : "");
-    if (procs.world_size > 1)
-      head << ", " << procs.world_size << " processes (global batch " << global_batch << ")";
+    if (job.world_size() > 1)
+      head << ", " << job.world_size() << " processes (global batch " << global_batch << ")";
     reporter.line(head.str());
   }
 
@@ -624,18 +476,11 @@ int run(const Options& o, const Processes& procs) {
   options.max_grad_norm = o.clip;
   options.start_context = o.prompt;
   options.sample_tokens = o.sample_tokens;
-  options.rank = procs.rank;
-  options.world_size = procs.world_size;
-#ifdef TAPEGRAD_HAVE_MPI
-  if (ddp) options.after_backward = [&] { ddp->average_gradients(); };
-#endif
+  options.rank = job.rank();
+  options.world_size = job.world_size();
+  if (job.world_size() > 1) options.after_backward = [&] { job.average_gradients(); };
 
-  StepClock clock([&] {
-#ifdef TAPEGRAD_HAVE_MPI
-    if (ddp) return ddp->allreduce_seconds();
-#endif
-    return 0.0;
-  });
+  StepClock clock([&] { return job.allreduce_seconds(); });
   TrainCallbacks callbacks;
   callbacks.on_step = [&](const TrainProgress& pr) {
     clock.step((pr.step - 1) % o.eval_freq == 0 || pr.step == o.steps);
@@ -675,28 +520,18 @@ int run(const Options& o, const Processes& procs) {
       << std::setprecision(1) << seconds << " s; wrote " << o.out << "/loss.csv, " << o.out
       << "/samples.txt, " << ckpt;
     reporter.line(s.str());
-    const std::string speed = clock.line(global_batch * T, procs.world_size, o.threads);
+    const std::string speed = clock.line(global_batch * T, job.world_size(), o.threads);
     if (!speed.empty()) reporter.line(speed);
     if (o.plot) {
-      plot(o.out, reporter);
-      plot_last_block_attention(model, *tokenizer, o.prompt, o.out, reporter);
+      const apps::LossRows rows = apps::loss_rows(files.csv);
+      apps::try_plot(o.out + "/loss.png", kProgram, [&] {
+        plot_values(o.out + "/loss.png", rows.steps, rows.tokens, rows.train, rows.val, "loss",
+                    "Tokens seen");
+      });
+      plot_last_block_attention(model, *tokenizer, o.prompt, o.out);
     }
   }
   return 0;
-}
-
-// Validators whose messages name the value plainly (CLI11 prefixes the option's name).
-CLI::Validator number_at_least(double least, const std::string& what) {
-  return CLI::Validator(
-      [least, what](std::string& value) -> std::string {
-        char* end = nullptr;
-        const double v = std::strtod(value.c_str(), &end);
-        if (value.empty() || *end != '\0' || !(v >= least)) {
-          return "must be " + what + ", not \"" + value + "\"";
-        }
-        return "";
-      },
-      what);
 }
 
 }  // namespace
@@ -709,8 +544,7 @@ int main(int argc, char** argv) {
       "samples.txt, loss.png and checkpoint.safetensors into --out.",
       kProgram};
   // A repeated option takes its last value, so a script's options can be overridden.
-  app.option_defaults()->always_capture_default()->multi_option_policy(
-      CLI::MultiOptionPolicy::TakeLast);
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--preset", o.preset,
                  "model size: tiny (bytes tokenizer, C 128, 2 layers), small (gpt2, C 384, 6 "
                  "layers) or 124M (the book's GPT_CONFIG_124M, context 256)");
@@ -718,7 +552,7 @@ int main(int argc, char** argv) {
                  "a UTF-8 text file to train on (default: the King James Bible that "
                  "tools/kjv_text.sh writes from Debian's bible-kjv-text)");
   app.add_option("--steps", o.steps, "optimiser steps in all (across epochs)")
-      ->check(number_at_least(1e-300, "a positive number"));
+      ->check(cli::positive());
   app.add_option("--out", o.out, "output folder (created when missing)")->required();
   app.add_flag("--resume", o.resume,
                "continue from OUT/checkpoint.safetensors (same options), bit for bit");
@@ -726,63 +560,57 @@ int main(int argc, char** argv) {
                  "gpt2 (GPT-2's BPE; files from tools/fetch_gpt2_vocab.sh) or bytes (256 ids); "
                  "default: the preset's")
       ->check(CLI::IsMember({"gpt2", "bytes"}));
-  app.add_option("--threads", o.threads, "threads per step")->check(CLI::Range(1, 256));
+  app.add_option("--threads", o.threads, "threads per step")->check(cli::in_range(1, 256));
   cli::add_matmul_precision(app, o.matmul_precision);
   app.add_option("--seed", o.seed,
                  "torch.manual_seed for the weights and dropout; the data "
                  "loader's generator gets the same seed");
   app.add_option("--eval-freq", o.eval_freq, "evaluate after steps 1, 1+N, 1+2N, ... and the last")
-      ->check(number_at_least(1e-300, "a positive number"));
+      ->check(cli::positive());
   app.add_option("--eval-iter", o.eval_iter, "batches of each split per evaluation")
-      ->check(number_at_least(1e-300, "a positive number"));
+      ->check(cli::positive());
   app.add_option("--checkpoint-every", o.checkpoint_every,
                  "save a checkpoint every N steps (0: only at the end)")
-      ->check(number_at_least(0.0, "a number >= 0"));
+      ->check(cli::non_negative());
   app.add_option("--context-length", o.context_length, "override the preset: tokens per window (T)")
-      ->check(number_at_least(1e-300, "a positive number"));
+      ->check(cli::positive());
   app.add_option("--emb-dim", o.emb_dim, "override the preset: embedding size C")
-      ->check(number_at_least(1e-300, "a positive number"));
+      ->check(cli::positive());
   app.add_option("--n-heads", o.n_heads, "override the preset: attention heads (divide C)")
-      ->check(number_at_least(1e-300, "a positive number"));
+      ->check(cli::positive());
   app.add_option("--n-layers", o.n_layers, "override the preset: transformer blocks")
-      ->check(number_at_least(1e-300, "a positive number"));
+      ->check(cli::positive());
   app.add_option("--batch-size", o.batch_size, "override the preset: sequences per batch")
-      ->check(number_at_least(1e-300, "a positive number"));
+      ->check(cli::positive());
   app.add_option("--lr", o.lr, "override the preset: peak learning rate")
-      ->check(number_at_least(1e-300, "a positive number"));
+      ->check(cli::positive_finite());
   app.add_option("--drop-rate", o.drop_rate, "override the preset's dropout (0.1)")
-      ->check(CLI::Range(0.0, 0.999));
+      ->check(cli::probability());
   app.add_option("--weight-decay", o.weight_decay, "AdamW's weight decay")
-      ->check(number_at_least(0.0, "a number >= 0"));
+      ->check(cli::non_negative_finite());
   app.add_option("--warmup", o.warmup,
                  "linear warm-up steps, then cosine decay to --min-lr (0: constant lr)")
-      ->check(number_at_least(0.0, "a number >= 0"));
-  app.add_option("--min-lr", o.min_lr, "the cosine's final lr")
-      ->check(number_at_least(0.0, "a number >= 0"));
+      ->check(cli::non_negative());
+  app.add_option("--min-lr", o.min_lr, "the cosine's final lr")->check(cli::non_negative_finite());
   app.add_option("--clip", o.clip, "clip_grad_norm_ max norm (0: no clipping)")
-      ->check(number_at_least(0.0, "a number >= 0"));
+      ->check(cli::non_negative_finite());
   app.add_option("--train-ratio", o.train_ratio, "share of the text for training")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(cli::in_range(0, 1));
   app.add_option("--prompt", o.prompt, "start of the sample generated after each epoch");
   app.add_option("--sample-tokens", o.sample_tokens, "tokens per sample")
-      ->check(number_at_least(0.0, "a number >= 0"));
+      ->check(cli::non_negative());
   app.add_flag("!--no-plot", o.plot, "do not run gnuplot for loss.png");
   if (const std::optional<int> exit_code = cli::parse(app, argc, argv)) return *exit_code;
-#ifdef TAPEGRAD_HAVE_MPI
-  // Under mpirun (Open MPI sets OMPI_COMM_WORLD_SIZE): one process of a data-parallel job. A
-  // process that fails ends the whole job with its message (run_or_abort) instead of leaving the
-  // others waiting in the next gradient average.
-  if (std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr) {
-    tapegrad::dist::MpiSession mpi(argc, argv);
-    return tapegrad::dist::run_or_abort([&] {
-      try {
-        return run(o, {mpi.rank(), mpi.world_size()});
-      } catch (const std::exception& e) {  // every message begins with the program's name
-        throw Error(cli::error_message(kProgram, e.what()));
-      }
-    });
-  }
-#endif
-  return cli::run(
-      kProgram, [&] { return run(o, {}); }, 2);
+  // Under mpirun, one process of a data-parallel job; a process that fails ends the whole job
+  // with its message instead of leaving the others waiting in the next gradient average.
+  dist::Job job(argc, argv);
+  return job.run(
+      [&] {
+        try {
+          return run(o, job);
+        } catch (const std::exception& e) {  // every message begins with the program's name
+          throw Error(cli::error_message(kProgram, e.what()));
+        }
+      },
+      2);
 }

@@ -113,7 +113,6 @@ int main(int argc, char** argv) {
   Settings s;
   CLI::App app{"Chapter 5's training loop (train_model_simple) on a tiny GPT, in seconds.",
                kProgram};
-  app.option_defaults()->always_capture_default();
   app.add_option("--data", s.data, "text to train on (default: the King James Bible)");
   app.add_option("--max-chars", s.max_chars, "train on the first N characters (0: all)")
       ->check(cli::non_negative());

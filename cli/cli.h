@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <system_error>
 
@@ -22,8 +23,7 @@ namespace tapegrad::cli {
 inline constexpr int kUsageError = 2;
 
 namespace detail {
-// The number `text` spells (strtod, whole string), or nullopt: CLI11's own conversion then
-// reports it ("Could not convert: --lr = abc").
+// The number `text` spells (strtod, whole string), or nullopt.
 inline std::optional<double> number(const std::string& text) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
@@ -35,8 +35,10 @@ template <class Accept>
 CLI::Validator number_check(std::string description, std::string what, Accept accept) {
   return CLI::Validator(
       [what, accept](std::string& text) -> std::string {
+        // Not a number is refused here too, not left to CLI11's conversion: with a TakeLast
+        // policy that would only convert the last of repeated values.
         const std::optional<double> v = number(text);
-        if (!v || accept(*v)) return "";
+        if (v && accept(*v)) return "";
         return "must be " + what + ", got " + text;
       },
       std::move(description));
@@ -56,9 +58,27 @@ inline CLI::Validator positive_finite() {
   return detail::number_check("POSITIVE", "a finite number above 0",
                               [](double v) { return std::isfinite(v) && v > 0; });
 }
+// A finite number of at least zero (temperatures, weight decays, clipping norms; 0 often: off).
+inline CLI::Validator non_negative_finite() {
+  return detail::number_check("NON-NEGATIVE", "a finite number >= 0",
+                              [](double v) { return std::isfinite(v) && v >= 0; });
+}
 // A dropout probability: 0 <= p < 1, as the dropout op accepts.
 inline CLI::Validator probability() {
   return detail::number_check("IN [0, 1)", "in [0, 1)", [](double v) { return v >= 0 && v < 1; });
+}
+// A number in [least, most], both bounds written as a person would ("in [1, 256]"), where
+// CLI::Range(0.0, 0.999) says "0.000000 to 0.999000" and a bound of max() has 300 digits.
+inline CLI::Validator in_range(double least, double most) {
+  auto shortest = [](double v) {
+    if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<int64_t>(v));
+    std::ostringstream s;
+    s << v;  // 0.999, 1e+300
+    return s.str();
+  };
+  const std::string range = "in [" + shortest(least) + ", " + shortest(most) + "]";
+  return detail::number_check("IN [" + shortest(least) + ", " + shortest(most) + "]", range,
+                              [least, most](double v) { return v >= least && v <= most; });
 }
 
 // --matmul-precision, the same option in every program that trains: "highest" (float32 products)
@@ -78,10 +98,20 @@ inline MatmulPrecision matmul_precision_named(const std::string& name) {
   throw Error("--matmul-precision must be highest or bf16, not \"" + name + "\"");
 }
 
-// Parses argv into `app`. --help: prints the help, returns 0. A malformed, missing or unknown
-// option: prints "program: message" and a pointer to --help on stderr, returns kUsageError.
-// nullopt: the options are set, the program goes on.
+namespace detail {
+// Every option of `app` and its subcommands shows its default in --help: the value its variable
+// holds before parsing (an option without a value, such as a flag or an empty text, shows none).
+inline void show_defaults(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) option->capture_default_str();
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) show_defaults(*sub);
+}
+}  // namespace detail
+
+// Parses argv into `app`. --help: prints the help, every option with its default, returns 0. A
+// malformed, missing or unknown option: prints "program: message" and a pointer to --help on
+// stderr, returns kUsageError. nullopt: the options are set, the program goes on.
 inline std::optional<int> parse(CLI::App& app, int argc, const char* const* argv) {
+  detail::show_defaults(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -128,18 +128,6 @@ void DataParallel::average_gradients() {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-Shard shard_of(int64_t global_batch, int rank, int world_size) {
-  if (world_size <= 0 || rank < 0 || rank >= world_size) {
-    throw Error("shard_of: rank " + std::to_string(rank) + " of " + std::to_string(world_size));
-  }
-  if (global_batch % world_size != 0) {
-    throw Error("shard_of: a global batch of " + std::to_string(global_batch) +
-                " samples does not split evenly over " + std::to_string(world_size) + " ranks");
-  }
-  const int64_t share = global_batch / world_size;
-  return Shard{rank * share, (rank + 1) * share};
-}
-
 uint64_t rank_seed(uint64_t seed, int rank) {
   // Rank 0 keeps the run's seed (a 1-process run is the plain run); other ranks are spread by
   // the golden-ratio constant, whose low 32 bits (all MT19937 uses) differ for every rank.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <tapegrad/graph/parameter.h>
+#include <tapegrad/train/training.h>
 
 namespace tapegrad::dist {
 
@@ -81,14 +82,12 @@ class DataParallel {
   double allreduce_seconds_ = 0.0;
 };
 
-// This rank's share of a global batch of `global_batch` samples: samples [begin, end). Every
-// rank must see the same number of samples (gradients are averaged with equal weights): throws
-// Error unless world_size divides global_batch.
-struct Shard {
-  int64_t begin;
-  int64_t end;
-};
-Shard shard_of(int64_t global_batch, int rank, int world_size);
+// This rank's share of a global batch of `global_batch` samples: samples [begin, end), by the
+// one rule train_model_simple also uses (shard_range in train/training.h).
+using Shard = RowShard;
+inline Shard shard_of(int64_t global_batch, int rank, int world_size) {
+  return shard_range(global_batch, rank, world_size);
+}
 
 // A seed for rank `rank`'s own generator (dropout masks differ across ranks, as each rank's
 // samples do), derived deterministically from the run's seed.

@@ -39,8 +39,9 @@ void check_arguments(const char* fn, const GPTModel& model, const Ids& ids, int6
                   std::to_string(cfg.vocab_size) + ")");
     }
   }
-  if (max_new_tokens < 0) {
-    throw Error(where + "max_new_tokens " + std::to_string(max_new_tokens) + " must be >= 0");
+  if (max_new_tokens < 0 || max_new_tokens > kMaxNewTokens) {
+    throw Error(where + "max_new_tokens " + std::to_string(max_new_tokens) + " must be in [0, " +
+                std::to_string(kMaxNewTokens) + "] (nn::kMaxNewTokens)");
   }
   if (context_size < 1 || context_size > cfg.context_length) {
     throw Error(where + "context_size " + std::to_string(context_size) +

@@ -29,10 +29,14 @@
 
 namespace tapegrad::nn {
 
+// The most tokens one call generates per row: 2^24, 128 MiB of ids per row, weeks of decoding on
+// a CPU. A larger max_new_tokens is an Error rather than an allocation that cannot succeed.
+inline constexpr int64_t kMaxNewTokens = int64_t{1} << 24;
+
 // §4.7: ids [B, T] -> [B, T + max_new_tokens], each new token the argmax of the last position's
 // logits (the first maximum, as torch.argmax). Throws Error, before running the model, unless
-// ids is [B, T] with B, T ≥ 1 and every id in [0, vocab_size), max_new_tokens ≥ 0 and
-// 1 ≤ context_size ≤ context_length.
+// ids is [B, T] with B, T ≥ 1 and every id in [0, vocab_size), 0 ≤ max_new_tokens ≤
+// kMaxNewTokens and 1 ≤ context_size ≤ context_length.
 Ids generate_text_simple(const GPTModel& model, const Ids& ids, int64_t max_new_tokens,
                          int64_t context_size, bool use_cache = true);
 

@@ -76,7 +76,7 @@ double calc_loss_loader(L& loader, const nn::GPTModel& model, int64_t num_batche
   loader.begin_epoch();
   for (int64_t i = 0; i < n && loader.next(inputs, labels); ++i) {
     tape.reset();
-    total += calc_loss_batch(inputs, labels, model).item();
+    total += classifier::calc_loss_batch(inputs, labels, model).item();
   }
   return total / static_cast<double>(n);
 }

@@ -87,15 +87,25 @@ double train_step(nn::GPTModel& model, const Ids& input_batch, const Ids& target
   return loss.item();
 }
 
-void shard_rows(const Ids& batch, int rank, int world_size, Ids& shard) {
-  const int64_t rows = batch.size(0), cols = batch.numel() / std::max<int64_t>(rows, 1);
-  if (world_size < 1 || rank < 0 || rank >= world_size || rows % world_size != 0) {
-    throw Error("shard_rows: a batch of " + std::to_string(rows) + " rows does not split over " +
-                std::to_string(world_size) + " processes (rank " + std::to_string(rank) + ")");
+RowShard shard_range(int64_t rows, int rank, int world_size) {
+  if (world_size < 1 || rank < 0 || rank >= world_size) {
+    throw Error("shard_range: rank " + std::to_string(rank) + " of " + std::to_string(world_size) +
+                " processes");
+  }
+  if (rows % world_size != 0) {
+    throw Error("shard_range: a global batch of " + std::to_string(rows) +
+                " rows does not split evenly over " + std::to_string(world_size) + " processes");
   }
   const int64_t share = rows / world_size;
-  shard.assign(Shape{share, cols}, batch.values().subspan(static_cast<size_t>(rank * share * cols),
-                                                          static_cast<size_t>(share * cols)));
+  return RowShard{rank * share, (rank + 1) * share};
+}
+
+void shard_rows(const Ids& batch, int rank, int world_size, Ids& shard) {
+  const int64_t rows = batch.size(0), cols = batch.numel() / std::max<int64_t>(rows, 1);
+  const RowShard mine = shard_range(rows, rank, world_size);
+  shard.assign(Shape{mine.end - mine.begin, cols},
+               batch.values().subspan(static_cast<size_t>(mine.begin * cols),
+                                      static_cast<size_t>((mine.end - mine.begin) * cols)));
 }
 
 TrainState train_model_simple(nn::GPTModel& model, BatchLoader& train_loader,

@@ -111,8 +111,16 @@ double train_step(nn::GPTModel& model, const Ids& input_batch, const Ids& target
                   Optimizer& optimizer, double max_grad_norm, Tape& tape,
                   double* grad_norm = nullptr, const std::function<void()>& after_backward = {});
 
-// Rows [rank·B/N, (rank + 1)·B/N) of a [B, T] batch into `shard` (storage reused); throws Error
-// unless N divides B.
+// Data parallelism's one batch-sharding rule: process `rank` of `world_size` (N) trains on rows
+// [begin, end) = [rank·B/N, (rank + 1)·B/N) of a global batch of B rows. Every process must see
+// as many rows (gradients are averaged with equal weights): throws Error unless N divides B.
+struct RowShard {
+  int64_t begin;
+  int64_t end;
+};
+RowShard shard_range(int64_t rows, int rank, int world_size);
+
+// The rows shard_range gives of a [B, T] batch, into `shard` (storage reused).
 void shard_rows(const Ids& batch, int rank, int world_size, Ids& shard);
 
 }  // namespace tapegrad

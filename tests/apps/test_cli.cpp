@@ -1,6 +1,8 @@
 // Tests for the command lines of apps/dot.cpp and tools/bench/bench.cpp (CLI11 via
 // cli/cli.h): --help, and each malformed value refused by name.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <filesystem>
 
 #include "tests/apps/cli_testing.h"
 
@@ -30,6 +32,20 @@ TEST_CASE("tapegrad-dot: --help lists every option", "[cli][tapegrad-dot]") {
                                  "--no-legend",
                                  "--no-edge-labels",
                                  "multihead-wrapper"});
+}
+
+TEST_CASE("tapegrad-dot: a drawing written to files is reported in one line",
+          "[cli][tapegrad-dot]") {
+  const std::string dot = scratch_path("cli_dot/causal.dot");
+  std::filesystem::create_directories(std::filesystem::path(dot).parent_path());
+  const ProgramRun run = run_program(TAPEGRAD_DOT_TOOL, "--model causal -o " + dot);
+  INFO(run.err);
+  CHECK(run.status == 0);
+  CHECK(run.out.rfind("tapegrad-dot: wrote " + dot + ": --model causal (", 0) == 0);
+  CHECK(std::count(run.out.begin(), run.out.end(), '\n') == 1);
+  // Without a file, stdout is the drawing and nothing else.
+  const ProgramRun to_stdout = run_program(TAPEGRAD_DOT_TOOL, "--model causal");
+  CHECK(to_stdout.out == read_text_file(dot));
 }
 
 TEST_CASE("tapegrad-dot: a malformed value exits 2 naming the option", "[cli][tapegrad-dot]") {

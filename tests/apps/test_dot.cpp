@@ -20,8 +20,8 @@
 #include <tapegrad/nn/attention.h>
 #include <tapegrad/viz/dot.h>
 #include <tapegrad/viz/graph_view.h>
-#include "tests/viz/dot_testing.h"
 #include "apps/dot_models.h"
+#include "tests/viz/dot_testing.h"
 
 using namespace tapegrad;
 using tapegrad::testing::check_attention_drawn_as_ops;
@@ -203,7 +203,7 @@ TEST_CASE("tapegrad-dot: bad arguments are reported, with an exit status", "[tap
   CHECK(run_tool("--model multihead --frobnicate", &errors) == 2);
   CHECK_THAT(errors, Catch::Contains("not expected: --frobnicate"));  // CLI11's words
   CHECK(run_tool("--model multihead --seq six", &errors) == 2);
-  CHECK_THAT(errors, Catch::Contains("Could not convert: --seq = six"));
+  CHECK_THAT(errors, Catch::Contains("--seq: must be a positive integer, got six"));
   CHECK(run_tool("--backward", &errors) == 2);
   CHECK_THAT(errors, Catch::Contains("--model is required"));
 }

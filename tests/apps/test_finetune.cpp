@@ -109,7 +109,7 @@ TEST_CASE(
   // Another configuration is refused, naming both.
   const Result other = run(kInstruct, args + " --weight-decay 0.2 --resume");
   CHECK(other.status == 1);
-  CHECK(other.output.find("not a checkpoint of this configuration") != std::string::npos);
+  CHECK(other.output.find("a checkpoint of another configuration") != std::string::npos);
 }
 
 TEST_CASE("example finetune_instruct: --data in the book's layout and bad input",
@@ -190,7 +190,7 @@ TEST_CASE("example finetune_classifier: the Testament task on the KJV sample wit
         val_loss_again.substr(val_loss_again.find("validation")));
   const Result other = run(kClassifier, args + " --weight-decay 0.2 --resume --out " + out);
   CHECK(other.status == 1);
-  CHECK(other.output.find("not a checkpoint of this configuration") != std::string::npos);
+  CHECK(other.output.find("a checkpoint of another configuration") != std::string::npos);
 
   const Result lora =
       run(kClassifier, args + " --lora-rank 2 --lora-alpha 2 --out " + out + "_lora");

@@ -1,5 +1,7 @@
 // Every installed program's errors begin with its name and name the option at fault: a folder
-// that cannot be made, a file that cannot be written or read (cli::run, cli::create_directories).
+// that cannot be made, a file that cannot be written or read (cli::run, cli::create_directories),
+// a count too large to generate, an empty value, a number out of its range (with a bound a
+// person can read).
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -78,6 +80,68 @@ TEST_CASE("program errors: tapegrad-generate --weights names the option", "[cli]
               "tapegrad-generate: --weights: ");
   check_error(run_program(TAPEGRAD_GENERATE, "--ids 1,x --weights " + missing), 1,
               "tapegrad-generate: --ids: ");
+}
+
+TEST_CASE(
+    "program errors: tapegrad-generate refuses an empty --ids and a --max-new-tokens "
+    "that cannot fit, naming the option and the limit",
+    "[cli][generate]") {
+  const std::string tiny = std::string(TAPEGRAD_GOLDEN_DIR) + "/gpt2/gpt2_tiny.safetensors";
+  check_error(run_program(TAPEGRAD_GENERATE, "--n-heads 3 --weights " + tiny + " --ids \"\""), 1,
+              "tapegrad-generate: --ids: no ids given\n");
+  const ProgramRun huge = run_program(
+      TAPEGRAD_GENERATE, "--n-heads 3 --ids 1 --max-new-tokens 1000000000000 --weights " + tiny);
+  check_error(huge, 2, "tapegrad-generate: --max-new-tokens: ");
+  CHECK(huge.err.find("must be in [0, 16777216], got 1000000000000") != std::string::npos);
+}
+
+TEST_CASE("program errors: range errors print bounds a person can read", "[cli][generate]") {
+  for (const std::string option : {"--temperature", "--top-k", "--n-heads", "--max-new-tokens"}) {
+    const ProgramRun run = run_program(TAPEGRAD_GENERATE, "--weights x --ids 1 " + option + " -1");
+    INFO(option << " -1: " << run.err);
+    CHECK(run.status == 2);
+    CHECK(run.err.rfind("tapegrad-generate: " + option + ": must be ", 0) == 0);
+    CHECK(run.err.find("17976931348623157") == std::string::npos);  // max() in full
+    CHECK(run.err.size() < 160);
+  }
+}
+#endif
+
+#ifdef TAPEGRAD_FINETUNE_CLASSIFIER
+TEST_CASE(
+    "program errors: tapegrad-finetune-classifier --out under a regular file names the "
+    "option",
+    "[cli][finetune]") {
+  const std::string file = regular_file("classifier_out");
+  const std::string data = scratch_path("program_errors/classifier.tsv");
+  std::string tsv;
+  for (int i = 0; i < 10; ++i) tsv += "ham\thello there friend\nspam\twin a prize now\n";
+  write_text_file(data, tsv);
+  check_error(run_program(TAPEGRAD_FINETUNE_CLASSIFIER,
+                          "--tokenizer bytes --context-length 8 --emb-dim 4 --n-heads 1 --data " +
+                              data + " --out " + file + "/sub"),
+              1,
+              "tapegrad-finetune-classifier: --out: cannot create directory " + file +
+                  "/sub: Not a directory\n");
+}
+
+TEST_CASE("program errors: --help shows every option's default", "[cli][finetune]") {
+  const ProgramRun run = run_program(TAPEGRAD_FINETUNE_CLASSIFIER, "--help");
+  INFO(run.out);
+  CHECK(run.status == 0);
+  CHECK(run.out.find("--classes TEXT=ham,spam") != std::string::npos);
+  CHECK(run.out.find("--lr FLOAT:POSITIVE=5e-05") != std::string::npos);
+  CHECK(run.out.find("--threads INT:IN [1, 256]=1") != std::string::npos);
+}
+#endif
+
+#ifdef TAPEGRAD_GENERATE
+TEST_CASE("program errors: tapegrad-generate --help shows the defaults", "[cli][generate]") {
+  const ProgramRun run = run_program(TAPEGRAD_GENERATE, "--help");
+  INFO(run.out);
+  CHECK(run.status == 0);
+  CHECK(run.out.find("--max-new-tokens INT:IN [0, 16777216]=25") != std::string::npos);
+  CHECK(run.out.find("--prompt TEXT=Every effort moves you") != std::string::npos);
 }
 #endif
 

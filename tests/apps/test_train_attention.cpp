@@ -166,8 +166,7 @@ std::map<std::string, std::vector<double>> printed_losses(const std::string& out
 
 void check_program(const std::string& args, DType dtype, double rtol) {
   int status = -1;
-  const std::string command =
-      golden::app_binary("tapegrad-train-attention") + " " + args + " 2>&1";
+  const std::string command = golden::app_binary("tapegrad-train-attention") + " " + args + " 2>&1";
   const std::string output = golden::run_program(command, &status);
   INFO("command: " << command << " (build the examples: cmake --build build)\noutput:\n"
                    << output.substr(0, 2000));

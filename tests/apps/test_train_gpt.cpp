@@ -16,8 +16,8 @@
 #include <vector>
 
 #include <tapegrad/io/atomic_file.h>
-#include "tests/examples/chapter3_goldens.h"
 #include "tests/apps/run_program.h"
+#include "tests/examples/chapter3_goldens.h"
 
 namespace fs = std::filesystem;
 using tapegrad::testing::chapter3::app_binary;

@@ -1,7 +1,7 @@
 # Installs tapegrad into a scratch prefix, then configures, builds and runs a consumer project
 # (tests/consumer/CMakeLists.txt: the README's training loop, examples/custom_op.cpp, a user's
 # own op, and copies of the programs' sources train_attention.cpp, train_simple.cpp and
-# finetune_instruct.cpp) that uses find_package(tapegrad).
+# finetune_instruct.cpp with its headers) that uses find_package(tapegrad).
 include(${CMAKE_CURRENT_LIST_DIR}/consumer_project.cmake)
 file(REMOVE_RECURSE ${WORK_DIR})
 tapegrad_install_into(${BINARY_DIR} ${WORK_DIR}/prefix)
@@ -17,6 +17,7 @@ file(COPY ${SOURCE_DIR}/tests/consumer/CMakeLists.txt ${SOURCE_DIR}/examples/cus
      ${SOURCE_DIR}/tests/consumer/colliding_headers_consumer.cpp
      ${SOURCE_DIR}/apps/train_attention.cpp ${SOURCE_DIR}/apps/train_simple.cpp
      ${SOURCE_DIR}/apps/finetune_instruct.cpp ${SOURCE_DIR}/apps/finetune_common.h
+     ${SOURCE_DIR}/apps/common.h
      DESTINATION ${WORK_DIR}/src)
 # A user header for every header tapegrad installs, under the same relative name (nn/layers.h,
 # tapegrad.h, ...), each an error if tapegrad's own code ever reads it; the two the consumer

@@ -141,6 +141,17 @@ TEST_CASE("generate: bad arguments throw Error before anything is drawn",
   throws([&] { return nn::generate(m.model, prompt, -1, 8, 1.0, 5, std::nullopt, g); },
          "max_new_tokens -1");
   throws([&] { return nn::generate_text_simple(m.model, prompt, -1, 8); }, "max_new_tokens -1");
+  // A count whose ids could never be held: refused, naming the limit (not std::bad_alloc).
+  throws([&] { return nn::generate(m.model, prompt, 1000000000000, 8, 1.0, 5, std::nullopt, g); },
+         "max_new_tokens 1000000000000 must be in [0, 16777216]");
+  throws(
+      [&] {
+        nn::GenerateOptions o;
+        o.max_new_tokens = nn::kMaxNewTokens + 1;
+        o.generator = &g;
+        return nn::generate(m.model, prompt, o);
+      },
+      "max_new_tokens 16777217");
   throws([&] { return nn::generate(m.model, prompt, 3, 8, -0.5, 5, std::nullopt, g); },
          "temperature");
   throws([&] { return nn::generate(m.model, prompt, 3, 8, std::nan(""), 5, std::nullopt, g); },

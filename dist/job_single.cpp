@@ -1,0 +1,32 @@
+// dist::Job in a build without MPI: every job is this process alone, and nothing is exchanged.
+#include <tapegrad/dist/job.h>
+
+namespace tapegrad::dist {
+
+struct Job::Mpi {};
+
+Job::Job(int& /*argc*/, char**& /*argv*/) {}
+Job::~Job() = default;
+
+int Job::run(const std::function<int()>& body, int error_status) const {
+  return detail::run_alone(body, error_status);
+}
+
+void Job::broadcast(std::vector<uint8_t>& /*bytes*/) const {}
+
+std::vector<std::vector<uint64_t>> Job::gather(const std::vector<uint64_t>& words) const {
+  return {words};
+}
+
+void Job::share_parameters(const std::vector<Parameter>& /*parameters*/) {}
+void Job::average_gradients() {}
+double Job::allreduce_seconds() const {
+  return 0.0;
+}
+
+// dist::rank_seed of rank 0, the only rank: the run's seed.
+uint64_t Job::rank_seed(uint64_t seed) const {
+  return seed;
+}
+
+}  // namespace tapegrad::dist
