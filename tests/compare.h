@@ -3,13 +3,22 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
+
+#include <tapegrad/graph/parameter.h>
 
 namespace tapegrad::testing {
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// A parameter's stored bytes, for bit-for-bit comparisons.
+inline std::vector<uint8_t> parameter_bits(const Parameter& p) {
+  const auto* b = static_cast<const uint8_t*>(p.raw_data());
+  return {b, b + p.numel() * dtype_size(p.dtype())};
+}
 
 // The larger of a running maximum and a new error, where NaN beats everything and sticks.
 inline double worse(double worst, double error) {

@@ -27,7 +27,8 @@ const std::map<std::string, std::set<std::string>>& allowed_includes() {
       {"viz", {"graph", "io", "viz"}},
       {"text", {"graph", "text"}},
       {"train", {"graph", "kernels", "ops", "nn", "optim", "io", "text", "train"}},
-      {"dist", {"graph", "kernels", "ops", "nn", "optim", "io", "dist"}},
+      {"dist",
+       {"graph", "kernels", "ops", "nn", "optim", "io", "train", "dist"}},  // train: sharding
       {"cli", {"graph", "kernels", "cli"}},  // kernels: the --matmul-precision option
   };
   return allowed;

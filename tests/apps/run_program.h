@@ -3,6 +3,7 @@
 
 #include <sys/wait.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -38,6 +39,20 @@ inline std::string scratch_dir(const std::string& group, const std::string& name
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir.parent_path());
   return dir.string();
+}
+
+// A command's exit status and its output (stdout and stderr together).
+struct CommandResult {
+  int status;
+  std::string output;
+};
+
+// The number printed after `label` in `text` (searched from `from`); fails the test when the
+// label is absent.
+inline double number_after(const std::string& text, const std::string& label, size_t from = 0) {
+  const size_t at = text.find(label, from);
+  REQUIRE(at != std::string::npos);
+  return std::stod(text.substr(at + label.size()));
 }
 
 }  // namespace tapegrad::testing

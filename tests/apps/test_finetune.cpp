@@ -23,6 +23,8 @@ using tapegrad::testing::chapter3::run_program;
 
 namespace {
 
+using tapegrad::testing::number_after;
+
 const std::string kTinyModel =
     " --tokenizer bytes --context-length 512 --emb-dim 16 --n-heads 2 --n-layers 1 --no-plot";
 
@@ -30,14 +32,11 @@ std::string kjv_sample_path() {
   return std::string(TAPEGRAD_SOURCE_DIR) + "/tests/text/data/kjv_sample.txt";
 }
 
-std::string scratch(const std::string& name) {
+std::string finetune_scratch(const std::string& name) {
   return tapegrad::testing::scratch_dir("finetune_test", name);
 }
 
-struct Result {
-  int status;
-  std::string output;
-};
+using Result = tapegrad::testing::CommandResult;
 
 const std::string kInstruct = TAPEGRAD_FINETUNE_INSTRUCT;
 const std::string kClassifier = TAPEGRAD_FINETUNE_CLASSIFIER;
@@ -50,11 +49,6 @@ Result run(const std::string& program, const std::string& args) {
 }
 
 // The number printed after `label` (e.g. "Validation loss: ").
-double number_after(const std::string& text, const std::string& label, size_t from = 0) {
-  const size_t at = text.find(label, from);
-  REQUIRE(at != std::string::npos);
-  return std::stod(text.substr(at + label.size()));
-}
 
 // The rest of the line that starts with `label`.
 std::string line_after(const std::string& text, const std::string& label) {
@@ -69,7 +63,7 @@ std::string line_after(const std::string& text, const std::string& label) {
 TEST_CASE(
     "example finetune_instruct: a short run on the KJV sample with losses responses and resume",
     "[examples][finetune]") {
-  const std::string out = scratch("instruct");
+  const std::string out = finetune_scratch("instruct");
   const std::string args = kTinyModel + " --kjv " + kjv_sample_path() +
                            " --count 20 --batch-size 2 --epochs 2 --eval-freq 4 --eval-iter 1"
                            " --lr 1e-3 --max-new-tokens 6 --out " +
@@ -114,7 +108,7 @@ TEST_CASE(
 
 TEST_CASE("example finetune_instruct: --data in the book's layout and bad input",
           "[examples][finetune]") {
-  const std::string out = scratch("instruct_data");
+  const std::string out = finetune_scratch("instruct_data");
   fs::create_directories(out);
   std::string json = "[";
   for (int i = 0; i < 12; ++i) {
@@ -155,7 +149,7 @@ TEST_CASE("example finetune_instruct: --data in the book's layout and bad input"
 
 TEST_CASE("example finetune_classifier: the Testament task on the KJV sample with and without LoRA",
           "[examples][finetune]") {
-  const std::string out = scratch("classifier");
+  const std::string out = finetune_scratch("classifier");
   const std::string args = kTinyModel + " --kjv " + kjv_sample_path() +
                            " --per-class 10 --batch-size 2 --epochs 2 --eval-freq 3 --eval-iter 1"
                            " --lr 1e-3";
@@ -242,7 +236,7 @@ TEST_CASE("example finetune_classifier: --print-counts gives the book's counts",
 #ifdef TAPEGRAD_TRAIN_GPT
 TEST_CASE("example finetune_classifier: starts from a train_gpt checkpoint",
           "[examples][finetune]") {
-  const std::string out = scratch("from_train_gpt");
+  const std::string out = finetune_scratch("from_train_gpt");
   const Result pre = run(TAPEGRAD_TRAIN_GPT,
                          "--preset tiny --context-length 128 --emb-dim 16 --n-heads 2 --n-layers 1"
                          " --steps 2 --batch-size 2 --eval-freq 1 --eval-iter 1 --no-plot --data " +
@@ -262,7 +256,7 @@ TEST_CASE("example finetune_classifier: starts from a train_gpt checkpoint",
 #endif
 
 TEST_CASE("example finetune_instruct: LoRA trains the adapters only", "[examples][finetune]") {
-  const std::string out = scratch("instruct_lora");
+  const std::string out = finetune_scratch("instruct_lora");
   const Result r = run(kInstruct, kTinyModel + " --kjv " + kjv_sample_path() +
                                       " --count 20 --batch-size 2 --epochs 1 --eval-freq 4"
                                       " --eval-iter 1 --lr 1e-3 --max-new-tokens 2 --max-test 1"

@@ -18,19 +18,15 @@ using namespace tapegrad::testing;
 #ifdef TAPEGRAD_GENERATE
 namespace {
 
-const std::string kTiny = std::string(TAPEGRAD_GOLDEN_DIR) + "/gpt2/gpt2_tiny.safetensors";
+using tapegrad::testing::number_after;
+
+const std::string kTinyWeights = std::string(TAPEGRAD_GOLDEN_DIR) + "/gpt2/gpt2_tiny.safetensors";
 
 ProgramRun generate(const std::string& dtype) {
-  return run_program(TAPEGRAD_GENERATE, "--weights " + kTiny +
+  return run_program(TAPEGRAD_GENERATE, "--weights " + kTinyWeights +
                                             " --n-heads 3 --vocab-dir . --ids 5,6,7 "
                                             "--max-new-tokens 12 --dtype " +
                                             dtype);
-}
-
-// The number after `key` in `text`, or -1 when absent.
-double number_after(const std::string& text, const std::string& key) {
-  const size_t at = text.find(key);
-  return at == std::string::npos ? -1.0 : std::strtod(text.c_str() + at + key.size(), nullptr);
 }
 
 }  // namespace

@@ -25,11 +25,11 @@ using tapegrad::testing::chapter3::run_program;
 
 namespace {
 
-const std::string kTiny =
+const std::string kTrainGptArgs =
     " --preset tiny --context-length 16 --emb-dim 16 --n-heads 2 --n-layers 1 --batch-size 2"
     " --eval-freq 1 --eval-iter 2 --sample-tokens 8 --prompt The";
 
-std::string scratch(const std::string& name) {
+std::string train_gpt_scratch(const std::string& name) {
   return tapegrad::testing::scratch_dir("train_gpt_test", name);
 }
 
@@ -52,10 +52,7 @@ std::string data_file() {
   return path;
 }
 
-struct Result {
-  int status;
-  std::string output;
-};
+using Result = tapegrad::testing::CommandResult;
 
 Result train_gpt(const std::string& args) {
   int status = -1;
@@ -68,8 +65,8 @@ Result train_gpt(const std::string& args) {
 
 TEST_CASE("example train_gpt: a short run writes loss.csv, samples.txt, the checkpoint, the plots",
           "[examples][train_gpt]") {
-  const std::string out = scratch("short");
-  const Result r = train_gpt(kTiny + " --data " + data_file() + " --steps 6 --out " + out);
+  const std::string out = train_gpt_scratch("short");
+  const Result r = train_gpt(kTrainGptArgs + " --data " + data_file() + " --steps 6 --out " + out);
   INFO(r.output);
   REQUIRE(r.status == 0);
   CHECK(r.output.find("Train loss") != std::string::npos);
@@ -88,8 +85,8 @@ TEST_CASE("example train_gpt: a short run writes loss.csv, samples.txt, the chec
 TEST_CASE("example train_gpt: killed with SIGKILL, --resume ends exactly as the uninterrupted run",
           "[examples][train_gpt]") {
   const std::string data = data_file();
-  const std::string args = kTiny + " --no-plot --data " + data + " --steps 300";
-  const std::string full = scratch("full"), killed = scratch("killed");
+  const std::string args = kTrainGptArgs + " --no-plot --data " + data + " --steps 300";
+  const std::string full = train_gpt_scratch("full"), killed = train_gpt_scratch("killed");
   const Result reference = train_gpt(args + " --out " + full);
   INFO(reference.output);
   REQUIRE(reference.status == 0);
@@ -135,7 +132,7 @@ TEST_CASE("example train_gpt: killed with SIGKILL, --resume ends exactly as the 
 
 TEST_CASE("example train_gpt: bad data files and options are clear errors",
           "[examples][train_gpt]") {
-  const std::string out = scratch("bad");
+  const std::string out = train_gpt_scratch("bad");
   const std::string dir = std::string(TAPEGRAD_BINARY_DIR) + "/train_gpt_test";
   const std::string empty = dir + "/empty.txt", binary = dir + "/binary.bin",
                     shorter = dir + "/short.txt";
@@ -145,14 +142,15 @@ TEST_CASE("example train_gpt: bad data files and options are clear errors",
   const struct {
     std::string args, needle;
   } cases[] = {
-      {kTiny + " --data " + dir + "/missing.txt", "missing.txt: no such file"},
-      {kTiny + " --data " + empty, "empty.txt: the file is empty"},
-      {kTiny + " --data " + binary, "binary.bin: not a text file"},
-      {kTiny + " --data " + shorter, "short.txt: the validation part is too short for one window"},
+      {kTrainGptArgs + " --data " + dir + "/missing.txt", "missing.txt: no such file"},
+      {kTrainGptArgs + " --data " + empty, "empty.txt: the file is empty"},
+      {kTrainGptArgs + " --data " + binary, "binary.bin: not a text file"},
+      {kTrainGptArgs + " --data " + shorter,
+       "short.txt: the validation part is too short for one window"},
       {"--preset nope --data " + data_file(), "--preset"},
-      {kTiny + " --steps abc", "--steps"},
-      {kTiny + " --tokenizer words", "--tokenizer"},
-      {kTiny + " --resume --data " + data_file(), "no checkpoint at"},
+      {kTrainGptArgs + " --steps abc", "--steps"},
+      {kTrainGptArgs + " --tokenizer words", "--tokenizer"},
+      {kTrainGptArgs + " --resume --data " + data_file(), "no checkpoint at"},
   };
   for (const auto& c : cases) {
     const Result r = train_gpt(c.args + " --steps 2 --out " + out);
@@ -165,8 +163,9 @@ TEST_CASE("example train_gpt: bad data files and options are clear errors",
 
 TEST_CASE("example train_gpt: --resume with a checkpoint of another config changes nothing",
           "[examples][train_gpt]") {
-  const std::string out = scratch("other");
-  const std::string args = kTiny + " --no-plot --data " + data_file() + " --steps 3 --out " + out;
+  const std::string out = train_gpt_scratch("other");
+  const std::string args =
+      kTrainGptArgs + " --no-plot --data " + data_file() + " --steps 3 --out " + out;
   REQUIRE(train_gpt(args).status == 0);
   const std::string ckpt = tapegrad::testing::read_text_file(out + "/checkpoint.safetensors"),
                     csv = tapegrad::testing::read_text_file(out + "/loss.csv");

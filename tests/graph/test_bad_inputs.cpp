@@ -65,10 +65,7 @@ Tensor T(const Shape& shape, const char* name = nullptr, DType dtype = DType::Fl
   return t;
 }
 
-std::vector<uint8_t> bits(const Parameter& p) {
-  const auto* b = static_cast<const uint8_t*>(p.raw_data());
-  return {b, b + p.numel() * dtype_size(p.dtype())};
-}
+using tapegrad::testing::parameter_bits;
 
 std::vector<uint8_t> grad_bits(const Parameter& p) {
   const auto* b = static_cast<const uint8_t*>(p.raw_grad());
@@ -464,8 +461,8 @@ TEST_CASE("bad inputs: shapes, factories and tensors", "[bad_inputs]") {
       {"Parameter::assign of the wrong size",
        [](Probe& p) {
          Parameter w = P({2}, "W");
-         const std::vector<uint8_t> before = bits(w);
-         p.intact = [=] { return bits(w) == before; };
+         const std::vector<uint8_t> before = parameter_bits(w);
+         p.intact = [=] { return parameter_bits(w) == before; };
          w.assign(std::vector<double>{1, 2, 3});
        },
        {"Parameter::assign: \"W\" [2] holds 2 values, got 3"}},
@@ -569,8 +566,8 @@ TEST_CASE("bad inputs: optimisers, schedules and clipping change nothing when th
       {"an optimiser given a parameter twice",
        [](Probe& p) {
          Parameter w = P({2}, "W");
-         p.intact = [=, v = bits(w), g = grad_bits(w)] {
-           return bits(w) == v && grad_bits(w) == g;
+         p.intact = [=, v = parameter_bits(w), g = grad_bits(w)] {
+           return parameter_bits(w) == v && grad_bits(w) == g;
          };
          SGD sgd({w, w}, 0.1);
        },
@@ -578,8 +575,10 @@ TEST_CASE("bad inputs: optimisers, schedules and clipping change nothing when th
       {"a parameter twice across groups",
        [](Probe& p) {
          Parameter w = P({2}, "W"), b = P({2}, "b");
-         p.intact = [=, v = bits(w), gv = grad_bits(w), c = bits(b), gc = grad_bits(b)] {
-           return bits(w) == v && grad_bits(w) == gv && bits(b) == c && grad_bits(b) == gc;
+         p.intact = [=, v = parameter_bits(w), gv = grad_bits(w), c = parameter_bits(b),
+                     gc = grad_bits(b)] {
+           return parameter_bits(w) == v && grad_bits(w) == gv && parameter_bits(b) == c &&
+                  grad_bits(b) == gc;
          };
          AdamW adamw({ParamGroup{.params = {w, b}}, ParamGroup{.params = {b}}}, AdamWOptions{});
        },
@@ -593,8 +592,8 @@ TEST_CASE("bad inputs: optimisers, schedules and clipping change nothing when th
       {"a negative learning rate",
        [](Probe& p) {
          Parameter w = P({2}, "W");
-         p.intact = [=, v = bits(w), g = grad_bits(w)] {
-           return bits(w) == v && grad_bits(w) == g;
+         p.intact = [=, v = parameter_bits(w), g = grad_bits(w)] {
+           return parameter_bits(w) == v && grad_bits(w) == g;
          };
          SGD sgd({w}, -0.1);
        },
@@ -602,8 +601,8 @@ TEST_CASE("bad inputs: optimisers, schedules and clipping change nothing when th
       {"Adam betas outside [0, 1)",
        [](Probe& p) {
          Parameter w = P({2}, "W");
-         p.intact = [=, v = bits(w), g = grad_bits(w)] {
-           return bits(w) == v && grad_bits(w) == g;
+         p.intact = [=, v = parameter_bits(w), g = grad_bits(w)] {
+           return parameter_bits(w) == v && grad_bits(w) == g;
          };
          Adam adam({w}, AdamOptions{.betas = {1.0, 0.9}});
        },
@@ -627,10 +626,10 @@ TEST_CASE("bad inputs: optimisers, schedules and clipping change nothing when th
            return sgd.state();
          }();
          const OptimizerState before = adam->state();
-         const std::vector<uint8_t> w_before = bits(w);
+         const std::vector<uint8_t> w_before = parameter_bits(w);
          p.intact = [=] {
            const OptimizerState now = adam->state();
-           return bits(w) == w_before && now.step == before.step &&
+           return parameter_bits(w) == w_before && now.step == before.step &&
                   now.tensors.size() == before.tensors.size() &&
                   now.tensors[0].values == before.tensors[0].values;
          };
@@ -648,8 +647,8 @@ TEST_CASE("bad inputs: optimisers, schedules and clipping change nothing when th
          // Feed other values than the optimiser holds, so a partial write would show.
          for (double& v : state.tensors[0].values) v += 1.0;
          state.tensors[0].shape = Shape{4};
-         p.intact = [=, w_before = bits(w)] {
-           return sgd->state().tensors[0].values == before && bits(w) == w_before;
+         p.intact = [=, w_before = parameter_bits(w)] {
+           return sgd->state().tensors[0].values == before && parameter_bits(w) == w_before;
          };
          sgd->load_state(state);
        },
@@ -691,16 +690,16 @@ TEST_CASE("bad inputs: checkpoints and generator states change nothing when they
   // A model to load into, and the check that a refused load left it alone.
   struct Target {
     Parameter w = P({4, 3}, "W"), b = P({4}, "b", DType::Float64);
-    std::vector<uint8_t> w_before = bits(w), b_before = bits(b);
-    bool intact() const { return bits(w) == w_before && bits(b) == b_before; }
+    std::vector<uint8_t> w_before = parameter_bits(w), b_before = parameter_bits(b);
+    bool intact() const { return parameter_bits(w) == w_before && parameter_bits(b) == b_before; }
   };
   auto load_rows = std::vector<Row>{
       {"a checkpoint into a model of other shapes",
        [&](Probe& p) {
          auto t = std::make_shared<Target>();
          Parameter wide = P({4, 5}, "W");
-         const std::vector<uint8_t> wide_before = bits(wide);
-         p.intact = [=] { return t->intact() && bits(wide) == wide_before; };
+         const std::vector<uint8_t> wide_before = parameter_bits(wide);
+         p.intact = [=] { return t->intact() && parameter_bits(wide) == wide_before; };
          load_checkpoint(path, {{"b", t->b}, {"W", wide}});  // b would load first: it must not
        },
        {"model.safetensors: parameter \"W\" [4, 5] float32 does not match the checkpoint's \"W\" "

@@ -12,16 +12,15 @@
 
 #include <tapegrad/graph/error.h>
 #include <tapegrad/io/safetensors.h>
+
+#include "tests/compare.h"
 #include "tools/fuzz/fuzz_model.h"
 
 using namespace tapegrad;
 
 namespace {
 
-std::vector<uint8_t> bits(const Parameter& p) {
-  const auto* b = static_cast<const uint8_t*>(p.raw_data());
-  return {b, b + p.numel() * dtype_size(p.dtype())};
-}
+using tapegrad::testing::parameter_bits;
 
 }  // namespace
 
@@ -49,7 +48,7 @@ TEST_CASE("fuzz regressions: every kept input loads or is rejected with a clean 
     CHECK(loaded == 0);
     // And the model is left as it was.
     fuzz::FuzzModel model;
-    const std::vector<uint8_t> w = bits(model.w), b = bits(model.b);
+    const std::vector<uint8_t> w = parameter_bits(model.w), b = parameter_bits(model.b);
     const std::vector<uint64_t> rng = model.generator.state();
     CheckpointExtras extras = model.extras();
     std::string message;
@@ -59,8 +58,8 @@ TEST_CASE("fuzz regressions: every kept input loads or is rejected with a clean 
       message = e.what();
     }
     CHECK(message.rfind(name + ": ", 0) == 0);
-    CHECK(bits(model.w) == w);
-    CHECK(bits(model.b) == b);
+    CHECK(parameter_bits(model.w) == w);
+    CHECK(parameter_bits(model.b) == b);
     CHECK(model.generator.state() == rng);
     CHECK(model.adam.step_count() == 0);
   }

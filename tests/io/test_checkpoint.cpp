@@ -28,6 +28,7 @@
 #include <tapegrad/ops/ops.h>
 #include <tapegrad/optim/optim.h>
 
+#include "tests/compare.h"
 #include "tests/temp_dir.h"
 
 using namespace tapegrad;
@@ -37,10 +38,7 @@ namespace {
 
 using tapegrad::testing::TempDir;
 
-std::vector<uint8_t> bits(const Parameter& p) {
-  const auto* b = static_cast<const uint8_t*>(p.raw_data());
-  return {b, b + p.numel() * dtype_size(p.dtype())};
-}
+using tapegrad::testing::parameter_bits;
 
 // The attention model of chapter 3 with an output projection: q, k, v projections, causal
 // mask, softmax, dropout, and a linear layer; float32, initialised as nn.Linear.
@@ -118,7 +116,7 @@ struct Snapshot {
 
   explicit Snapshot(Run& r)
       : optimizer(r.optimizer.state()), schedule(r.schedule.state()), rng(r.g.state()) {
-    for (const Parameter& p : r.model.list()) params.push_back(bits(p));
+    for (const Parameter& p : r.model.list()) params.push_back(parameter_bits(p));
   }
 };
 
@@ -189,9 +187,9 @@ TEST_CASE("checkpoint: parameters round-trip bit for bit, special values include
   CheckpointExtras loaded;
   load_checkpoint(dir.file("c.safetensors"), {{"layer.a", a2}, {"b", b2}, {"empty", e2}, {"s", s2}},
                   loaded);
-  CHECK(bits(a2) == bits(a));
-  CHECK(bits(b2) == bits(b));
-  CHECK(bits(s2) == bits(scalar_p));
+  CHECK(parameter_bits(a2) == parameter_bits(a));
+  CHECK(parameter_bits(b2) == parameter_bits(b));
+  CHECK(parameter_bits(s2) == parameter_bits(scalar_p));
   CHECK(loaded.metadata == extras.metadata);
 }
 
@@ -357,11 +355,12 @@ TEST_CASE("checkpoint: a load that does not fit throws and changes nothing", "[c
     row.setup(target, named, into, from);
     const Snapshot before(target);
     std::vector<std::vector<uint8_t>> named_before;
-    for (const auto& [n, p] : named) named_before.push_back(bits(p));
+    for (const auto& [n, p] : named) named_before.push_back(parameter_bits(p));
     const std::string error = load_error([&] { load_checkpoint(from, named, into); });
     for (const std::string& fragment : row.fragments) CHECK_THAT(error, Contains(fragment));
     CHECK(Snapshot(target) == before);
-    for (size_t i = 0; i < named.size(); ++i) CHECK(bits(named[i].second) == named_before[i]);
+    for (size_t i = 0; i < named.size(); ++i)
+      CHECK(parameter_bits(named[i].second) == named_before[i]);
   }
 }
 
@@ -428,11 +427,11 @@ TEST_CASE("checkpoint: every truncation and every damaged byte is rejected", "[c
   Adam adam2({w2, b2});
   CheckpointExtras into{&adam2, nullptr, {{"default", &g2}}, {}};
   const NamedParameters named = {{"w", w2}, {"b", b2}};
-  const std::vector<uint8_t> w_before = bits(w2), b_before = bits(b2);
+  const std::vector<uint8_t> w_before = parameter_bits(w2), b_before = parameter_bits(b2);
   const std::vector<uint64_t> g_before = g2.state();
   auto unchanged = [&] {
-    return bits(w2) == w_before && bits(b2) == b_before && g2.state() == g_before &&
-           adam2.step_count() == 0;
+    return parameter_bits(w2) == w_before && parameter_bits(b2) == b_before &&
+           g2.state() == g_before && adam2.step_count() == 0;
   };
   int truncations = 0, damages = 0;
   for (size_t length = 0; length < file.size(); ++length) {
@@ -456,7 +455,7 @@ TEST_CASE("checkpoint: every truncation and every damaged byte is rejected", "[c
   }
   CHECK(damages == static_cast<int>(2 * file.size()));
   load_checkpoint_bytes(file, "intact", named, into);  // and the intact file loads
-  CHECK(bits(w2) == bits(w));
+  CHECK(parameter_bits(w2) == parameter_bits(w));
   CHECK(g2.state() == g.state());
   CHECK(into.metadata.at("epoch") == "1");
 }
@@ -630,10 +629,11 @@ TEST_CASE("checkpoint: a writer killed with SIGKILL leaves the previous checkpoi
     const int64_t version = std::stoll(loaded.metadata.at("version"));
     INFO("round " << round << ": completed " << completed << ", loaded " << version);
     CHECK((version == completed || (version == completed + 1 && left.empty())));
-    const std::vector<uint8_t> loaded_big = bits(big), loaded_small = bits(small);
+    const std::vector<uint8_t> loaded_big = parameter_bits(big),
+                               loaded_small = parameter_bits(small);
     fill(version);
-    CHECK(bits(big) == loaded_big);
-    CHECK(bits(small) == loaded_small);
+    CHECK(parameter_bits(big) == loaded_big);
+    CHECK(parameter_bits(small) == loaded_small);
     // A temporary file cut short by the kill is itself rejected (or complete, when the kill came
     // during fsync).
     for (const auto& t : left) {

@@ -16,7 +16,7 @@ using namespace tapegrad;
 namespace {
 
 // make_finetune_goldens.py's TINY and IN_IDX.
-const nn::GPTConfig kTiny{50, 8, 8, 2, 2, 0.0, true};
+const nn::GPTConfig kFinetuneTiny{50, 8, 8, 2, 2, 0.0, true};
 const Ids kInIdx = Ids::from_rows({{6, 49, 0, 17, 33, 2}, {41, 8, 8, 30, 12, 25}});
 const Ids kLabels = Ids::from_row({0, 1});
 
@@ -52,14 +52,14 @@ std::vector<std::string> keys(const nn::StateDict& sd) {
 
 TEST_CASE("requires_grad_ and trainable counts", "[finetune][module]") {
   manual_seed(123);
-  nn::GPTModel model(kTiny);
+  nn::GPTModel model(kFinetuneTiny);
   const int64_t total = model.num_parameters();
   CHECK(model.num_trainable_parameters() == total);
   model.requires_grad_(false);
   CHECK(model.num_trainable_parameters() == 0);
   CHECK(model.trainable_parameters().empty());
   model.final_norm.requires_grad_(true);
-  CHECK(model.num_trainable_parameters() == 2 * kTiny.emb_dim);
+  CHECK(model.num_trainable_parameters() == 2 * kFinetuneTiny.emb_dim);
   CHECK(model.num_parameters() == total);
   // An optimiser over frozen parameters only is an error; frozen ones among trainable are fine.
   model.requires_grad_(false);
@@ -71,9 +71,9 @@ TEST_CASE("requires_grad_ and trainable counts", "[finetune][module]") {
 
 TEST_CASE("replace_module keeps the place, the names and the order", "[finetune][module]") {
   manual_seed(123);
-  nn::GPTModel model(kTiny);
+  nn::GPTModel model(kFinetuneTiny);
   const std::vector<std::string> before = keys(model.state_dict());
-  model.replace_module("out_head", nn::Linear(kTiny.emb_dim, 2));  // with a bias now
+  model.replace_module("out_head", nn::Linear(kFinetuneTiny.emb_dim, 2));  // with a bias now
   std::vector<std::string> expected = before;
   expected.push_back("out_head.bias");
   CHECK(keys(model.state_dict()) == expected);
@@ -119,7 +119,7 @@ TEST_CASE("frozen weights cost no gradient product in backward", "[finetune][mod
 
   // The chapter-6 recipe with only the head trainable: one product in all (the head's dW);
   // nothing before the head needs a gradient, so no other backward runs.
-  nn::GPTModel model = chapter6_model(kTiny);
+  nn::GPTModel model = chapter6_model(kFinetuneTiny);
   Tape tape;
   TapeScope scope(tape);
   Tensor loss = classifier::calc_loss_batch(kInIdx, kLabels, model);
@@ -135,9 +135,9 @@ TEST_CASE("frozen weights cost no gradient product in backward", "[finetune][mod
 TEST_CASE("a frozen prefix of a Sequential is not kept on the tape", "[finetune][module]") {
   // The same weights twice: everything trainable, and the chapter-6 recipe (block 0 frozen and
   // fed the frozen embeddings: trf_blocks runs it on its scratch tapes).
-  nn::GPTModel all = chapter6_model(kTiny);
+  nn::GPTModel all = chapter6_model(kFinetuneTiny);
   all.requires_grad_(true);
-  nn::GPTModel recipe = chapter6_model(kTiny);
+  nn::GPTModel recipe = chapter6_model(kFinetuneTiny);
   recipe.trf_blocks[recipe.trf_blocks.size() - 1].requires_grad_(true);
   recipe.final_norm.requires_grad_(true);
   recipe.out_head.requires_grad_(true);
@@ -177,7 +177,7 @@ TEST_CASE("a frozen prefix of a Sequential is not kept on the tape", "[finetune]
 
 TEST_CASE("chapter 6: the classifier's logits and AdamW steps match torch", "[finetune][goldens]") {
   const testing::GoldenFile goldens("finetune", "finetune_goldens.txt");
-  nn::GPTModel model = chapter6_model(kTiny);
+  nn::GPTModel model = chapter6_model(kFinetuneTiny);
   model.trf_blocks[model.trf_blocks.size() - 1].requires_grad_(true);
   model.final_norm.requires_grad_(true);
   testing::require_near(model.out_head.weight.values(), goldens["clf_head_weight"], DType::Float32,
@@ -200,7 +200,7 @@ TEST_CASE("chapter 6: the classifier's logits and AdamW steps match torch", "[fi
 
 TEST_CASE("LoRA: the book's layers, A as torch draws it, losses as torch", "[finetune][lora]") {
   const testing::GoldenFile goldens("finetune", "finetune_goldens.txt");
-  nn::GPTModel model = chapter6_model(kTiny);
+  nn::GPTModel model = chapter6_model(kFinetuneTiny);
   const std::vector<std::string> plain = keys(model.state_dict());
   // 2 blocks x (4 attention + 2 feed-forward) Linears, and the head.
   CHECK(nn::replace_linear_with_lora(model, 2, 4.0) == 13);
@@ -233,7 +233,7 @@ TEST_CASE("LoRA: the book's layers, A as torch draws it, losses as torch", "[fin
   // Export: merged weights in the plain layout load into a plain model with the same outputs.
   const nn::StateDict merged = nn::merged_state_dict(model);
   CHECK(keys(merged) == plain);
-  nn::GPTModel plain_model = chapter6_model(kTiny);
+  nn::GPTModel plain_model = chapter6_model(kFinetuneTiny);
   plain_model.load_state_dict(merged);
   {
     Tape tape;
@@ -258,13 +258,13 @@ TEST_CASE("LoRA: the book's layers, A as torch draws it, losses as torch", "[fin
   const std::string path =
       (std::filesystem::temp_directory_path() / "tapegrad_test_lora.safetensors").string();
   nn::save_lora(model, path);
-  nn::GPTModel fresh = chapter6_model(kTiny);
+  nn::GPTModel fresh = chapter6_model(kFinetuneTiny);
   nn::replace_linear_with_lora(fresh, 2, 4.0);
   nn::load_lora(fresh, path);
   CHECK(fresh.state_dict().at("out_head.lora.B").values() ==
         model.state_dict().at("out_head.lora.B").values());
   CHECK(nn::lora_state_dict(fresh).size() == 26);
-  nn::GPTModel other = chapter6_model(kTiny);
+  nn::GPTModel other = chapter6_model(kFinetuneTiny);
   nn::replace_linear_with_lora(other, 1, 4.0);
   CHECK_THROWS_WITH(nn::load_lora(other, path), Catch::Contains("size mismatch"));
   std::filesystem::remove(path);
@@ -274,7 +274,7 @@ TEST_CASE("LoRA: bad ranks are clear errors and change nothing", "[finetune][lor
   CHECK_THROWS_WITH(nn::LoRALayer(8, 4, 0, 1.0), Catch::Contains("LoRA rank 0 must be in [1, 8]"));
   CHECK_THROWS_WITH(nn::LoRALayer(8, 4, 9, 1.0), Catch::Contains("LoRA rank 9 must be in [1, 8]"));
   manual_seed(123);
-  nn::GPTModel model(kTiny);
+  nn::GPTModel model(kFinetuneTiny);
   const std::vector<std::string> before = keys(model.state_dict());
   CHECK_THROWS_WITH(nn::replace_linear_with_lora(model, 0, 16.0), Catch::Contains("LoRA rank 0"));
   CHECK_THROWS_WITH(nn::replace_linear_with_lora(model, 9, 16.0),

@@ -23,7 +23,7 @@ using namespace tapegrad;
 
 namespace {
 
-const std::string kDir = std::string(TAPEGRAD_GOLDEN_DIR) + "/gpt/";
+const std::string kGptDir = std::string(TAPEGRAD_GOLDEN_DIR) + "/gpt/";
 
 // gpt_reference.py's SMALL.
 const nn::GPTConfig kSmall{50, 8, 8, 2, 2, 0.1, false};
@@ -32,7 +32,7 @@ struct Golden {
   std::vector<uint8_t> file;
   SafetensorsView view;
   explicit Golden(const std::string& name)
-      : file(read_whole_file(kDir + name)), view(parse_safetensors(file, name)) {}
+      : file(read_whole_file(kGptDir + name)), view(parse_safetensors(file, name)) {}
   // The entry's values widened to double (F32, F64 or I64).
   std::vector<double> values(const std::string& name) const {
     const SafetensorsEntry* e = view.find(name);
@@ -152,7 +152,7 @@ TEST_CASE("GPTModel: a file saved by torch loads and gives torch's logits", "[gp
   TapeScope scope(tape);
   manual_seed(7);  // other weights: what matters is what load() puts in
   nn::GPTModel model(kSmall);
-  model.load(kDir + "gpt_small_state.safetensors");
+  model.load(kGptDir + "gpt_small_state.safetensors");
   model.eval();
   check_close(model(golden_ids(g)), g, "logits_eval", 1e-5);
 }
@@ -257,7 +257,7 @@ TEST_CASE("GPTModel: load_state_dict is strict and all-or-nothing", "[gpt][safet
   model.load_state_dict(missing, /*strict=*/false);
   CHECK(model.trf_blocks.at<nn::TransformerBlock>(0).att.W_key.weight.values() == snapshot[4]);
   CHECK(model.tok_emb.weight.values() == other.tok_emb.weight.values());
-  CHECK_THROWS_WITH(model.load(kDir + "does_not_exist.safetensors"),
+  CHECK_THROWS_WITH(model.load(kGptDir + "does_not_exist.safetensors"),
                     Catch::Contains("does_not_exist"));
 }
 

@@ -24,11 +24,11 @@ using namespace tapegrad;
 
 namespace {
 
-const std::string kDir = std::string(TAPEGRAD_GOLDEN_DIR) + "/gpt2/";
-const std::string kWeights = kDir + "gpt2_tiny.safetensors";
+const std::string kGpt2Dir = std::string(TAPEGRAD_GOLDEN_DIR) + "/gpt2/";
+const std::string kWeights = kGpt2Dir + "gpt2_tiny.safetensors";
 
 // make_gpt2_goldens.py's TINY.
-const nn::GPTConfig kTiny{97, 16, 24, 3, 2, 0.0, true};
+const nn::GPTConfig kGpt2Tiny{97, 16, 24, 3, 2, 0.0, true};
 
 struct File {
   std::vector<uint8_t> bytes;
@@ -156,11 +156,11 @@ TEST_CASE("gpt2_config: the four GPT-2 sizes by the book's, HF's and short names
 
 TEST_CASE("infer_gpt2_config reads the sizes from the file's shapes", "[gpt2]") {
   const nn::GPTConfig cfg = nn::infer_gpt2_config(kWeights, "", 3);
-  CHECK(cfg.vocab_size == kTiny.vocab_size);
-  CHECK(cfg.context_length == kTiny.context_length);
-  CHECK(cfg.emb_dim == kTiny.emb_dim);
+  CHECK(cfg.vocab_size == kGpt2Tiny.vocab_size);
+  CHECK(cfg.context_length == kGpt2Tiny.context_length);
+  CHECK(cfg.emb_dim == kGpt2Tiny.emb_dim);
   CHECK(cfg.n_heads == 3);
-  CHECK(cfg.n_layers == kTiny.n_layers);
+  CHECK(cfg.n_layers == kGpt2Tiny.n_layers);
   CHECK(cfg.qkv_bias);
   // emb_dim 24 is none of GPT-2's sizes: n_heads must be given.
   CHECK_THROWS_WITH(nn::infer_gpt2_config(kWeights), Catch::Contains("emb_dim 24"));
@@ -169,11 +169,11 @@ TEST_CASE("infer_gpt2_config reads the sizes from the file's shapes", "[gpt2]") 
 }
 
 TEST_CASE("load_gpt2_weights: logits and greedy tokens equal PyTorch's", "[gpt2]") {
-  const File g(kDir + "gpt2_tiny_goldens.safetensors");
+  const File g(kGpt2Dir + "gpt2_tiny_goldens.safetensors");
   const DType dtype = GENERATE(DType::Float32, DType::Float64);
   INFO((dtype == DType::Float32 ? "float32" : "float64"));
   manual_seed(5);  // any weights: what matters is what the loader puts in
-  nn::GPTModel model(kTiny, dtype);
+  nn::GPTModel model(kGpt2Tiny, dtype);
   nn::load_gpt2_weights(model, kWeights);
   model.eval();
   {
@@ -192,13 +192,13 @@ TEST_CASE("load_gpt2_weights: logits and greedy tokens equal PyTorch's", "[gpt2]
 }
 
 TEST_CASE("load_gpt2_weights: \"transformer.\" names", "[gpt2]") {
-  const File g(kDir + "gpt2_tiny_goldens.safetensors");
+  const File g(kGpt2Dir + "gpt2_tiny_goldens.safetensors");
   const std::string path = (scratch() / "prefixed.safetensors").string();
   rewrite(path, [](SafetensorsTensor& t, std::vector<uint8_t>&) {
     t.name = "transformer." + t.name;
     return true;
   });
-  nn::GPTModel model(kTiny, DType::Float64);
+  nn::GPTModel model(kGpt2Tiny, DType::Float64);
   nn::load_gpt2_weights(model, path);
   model.eval();
   Tape tape;
@@ -211,7 +211,7 @@ TEST_CASE("load_gpt2_weights: bad files throw naming the tensor and leave the mo
           "[gpt2]") {
   const auto dir = scratch();
   manual_seed(9);
-  nn::GPTModel model(kTiny);
+  nn::GPTModel model(kGpt2Tiny);
   const auto before = model.state_dict();
   std::vector<std::vector<double>> values;
   for (const auto& [name, p] : before) values.push_back(p.values());
@@ -313,7 +313,7 @@ TEST_CASE("load_gpt2_weights: F16 and BF16 files load, each element converted on
       b = std::move(out);
       return true;
     });
-    nn::GPTModel model(kTiny);
+    nn::GPTModel model(kGpt2Tiny);
     nn::load_gpt2_weights(model, path);
     const auto params = model.named_parameters();
     auto values_of = [&](const std::string& name) {
