@@ -12,49 +12,17 @@
 
 #include <tapegrad/graph/error.h>
 #include "tests/goldens.h"
+#include "tests/graph/random_goldens.h"
 
 using namespace tapegrad;
 
 namespace {
 
-// random_goldens.txt, written by make_random_goldens.py in the suite's one format.
-const testing::GoldenTensor& random_golden(const std::string& name) {
-  return testing::golden_file("random/random_goldens.txt")[name];
-}
-
-std::vector<float> golden_f32(const std::string& name) {
-  const testing::GoldenTensor& g = random_golden(name);
-  REQUIRE((g.dtype == DType::Float32 && !g.integer));
-  return std::vector<float>(g.values.begin(), g.values.end());  // float32 values: exact
-}
-
-std::vector<double> golden_f64(const std::string& name) {
-  const testing::GoldenTensor& g = random_golden(name);
-  REQUIRE((g.dtype == DType::Float64 && !g.integer));
-  return g.values;
-}
-
-// A u64 record (fan-ins, generator states) or an i64 one (dropout masks).
-std::vector<uint64_t> golden_ints(const std::string& name) {
-  const testing::GoldenTensor& g = random_golden(name);
-  REQUIRE(g.integer);
-  if (g.values.empty()) return g.u64;
-  std::vector<uint64_t> out;
-  for (int64_t v : g.ints()) out.push_back(static_cast<uint64_t>(v));
-  return out;
-}
-
-// Bit patterns, so that -0 vs +0 and NaN payloads count as differences.
-std::vector<uint32_t> bits_of(const std::vector<float>& v) {
-  std::vector<uint32_t> b;
-  for (float x : v) b.push_back(std::bit_cast<uint32_t>(x));
-  return b;
-}
-std::vector<uint64_t> bits_of(const std::vector<double>& v) {
-  std::vector<uint64_t> b;
-  for (double x : v) b.push_back(std::bit_cast<uint64_t>(x));
-  return b;
-}
+using tapegrad::testing::bits_of;
+using tapegrad::testing::golden_f32;
+using tapegrad::testing::golden_f64;
+using tapegrad::testing::golden_ints;
+using tapegrad::testing::random_golden;
 
 template <class T>
 std::vector<T> uniform(Generator& g, int64_t n, double from = 0.0, double to = 1.0) {
