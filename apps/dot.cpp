@@ -200,8 +200,8 @@ int main(int argc, char** argv) {
     for (const std::string* path : {&a.dot_path, &a.svg_path, &a.png_path}) {
       if (!path->empty()) wrote += (wrote.empty() ? "" : ", ") + *path;
     }
-    std::cout << "tapegrad-dot: wrote " << wrote << ": --model " << a.model << " ("
-              << model.title << ")\n";
+    std::cout << "tapegrad-dot: wrote " << wrote << ": --model " << a.model << " (" << model.title
+              << ")\n";
     return 0;
   } catch (const std::exception& e) {
     std::cerr << cli::error_message("tapegrad-dot", e.what()) << "\n";
