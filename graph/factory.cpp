@@ -17,14 +17,7 @@ Tensor leaf_from_doubles(const Shape& shape, std::span<const double> values, DTy
   }
   Tape& tape = current_tape();
   Tensor t = tape.leaf(shape, dtype, nullptr, requires_grad);
-  void* out = tape.node(t.id()).value;
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (dtype == DType::Float32) {
-      static_cast<float*>(out)[i] = static_cast<float>(values[i]);
-    } else {
-      static_cast<double*>(out)[i] = values[i];
-    }
-  }
+  from_doubles(values, tape.node(t.id()).value, dtype);
   return t;
 }
 }  // namespace

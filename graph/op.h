@@ -9,6 +9,7 @@
 
 namespace tapegrad {
 
+class GradGraph;  // ops/grad.h
 class Tape;
 class Tensor;
 struct Node;
@@ -16,6 +17,9 @@ struct Node;
 // A backward reads node.grad (dL/dY) and adds its terms to each input's gradient, which it gets
 // from Tape::input_grad(node, k) (graph/tape.h says the two ways to write it).
 using BackwardFn = void (*)(Tape& tape, const Node& node);
+// The same backward written with ops (ops/grad.h), so that it is recorded and can itself be
+// differentiated: what grad() and backward() run with create_graph, and what grad() runs without.
+using GradGraphFn = void (*)(GradGraph& g);
 // The op's arguments as the book writes them ("dim -1", "p = 0.1", "H = 12"); "" for none.
 using ArgumentsFn = std::string (*)(const Tape& tape, const Node& node);
 // Bytes an op's backward keeps besides the tensors named by OpDef::saves (masks, statistics).
@@ -54,6 +58,7 @@ struct OpDef {
   SavesFn saves_of = nullptr;               // non-null: overrides `saves` per node
   WritesInfFn writes_inf = nullptr;         // anomaly mode does not report such infinities
   DecompositionFn decomposition = nullptr;  // fused ops: the ops drawn for it (null: one node)
+  GradGraphFn grad_graph = nullptr;         // null: no recorded backward (ops/DERIVATIVES.md)
 };
 
 // The saves:: flags of a node's op (its saves_of when it has one); kNothing for leaves.

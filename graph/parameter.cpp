@@ -111,14 +111,7 @@ void Parameter::assign(std::span<const double> values) {
     throw Error("Parameter::assign: \"" + name() + "\" " + shape().str() + " holds " +
                 std::to_string(numel()) + " values, got " + std::to_string(values.size()));
   }
-  for (int64_t i = 0; i < numel(); ++i) {
-    const double v = values[static_cast<size_t>(i)];
-    if (dtype() == DType::Float32) {
-      static_cast<float*>(raw_data())[i] = static_cast<float>(v);
-    } else {
-      static_cast<double*>(raw_data())[i] = v;
-    }
-  }
+  from_doubles(values, raw_data(), dtype());
 }
 
 void Parameter::zero_grad() const {

@@ -32,32 +32,38 @@ NoGradGuard::NoGradGuard() : previous_(grad_mode) {
 NoGradGuard::~NoGradGuard() {
   grad_mode = previous_;
 }
+EnableGradGuard::EnableGradGuard() : previous_(grad_mode) {
+  grad_mode = true;
+}
+EnableGradGuard::~EnableGradGuard() {
+  grad_mode = previous_;
+}
 
 NameScope::NameScope(std::string_view name, Tape& tape) : tape_(tape) {
-  tape_.push_scope(name);
+  tape_.scopes().push(name);
 }
 NameScope::~NameScope() {
-  tape_.pop_scope();
+  tape_.scopes().pop();
 }
 
-// --- the tape's scope table (Tape::push_scope and friends) ----------------------------------
+// --- ScopeTable ---------------------------------------------------------------------------------
 
-void Tape::push_scope(std::string_view name) {
+void ScopeTable::push(std::string_view name) {
   for (size_t i = 0; i < scopes_.size(); ++i) {
-    if (scopes_[i].parent == current_scope_ && scopes_[i].name == name) {
-      current_scope_ = static_cast<int32_t>(i);
+    if (scopes_[i].parent == current_ && scopes_[i].name == name) {
+      current_ = static_cast<int32_t>(i);
       return;
     }
   }
-  scopes_.push_back(Scope{std::string(name), current_scope_});
-  current_scope_ = static_cast<int32_t>(scopes_.size() - 1);
+  scopes_.push_back(Scope{std::string(name), current_});
+  current_ = static_cast<int32_t>(scopes_.size() - 1);
 }
 
-void Tape::pop_scope() {
-  if (current_scope_ >= 0) current_scope_ = scopes_[static_cast<size_t>(current_scope_)].parent;
+void ScopeTable::pop() {
+  if (current_ >= 0) current_ = scopes_[static_cast<size_t>(current_)].parent;
 }
 
-std::string Tape::scope_path(int32_t scope) const {
+std::string ScopeTable::path(int32_t scope) const {
   std::string path;
   for (int32_t s = scope; s >= 0; s = scopes_[static_cast<size_t>(s)].parent) {
     path = path.empty() ? scopes_[static_cast<size_t>(s)].name
@@ -70,7 +76,7 @@ std::string Tape::describe_node(int32_t id) const {
   const Node& n = nodes_[static_cast<size_t>(id)];
   std::string s = std::string(n.op_name()) + " #" + std::to_string(id);
   if (!n.display_name().empty()) s += " \"" + n.display_name() + "\"";
-  if (n.scope >= 0) s += " in " + scope_path(n.scope);
+  if (n.scope >= 0) s += " in " + scopes_.path(n.scope);
   return s;
 }
 

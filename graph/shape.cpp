@@ -88,6 +88,23 @@ std::vector<double> to_doubles(const void* data, DType dtype, int64_t n) {
   return out;
 }
 
+namespace {
+template <class T>
+void store_doubles(std::span<const double> values, T* dst, bool add) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    dst[i] = add ? dst[i] + static_cast<T>(values[i]) : static_cast<T>(values[i]);
+  }
+}
+}  // namespace
+
+void from_doubles(std::span<const double> values, void* dst, DType dtype, bool add) {
+  if (dtype == DType::Float32) {
+    store_doubles(values, static_cast<float*>(dst), add);
+  } else {
+    store_doubles(values, static_cast<double*>(dst), add);
+  }
+}
+
 int normalize_dim(const char* op, int dim, int rank) {
   const int lo = rank == 0 ? -1 : -rank;
   const int hi = rank == 0 ? 0 : rank - 1;

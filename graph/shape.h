@@ -65,6 +65,8 @@ class Shape {
 
 // n elements of `dtype` at `data`, widened to double (exact for float32).
 std::vector<double> to_doubles(const void* data, DType dtype, int64_t n);
+// The inverse: dst[i] = values[i] converted to dtype, or dst[i] += values[i] when `add`.
+void from_doubles(std::span<const double> values, void* dst, DType dtype, bool add = false);
 
 // Turns a possibly negative dim into 0..rank-1; throws Error naming `op` when out of range.
 int normalize_dim(const char* op, int dim, int rank);

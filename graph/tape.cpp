@@ -15,11 +15,6 @@ namespace {
 // from another tape that reused the address, is recognised as stale.
 std::atomic<uint64_t> next_generation{1};
 
-template <class T>
-void add_seed(T* grad, std::span<const double> seed) {
-  for (size_t i = 0; i < seed.size(); ++i) grad[i] += static_cast<T>(seed[i]);
-}
-
 }  // namespace
 
 const char* Node::op_name() const {
@@ -41,16 +36,11 @@ Node& Tape::append(NodeKind kind, Shape shape, DType dtype) {
   n.kind = kind;
   n.shape = shape;
   n.dtype = dtype;
-  n.scope = current_scope_;
+  n.scope = scopes_.current();
   return n;
 }
 
-Tensor Tape::record(const OpDef& op, Shape shape, DType dtype,
-                    std::initializer_list<Tensor> inputs) {
-  return record(op, shape, dtype, std::span<const Tensor>(inputs.begin(), inputs.size()));
-}
-
-Tensor Tape::record(const OpDef& op, Shape shape, DType dtype, std::span<const Tensor> inputs) {
+Tensor Tape::record(const OpDef& op, Shape shape, DType dtype, Inputs inputs) {
   bool needs_grad = false;
   const bool anomaly = anomaly_mode_enabled();
   auto* ids = arena_.allocate_array<int32_t>(static_cast<int64_t>(inputs.size()));
@@ -171,11 +161,7 @@ void Tape::backward(const Tensor& root, std::span<const double> root_grad,
   Node& seed = nodes_[static_cast<size_t>(root.id())];
   if (seed.kind == NodeKind::Parameter) seed.grad = seed.param->grad_data();  // pending applied
   if (seed.grad == nullptr) seed.grad = arena_.allocate_zeroed(seed.bytes());
-  if (seed.dtype == DType::Float32) {
-    add_seed(seed.grad_as<float>(), root_grad);
-  } else {
-    add_seed(seed.grad_as<double>(), root_grad);
-  }
+  from_doubles(root_grad, seed.grad, seed.dtype, /*add=*/true);
   for (int32_t i = root.id(); i >= 0; --i) {
     Node& n = nodes_[static_cast<size_t>(i)];
     if (n.kind != NodeKind::Op || !n.requires_grad || n.grad == nullptr) continue;
@@ -197,7 +183,7 @@ void Tape::reset() {
   arena_.reset();
   generation_ = next_generation.fetch_add(1);
   released_ = false;
-  current_scope_ = -1;
+  scopes_.leave_all();
 }
 
 }  // namespace tapegrad

@@ -20,6 +20,7 @@
 #include <tapegrad/graph/arena.h>
 #include <tapegrad/graph/op.h>
 #include <tapegrad/graph/parameter.h>
+#include <tapegrad/graph/scope.h>
 #include <tapegrad/graph/shape.h>
 
 namespace tapegrad {
@@ -48,7 +49,7 @@ struct Node {
   // The op's own saved state (its arguments and whatever its backward needs): the struct it passed
   // to Tape::record, copied into the arena.
   const void* state = nullptr;
-  int32_t scope = -1;  // module scope (Tape::scope_path) for drawing and error messages
+  int32_t scope = -1;  // module scope (Tape::scopes()) for drawing and error messages
   std::string name;    // optional, given by the user (Tensor::set_name)
   // Anomaly mode's memo of this node's value: 0 not checked yet, 1 finite, 2 holds ±inf that
   // were allowed (propagated from an input, or OpDef::writes_inf). Parameters are never memoised.
@@ -98,6 +99,12 @@ struct InputGrad {
   }
 };
 
+// An op's inputs, in its argument order: a braced list ({a, b}) or a span.
+struct Inputs : std::span<const Tensor> {
+  Inputs(std::initializer_list<Tensor> list);  // graph/tensor.h, where Tensor is complete
+  Inputs(std::span<const Tensor> inputs) : std::span<const Tensor>(inputs) {}  // NOLINT
+};
+
 struct BackwardOptions {
   // false: the graph counts as released after backward, and another backward over it throws
   // (as in torch); the gradient of each op output is released as soon as its op's backward has
@@ -119,17 +126,12 @@ class Tape {
   // move the nodes.)
   // Appends an op node with an uninitialised output of `shape`; the op then writes the value.
   // The node requires grad when grad mode is on and any input does; then `op.backward` runs.
-  Tensor record(const OpDef& op, Shape shape, DType dtype, std::initializer_list<Tensor> inputs);
-  Tensor record(const OpDef& op, Shape shape, DType dtype, std::span<const Tensor> inputs);
+  Tensor record(const OpDef& op, Shape shape, DType dtype, Inputs inputs);
   // The same, keeping `state` (the op's arguments and whatever its backward needs: a plain
   // struct, copied into the arena, with pointers to buffers the op drew from arena()) on the
   // node, for the backward, the drawing and error messages: node.state_as<State>().
   template <class State>
-  Tensor record(const OpDef& op, Shape shape, DType dtype, std::initializer_list<Tensor> inputs,
-                const State& state);
-  template <class State>
-  Tensor record(const OpDef& op, Shape shape, DType dtype, std::span<const Tensor> inputs,
-                const State& state);
+  Tensor record(const OpDef& op, Shape shape, DType dtype, Inputs inputs, const State& state);
   // A leaf holding a copy of `data` (or zeros when null), of dtype `dtype`.
   Tensor leaf(Shape shape, DType dtype, const void* data, bool requires_grad);
   // A leaf whose value is another node's storage (detach): no copy.
@@ -141,12 +143,14 @@ class Tape {
   int32_t size() const { return static_cast<int32_t>(nodes_.size()); }
   const Node& node(int32_t id) const { return nodes_[static_cast<size_t>(id)]; }
   Node& node(int32_t id) { return nodes_[static_cast<size_t>(id)]; }
+  Tensor tensor(int32_t id);  // a handle to node `id` of this generation
   const Node& input(const Node& node, int k) const {
     return nodes_[static_cast<size_t>(node.inputs[k])];
   }
   Arena& arena() { return arena_; }
   uint64_t generation() const { return generation_; }
   bool released() const { return released_; }
+  void mark_released() { released_ = true; }  // a backward that did not retain the graph ran
 
   // --- backward ---------------------------------------------------------------------------
   // Seeds d(root)=1 (root must hold one element) and walks the tape once in reverse.
@@ -167,17 +171,9 @@ class Tape {
   // Starts a fresh step: forgets all nodes (stale Tensors then throw) and keeps the memory.
   void reset();
 
-  // --- module scopes (clusters in the drawing; context in errors) --------------------------
-  void push_scope(std::string_view name);
-  void pop_scope();
-  int32_t current_scope() const { return current_scope_; }
-  // "MultiHeadAttention/head 0"; empty for -1.
-  std::string scope_path(int32_t scope) const;
-  const std::string& scope_name(int32_t scope) const {
-    return scopes_[static_cast<size_t>(scope)].name;
-  }
-  int32_t scope_parent(int32_t scope) const { return scopes_[static_cast<size_t>(scope)].parent; }
-  int32_t num_scopes() const { return static_cast<int32_t>(scopes_.size()); }
+  // Module scopes (NameScope enters one): clusters in the drawing, context in errors.
+  ScopeTable& scopes() { return scopes_; }
+  const ScopeTable& scopes() const { return scopes_; }
 
   // "matmul #12 \"scores\" in MultiHeadAttention/head 0": where a node was made.
   std::string describe_node(int32_t id) const;
@@ -187,19 +183,13 @@ class Tape {
   InputGrad<void> input_grad_buffer(const Node& consumer, int k);
   Node& append(NodeKind kind, Shape shape, DType dtype);
 
-  struct Scope {
-    std::string name;
-    int32_t parent;
-  };
   std::vector<Node> nodes_;
   Arena arena_;
   uint64_t generation_;
   bool released_ = false;
-  std::vector<Scope> scopes_;  // interned across resets, so steady-state steps allocate nothing
-  int32_t current_scope_ = -1;
+  ScopeTable scopes_;
 };
 
 }  // namespace tapegrad
 
-#include <tapegrad/graph/scope.h>
 #include <tapegrad/graph/tensor.h>  // Tensor, and Tape::record's typed-state form that returns one

@@ -88,17 +88,16 @@ inline const Node& Tensor::node() const {
   return t.nodes_[static_cast<size_t>(id_)];
 }
 
-// Tape::record with a typed state: here, after Tensor, because it returns one.
-template <class State>
-Tensor Tape::record(const OpDef& op, Shape shape, DType dtype, std::initializer_list<Tensor> inputs,
-                    const State& state) {
-  return record(op, std::move(shape), dtype, std::span<const Tensor>(inputs.begin(), inputs.size()),
-                state);
+inline Inputs::Inputs(std::initializer_list<Tensor> list)
+    : std::span<const Tensor>(list.begin(), list.size()) {}
+
+inline Tensor Tape::tensor(int32_t id) {
+  return Tensor(this, id, generation_);
 }
 
+// Tape::record with a typed state: here, after Tensor, because it returns one.
 template <class State>
-Tensor Tape::record(const OpDef& op, Shape shape, DType dtype, std::span<const Tensor> inputs,
-                    const State& state) {
+Tensor Tape::record(const OpDef& op, Shape shape, DType dtype, Inputs inputs, const State& state) {
   static_assert(std::is_trivially_copyable_v<State> && std::is_trivially_destructible_v<State>,
                 "op state lives in the arena, which runs no destructors");
   static_assert(alignof(State) <= Arena::kAlignment);

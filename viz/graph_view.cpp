@@ -50,9 +50,10 @@ const char* vertex_kind_name(VertexKind kind) {
 
 GraphView make_graph_view(const Tape& tape, const GraphViewOptions& options) {
   GraphView view;
-  view.scopes.reserve(static_cast<size_t>(tape.num_scopes()));
-  for (int32_t s = 0; s < tape.num_scopes(); ++s) {
-    view.scopes.push_back(ScopeInfo{tape.scope_name(s), tape.scope_parent(s), tape.scope_path(s)});
+  const ScopeTable& scopes = tape.scopes();
+  view.scopes.reserve(static_cast<size_t>(scopes.size()));
+  for (int32_t s = 0; s < scopes.size(); ++s) {
+    view.scopes.push_back(ScopeInfo{scopes.name(s), scopes.parent(s), scopes.path(s)});
   }
 
   const int32_t n = tape.size();

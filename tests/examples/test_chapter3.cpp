@@ -427,7 +427,7 @@ TEST_CASE("nn attention modules: forward records inside module and head scopes",
   wrapper(batch);
   mha(batch);
   std::set<std::string> paths;
-  for (int32_t i = 0; i < tape.size(); ++i) paths.insert(tape.scope_path(tape.node(i).scope));
+  for (int32_t i = 0; i < tape.size(); ++i) paths.insert(tape.scopes().path(tape.node(i).scope));
   CHECK(paths.count("MultiHeadAttentionWrapper/head 0") == 1);
   CHECK(paths.count("MultiHeadAttentionWrapper/head 1/W_key") == 1);
   CHECK(paths.count("MultiHeadAttention") == 1);
