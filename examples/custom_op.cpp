@@ -7,7 +7,7 @@
 // the tensor's dtype asks for, so a float32 model trains with the op and the float64 gradcheck
 // checks it, unchanged.
 //
-// Exit status: 0 when the gradcheck passes, float32 and float64 agree, a bad β is refused and
+// Exit status: 0 when the gradcheck and the gradgradcheck pass, float32 and float64 agree, a bad β is refused and
 // the drawing shows the op with its argument; 1 otherwise. Built in-tree and, by
 // tests/consumer/, against the installed package (which installs this source under
 // share/doc/tapegrad/examples/).
@@ -57,12 +57,24 @@ void swish_backward(Tape& tape, const Node& node) {
   }
 }
 
-// The op: its name, its backward, its arguments as drawings and errors show them, and what its
-// backward reads (input 0 and the output; β is in the state).
+// The same backward written with ops, so that grad() with create_graph records it and a second
+// derivative flows through it (docs/autograd.md): dX += dY ⊙ (s + β·Y ⊙ (1 − s)), s = σ(βX).
+void swish_grad_graph(GradGraph& g) {
+  const double beta = g.state<SwishState>().beta;
+  const Tensor x = g.input(0), y = g.output();
+  const Tensor s = sigmoid(scale(x, beta));
+  g.add(0, mul(g.grad(), s + scale(mul(y, 1.0 - s), beta)));
+}
+
+// The op: its name, its backward, its arguments as drawings and errors show them, what its
+// backward reads (input 0 and the output; β is in the state), and its recorded backward.
 const OpDef kSwish{
-    "swish", swish_backward,
-    [](const Tape&, const Node& n) { return "β = " + number_text(n.state_as<SwishState>().beta); },
-    saves::kInput0 | saves::kOutput};
+    .name = "swish",
+    .backward = swish_backward,
+    .arguments = [](const Tape&,
+                    const Node& n) { return "β = " + number_text(n.state_as<SwishState>().beta); },
+    .saves = saves::kInput0 | saves::kOutput,
+    .grad_graph = swish_grad_graph};
 TAPEGRAD_REGISTER_OP(kSwish);
 
 template <class T>
@@ -95,6 +107,11 @@ int main() {
       gradcheck("swish", [](std::span<const Tensor> in) { return swish(in[0], 1.5); },
                 {random_input({3, 4}, 7, -3.0, 3.0)});
   std::cout << report.message << "\n";
+  // The recorded backward, differentiated again (torch.autograd.gradgradcheck).
+  const GradcheckReport second =
+      gradgradcheck("swish", [](std::span<const Tensor> in) { return swish(in[0], 1.5); },
+                    {random_input({3, 4}, 8, -3.0, 3.0)});
+  std::cout << second.message << "\n";
 
   // The op in a drawing, with its argument (render(dot, "svg", "swish.svg") draws it), on a
   // float32 input.
@@ -130,5 +147,5 @@ int main() {
       dot.find("swish") != std::string::npos && dot.find("β = 1.5") != std::string::npos;
   std::cout << "\ndrawing: " << (drawn ? "shows swish with β = 1.5" : "MISSING swish or β = 1.5")
             << "\n";
-  return report.passed && agree && refused && drawn ? 0 : 1;
+  return report.passed && second.passed && agree && refused && drawn ? 0 : 1;
 }

@@ -3,6 +3,7 @@
 
 #include <tapegrad/ops/detail/broadcast.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -29,7 +30,15 @@ void add_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kAdd{.name = "add", .backward = add_backward};
+void add_grad_graph(GradGraph& g) {
+  // Y = A + B  =>  dA += sum_to_size(dY), dB += sum_to_size(dY)
+  for (int k = 0; k < 2; ++k) {
+    const Shape shape = g.input(k).shape();
+    if (g.needs(k)) g.add(k, sum_to_size(g.grad(), shape));
+  }
+}
+
+const OpDef kAdd{.name = "add", .backward = add_backward, .grad_graph = add_grad_graph};
 TAPEGRAD_REGISTER_OP(kAdd);
 
 }  // namespace

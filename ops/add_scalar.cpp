@@ -1,6 +1,7 @@
 // add_scalar: x plus a constant (also x - c, as x + (-c), which is the same in IEEE arithmetic).
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -21,11 +22,17 @@ void add_scalar_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kAddScalar{.name = "add_scalar",
-                       .backward = add_scalar_backward,
-                       .arguments = [](const Tape&, const Node& n) {
-                         return "+ " + number_text(n.state_as<AddScalarState>().c);
-                       }};
+void add_scalar_grad_graph(GradGraph& g) {
+  // Y = X + c  =>  dX += dY
+  g.add(0, g.grad());
+}
+
+const OpDef kAddScalar{
+    .name = "add_scalar",
+    .backward = add_scalar_backward,
+    .arguments = [](const Tape&,
+                    const Node& n) { return "+ " + number_text(n.state_as<AddScalarState>().c); },
+    .grad_graph = add_scalar_grad_graph};
 TAPEGRAD_REGISTER_OP(kAddScalar);
 
 }  // namespace

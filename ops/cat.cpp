@@ -1,5 +1,6 @@
 // cat: joins tensors along one dim (all other dims equal), copying each in as a block.
 #include <tapegrad/ops/detail/layout_copy.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -30,10 +31,23 @@ void cat_backward(Tape& tape, const Node& node) {
   });
 }
 
+void cat_grad_graph(GradGraph& g) {
+  // Y = [X₀ | X₁ | ...] along dim  =>  dXₖ += the slice of dY that Xₖ filled
+  const int dim = g.state<CatState>().dim;
+  int64_t start = 0;
+  for (int k = 0; k < g.node().num_inputs; ++k) {
+    const int64_t length = g.input(k).shape()[dim];
+    if (g.needs(k)) g.add(k, narrow(g.grad(), dim, start, length));
+    start += length;
+  }
+}
+
 const OpDef kCat{
-    .name = "cat", .backward = cat_backward, .arguments = [](const Tape&, const Node& n) {
-      return dim_text(n.state_as<CatState>().dim, n.shape.rank());
-    }};
+    .name = "cat",
+    .backward = cat_backward,
+    .arguments = [](const Tape&,
+                    const Node& n) { return dim_text(n.state_as<CatState>().dim, n.shape.rank()); },
+    .grad_graph = cat_grad_graph};
 TAPEGRAD_REGISTER_OP(kCat);
 
 std::string role(size_t k) {

@@ -6,7 +6,9 @@
 
 #include <tapegrad/graph/threads.h>
 #include <tapegrad/kernels/attention/attention.h>
+#include <tapegrad/ops/detail/grad_util.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -40,6 +42,19 @@ void causal_attention_backward(Tape& tape, const Node& node) {
   });
 }
 
+void causal_attention_grad_graph(GradGraph& g) {
+  // O = softmax(mask(Q·Kᵀ) / √D)·V, recorded as those ops (its second derivative is theirs)
+  const int64_t h = g.state<CausalAttentionState>().num_heads;
+  grad_through(g, [&](std::span<const Tensor> in) {
+    const auto heads = [&](const Tensor& x) { return h == 0 ? x : split_heads(x, h); };
+    const Tensor q = heads(in[0]), k = heads(in[1]), v = heads(in[2]);  // [B, H, T, D]
+    const double d = static_cast<double>(q.shape()[3]);
+    const Tensor scores = causal_mask(matmul(q, transpose(k, 2, 3)));             // [B, H, T, T]
+    const Tensor out = matmul(softmax(div_scalar(scores, std::sqrt(d)), -1), v);  // [B, H, T, D]
+    return h == 0 ? out : merge_heads(out);
+  });
+}
+
 const OpDef kCausalAttention{
     .name = "causal_attention",
     .backward = causal_attention_backward,
@@ -54,7 +69,8 @@ const OpDef kCausalAttention{
         [](const Tape&, const Node& n) {
           const Heads g = heads_of(n.shape, n.state_as<CausalAttentionState>().num_heads);
           return g.batch * g.heads * g.t * dtype_size(n.dtype);
-        }};
+        },
+    .grad_graph = causal_attention_grad_graph};
 TAPEGRAD_REGISTER_OP(kCausalAttention);
 
 [[noreturn]] void throw_attention_error(const Tensor& q, const Tensor& k, const Tensor& v,

@@ -36,6 +36,7 @@
 #include <string>
 #include <type_traits>
 
+#include <tapegrad/graph/factory.h>
 #include <tapegrad/graph/random.h>
 #include <tapegrad/graph/threads.h>
 #include <tapegrad/kernels/attention/attention.h>
@@ -43,7 +44,9 @@
 #include <tapegrad/kernels/gemm/gemm_kernels.h>
 #include <tapegrad/kernels/vec.h>
 #include <tapegrad/kernels/vmath/softmax_rows.h>
+#include <tapegrad/ops/detail/grad_util.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -288,6 +291,28 @@ Tensor attention_decomposition(std::span<const Tensor> qkv, const Node& node) {
   return named(merge_heads(matmul(weights, values)), "context_vec");  // [B, T, H·D]
 }
 
+void causal_dot_product_attention_grad_graph(GradGraph& g) {
+  // The book's attention ops (attention_decomposition) with the saved dropout mask, recorded
+  const AttentionState s = g.state<AttentionState>();
+  const Shape out_shape = g.node().shape;
+  Tensor keep;  // [B, H, T, T]
+  if (s.keep != nullptr) {
+    const Heads heads = heads_of(out_shape, s.num_heads);
+    const Shape shape{heads.batch, heads.heads, heads.t, heads.t};
+    keep =
+        from_values(shape, std::vector<double>(s.keep, s.keep + shape.numel()), g.grad().dtype());
+  }
+  grad_through(g, [&](std::span<const Tensor> in) {
+    const Tensor q = split_heads(in[0], s.num_heads), k = split_heads(in[1], s.num_heads);
+    const Tensor v = split_heads(in[2], s.num_heads);  // [B, H, T, D]
+    const double d = static_cast<double>(q.shape()[3]);
+    const Tensor scores = causal_mask(matmul(q, transpose(k, 2, 3)));  // [B, H, T, T]
+    Tensor weights = softmax(div_scalar(scores, std::sqrt(d)), -1);    // [B, H, T, T]
+    if (keep.defined()) weights = div_scalar(mul(weights, keep), 1.0 - s.p);
+    return merge_heads(matmul(weights, v));  // [B, T, H·D]
+  });
+}
+
 const OpDef kCausalDotProductAttention{
     .name = "causal_dot_product_attention",
     .backward = attention_backward,
@@ -313,7 +338,8 @@ const OpDef kCausalDotProductAttention{
           const uint32_t inputs = saves::kInput0 | saves::kInput1 | saves::kInput2;
           return n.state_as<AttentionState>().lse != nullptr ? inputs | saves::kOutput : inputs;
         },
-    .decomposition = attention_decomposition};
+    .decomposition = attention_decomposition,
+    .grad_graph = causal_dot_product_attention_grad_graph};
 TAPEGRAD_REGISTER_OP(kCausalDotProductAttention);
 
 [[noreturn]] void throw_attention_error(const Tensor& q, const Tensor& k, const Tensor& v,

@@ -10,6 +10,7 @@
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/triangle.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -32,6 +33,11 @@ void causal_mask_backward(Tape& tape, const Node& node) {
   });
 }
 
+void causal_mask_grad_graph(GradGraph& g) {
+  // Y = where(j > i, value, X)  =>  dX += causal_mask(dY, 0)
+  g.add(0, causal_mask(g.grad(), 0.0));
+}
+
 const OpDef kCausalMask{
     .name = "causal_mask",
     .backward = causal_mask_backward,
@@ -40,7 +46,8 @@ const OpDef kCausalMask{
           return "triu(1) → " + number_text(n.state_as<CausalMaskState>().value);
         },
     // An infinite fill (the mask's -inf) is meant: anomaly mode does not report it.
-    .writes_inf = [](const Node& n) { return std::isinf(n.state_as<CausalMaskState>().value); }};
+    .writes_inf = [](const Node& n) { return std::isinf(n.state_as<CausalMaskState>().value); },
+    .grad_graph = causal_mask_grad_graph};
 TAPEGRAD_REGISTER_OP(kCausalMask);
 
 }  // namespace

@@ -13,7 +13,9 @@
 #include <tapegrad/graph/threads.h>
 #include <tapegrad/kernels/vmath/softmax_rows.h>
 #include <tapegrad/ops/detail/eigen_maps.h>
+#include <tapegrad/ops/detail/grad_util.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -52,6 +54,14 @@ void causal_softmax_backward(Tape& tape, const Node& node) {
   });
 }
 
+void causal_softmax_grad_graph(GradGraph& g) {
+  // Y = softmax(mask(X) / c), recorded as those ops (its second derivative is theirs)
+  const double divisor = g.state<CausalSoftmaxState>().divisor;
+  grad_through(g, [&](std::span<const Tensor> in) {
+    return softmax(div_scalar(causal_mask(in[0]), divisor), -1);
+  });
+}
+
 const OpDef kCausalSoftmax{.name = "causal_softmax",
                            .backward = causal_softmax_backward,
                            .arguments =
@@ -59,7 +69,8 @@ const OpDef kCausalSoftmax{.name = "causal_softmax",
                                  return "÷ " +
                                         number_text(n.state_as<CausalSoftmaxState>().divisor);
                                },
-                           .saves = saves::kOutput};
+                           .saves = saves::kOutput,
+                           .grad_graph = causal_softmax_grad_graph};
 TAPEGRAD_REGISTER_OP(kCausalSoftmax);
 
 }  // namespace

@@ -2,9 +2,12 @@
 // rows whose target is ignore_index count for nothing (torch's ignore_index, default −100).
 #include <algorithm>
 
+#include <tapegrad/graph/factory.h>
 #include <tapegrad/graph/threads.h>
 #include <tapegrad/kernels/vmath/vmath.h>
+#include <tapegrad/ops/detail/grad_util.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -60,12 +63,29 @@ void cross_entropy_backward(Tape& tape, const Node& node) {
   });
 }
 
+void cross_entropy_grad_graph(GradGraph& g) {
+  // y = −Σ_i log_softmax(X)[i, t_i] / N, recorded as those ops (its second derivative is theirs)
+  const CrossEntropyState s = g.state<CrossEntropyState>();
+  const Tensor x = g.input(0);
+  std::vector<double> picks(static_cast<size_t>(s.rows * s.cols));
+  for (int64_t i = 0; i < s.rows; ++i) {
+    if (s.targets[i] != s.ignore_index) picks[static_cast<size_t>(i * s.cols + s.targets[i])] = 1;
+  }
+  const Tensor pick = from_values(x.shape(), picks, x.dtype());
+  grad_through(g, [&](std::span<const Tensor> in) {
+    return div_scalar(neg(sum(mul(log_softmax(in[0], -1), pick))), static_cast<double>(s.counted));
+  });
+}
+
 const OpDef kCrossEntropy{.name = "cross_entropy",
                           .backward = cross_entropy_backward,
                           .saves = saves::kInput0,
-                          .state_bytes = [](const Tape&, const Node& n) {
-                            return n.state_as<CrossEntropyState>().rows * (8 + dtype_size(n.dtype));
-                          }};
+                          .state_bytes =
+                              [](const Tape&, const Node& n) {
+                                return n.state_as<CrossEntropyState>().rows *
+                                       (8 + dtype_size(n.dtype));
+                              },
+                          .grad_graph = cross_entropy_grad_graph};
 TAPEGRAD_REGISTER_OP(kCrossEntropy);
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <tapegrad/ops/detail/broadcast.h>
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -38,7 +39,18 @@ void div_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kDiv{.name = "div", .backward = div_backward, .saves = saves::kInput1 | saves::kOutput};
+void div_grad_graph(GradGraph& g) {
+  // Y = A / B  =>  dA += sum_to_size(dY / B), dB += sum_to_size(-dY ⊙ (Y / B))
+  const Tensor b = g.input(1);
+  const Shape a_shape = g.input(0).shape(), b_shape = b.shape();
+  if (g.needs(0)) g.add(0, sum_to_size(div(g.grad(), b), a_shape));
+  if (g.needs(1)) g.add(1, sum_to_size(mul(neg(g.grad()), div(g.output(), b)), b_shape));
+}
+
+const OpDef kDiv{.name = "div",
+                 .backward = div_backward,
+                 .saves = saves::kInput1 | saves::kOutput,
+                 .grad_graph = div_grad_graph};
 TAPEGRAD_REGISTER_OP(kDiv);
 
 }  // namespace

@@ -9,8 +9,10 @@
 // draw), like torch returning its input.
 #include <cmath>
 
+#include <tapegrad/graph/factory.h>
 #include <tapegrad/graph/random.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -38,10 +40,23 @@ void dropout_backward(Tape& tape, const Node& node) {
   });
 }
 
+void dropout_grad_graph(GradGraph& g) {
+  // Y = X ⊙ keep / (1 − p)  =>  dX += dY ⊙ keep / (1 − p)   (the same saved mask)
+  const DropoutState s = g.state<DropoutState>();
+  const Tensor x = g.input(0);
+  std::vector<double> keep(s.keep, s.keep + x.numel());
+  const Tensor mask = from_values(x.shape(), keep, x.dtype());
+  g.add(0, div_scalar(mul(g.grad(), mask), 1.0 - s.p));
+}
+
 const OpDef kDropout{
-    "dropout", dropout_backward,
-    [](const Tape&, const Node& n) { return "p = " + number_text(n.state_as<DropoutState>().p); },
-    saves::kNothing, [](const Tape&, const Node& n) { return n.shape.numel(); }};
+    .name = "dropout",
+    .backward = dropout_backward,
+    .arguments = [](const Tape&,
+                    const Node& n) { return "p = " + number_text(n.state_as<DropoutState>().p); },
+    .saves = saves::kNothing,
+    .state_bytes = [](const Tape&, const Node& n) { return n.shape.numel(); },
+    .grad_graph = dropout_grad_graph};
 TAPEGRAD_REGISTER_OP(kDropout);
 
 }  // namespace

@@ -2,8 +2,10 @@
 #include <algorithm>
 #include <array>
 
+#include <tapegrad/graph/factory.h>
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -28,11 +30,25 @@ void embedding_backward(Tape& tape, const Node& node) {
   });
 }
 
+void embedding_grad_graph(GradGraph& g) {
+  // Y[p] = W[ids[p]]  =>  dW[ids[p]] += dY[p]: a product with the constant one-hot matrix
+  const EmbeddingState s = g.state<EmbeddingState>();
+  const Tensor w = g.input(0);
+  const int64_t n = g.grad().numel() / w.shape()[1];
+  std::vector<double> one_hot(static_cast<size_t>(n * w.shape()[0]));
+  for (int64_t p = 0; p < n; ++p) one_hot[static_cast<size_t>(p * w.shape()[0] + s.ids[p])] = 1.0;
+  const Tensor m = from_values(Shape{n, w.shape()[0]}, one_hot, w.dtype());
+  const int64_t cols = w.shape()[1];
+  g.add(0, matmul(t(m), reshape(g.grad(), {n, cols})));
+}
+
 const OpDef kEmbedding{.name = "embedding",
                        .backward = embedding_backward,
-                       .state_bytes = [](const Tape&, const Node& n) {
-                         return n.state_as<EmbeddingState>().n * int64_t{sizeof(int64_t)};
-                       }};
+                       .state_bytes =
+                           [](const Tape&, const Node& n) {
+                             return n.state_as<EmbeddingState>().n * int64_t{sizeof(int64_t)};
+                           },
+                       .grad_graph = embedding_grad_graph};
 TAPEGRAD_REGISTER_OP(kEmbedding);
 
 // "ids[1, 2]" for the flat position p in `shape` ("ids" for a scalar).

@@ -2,6 +2,7 @@
 #include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -18,7 +19,13 @@ void exp_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kExp{.name = "exp", .backward = exp_backward, .saves = saves::kOutput};
+void exp_grad_graph(GradGraph& g) {
+  // Y = eˣ  =>  dX += dY ⊙ Y
+  g.add(0, mul(g.grad(), g.output()));
+}
+
+const OpDef kExp{
+    .name = "exp", .backward = exp_backward, .saves = saves::kOutput, .grad_graph = exp_grad_graph};
 TAPEGRAD_REGISTER_OP(kExp);
 
 }  // namespace

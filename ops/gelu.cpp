@@ -2,6 +2,7 @@
 #include <tapegrad/graph/threads.h>
 #include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -27,7 +28,19 @@ void gelu_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kGelu{.name = "gelu", .backward = gelu_backward, .saves = saves::kInput0};
+void gelu_grad_graph(GradGraph& g) {
+  // Y = ½X(1 + tanh u), u = β(X + κX³)  =>  dX += dY·(½(1 + tanh u) + ½X(1 − tanh² u)·β(1 + 3κX²))
+  const Tensor x = g.input(0);
+  const Tensor x2 = mul(x, x);
+  const Tensor t = tanh(scale(x + scale(mul(x2, x), vmath::kGeluKappa), vmath::kGeluBeta));
+  const Tensor slope = scale(scale(x2, 3.0 * vmath::kGeluKappa) + 1.0, vmath::kGeluBeta);
+  g.add(0, mul(g.grad(), scale(t + 1.0, 0.5) + mul(scale(x, 0.5), mul(1.0 - mul(t, t), slope))));
+}
+
+const OpDef kGelu{.name = "gelu",
+                  .backward = gelu_backward,
+                  .saves = saves::kInput0,
+                  .grad_graph = gelu_grad_graph};
 TAPEGRAD_REGISTER_OP(kGelu);
 
 }  // namespace

@@ -3,7 +3,9 @@
 
 #include <tapegrad/graph/threads.h>
 #include <tapegrad/kernels/vmath/vmath.h>
+#include <tapegrad/ops/detail/grad_util.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -52,6 +54,19 @@ void layer_norm_backward(Tape& tape, const Node& node) {
 }
 
 // Saves x, and the weight when there is one (the bias is not read).
+void layer_norm_grad_graph(GradGraph& g) {
+  // Y = (X − μ)/√(σ² + ε)·w + b, recorded as those ops (its second derivative is theirs)
+  const LayerNormState s = state(g.node());
+  grad_through(g, [&](std::span<const Tensor> in) {
+    const Tensor centred = in[0] - mean(in[0], -1, true);
+    const Tensor var = mean(mul(centred, centred), -1, true);
+    Tensor y = div(centred, sqrt(var + s.eps));
+    if (s.has_weight) y = mul(y, in[1]);
+    if (s.has_bias) y = add(y, in[s.has_weight ? 2 : 1]);
+    return y;
+  });
+}
+
 const OpDef kLayerNorm{
     .name = "layer_norm",
     .backward = layer_norm_backward,
@@ -59,7 +74,8 @@ const OpDef kLayerNorm{
     .state_bytes = [](const Tape&,
                       const Node& n) { return 2 * state(n).rows * dtype_size(n.dtype); },
     .saves_of =
-        [](const Node& n) { return saves::kInput0 | (state(n).has_weight ? saves::kInput1 : 0u); }};
+        [](const Node& n) { return saves::kInput0 | (state(n).has_weight ? saves::kInput1 : 0u); },
+    .grad_graph = layer_norm_grad_graph};
 TAPEGRAD_REGISTER_OP(kLayerNorm);
 
 void check_affine(const Tensor& x, const Tensor& p, const char* role) {

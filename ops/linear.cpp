@@ -3,6 +3,7 @@
 #include <tapegrad/kernels/gemm/gemv.h>
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 #include <type_traits>
@@ -45,8 +46,19 @@ void linear_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kLinear{
-    .name = "linear", .backward = linear_backward, .saves = saves::kInput0 | saves::kInput1};
+void linear_grad_graph(GradGraph& g) {
+  // Y = X·Wᵀ + b  =>  dX += dY·W, dW += dYᵀ·X (rows flattened), db += Σ_rows dY
+  const Tensor x = g.input(0), w = g.input(1);
+  const int64_t out = w.shape()[0], in = w.shape()[1];
+  if (g.needs(0)) g.add(0, matmul(g.grad(), w));
+  if (g.needs(1)) g.add(1, matmul(t(reshape(g.grad(), {-1, out})), reshape(x, {-1, in})));
+  if (g.node().num_inputs == 3 && g.needs(2)) g.add(2, sum_to_size(g.grad(), Shape{out}));
+}
+
+const OpDef kLinear{.name = "linear",
+                    .backward = linear_backward,
+                    .saves = saves::kInput0 | saves::kInput1,
+                    .grad_graph = linear_grad_graph};
 TAPEGRAD_REGISTER_OP(kLinear);
 
 [[noreturn]] void throw_linear_error(const Tensor& x, const Tensor& weight,

@@ -1,6 +1,7 @@
 // log: elementwise natural logarithm; log(0) = -inf and log(x < 0) = nan, as in torch.
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -17,7 +18,13 @@ void log_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kLog{.name = "log", .backward = log_backward, .saves = saves::kInput0};
+void log_grad_graph(GradGraph& g) {
+  // Y = ln X  =>  dX += dY / X
+  g.add(0, div(g.grad(), g.input(0)));
+}
+
+const OpDef kLog{
+    .name = "log", .backward = log_backward, .saves = saves::kInput0, .grad_graph = log_grad_graph};
 TAPEGRAD_REGISTER_OP(kLog);
 
 }  // namespace

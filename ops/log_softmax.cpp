@@ -8,6 +8,7 @@
 
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/reduce_dim.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -41,11 +42,20 @@ void log_softmax_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kLogSoftmax{"log_softmax", log_softmax_backward,
-                        [](const Tape&, const Node& n) {
-                          return "dim " + std::to_string(n.state_as<LogSoftmaxState>().dim);
-                        },
-                        saves::kOutput};
+void log_softmax_grad_graph(GradGraph& g) {
+  // Y = log_softmax(X) along dim  =>  dX += dY − exp(Y) ⊙ Σ_dim dY
+  const int dim = g.state<LogSoftmaxState>().dim;
+  g.add(0, g.grad() - mul(exp(g.output()), sum(g.grad(), dim, true)));
+}
+
+const OpDef kLogSoftmax{.name = "log_softmax",
+                        .backward = log_softmax_backward,
+                        .arguments =
+                            [](const Tape&, const Node& n) {
+                              return "dim " + std::to_string(n.state_as<LogSoftmaxState>().dim);
+                            },
+                        .saves = saves::kOutput,
+                        .grad_graph = log_softmax_grad_graph};
 TAPEGRAD_REGISTER_OP(kLogSoftmax);
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <tapegrad/ops/detail/broadcast.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -44,6 +45,11 @@ void masked_fill_backward(Tape& tape, const Node& node) {
   });
 }
 
+void masked_fill_grad_graph(GradGraph& g) {
+  // Y = where(M ≠ 0, value, X)  =>  dX += dY ⊙ (M = 0); M gets no gradient
+  g.add(0, masked_fill(g.grad(), g.input(1), 0.0));
+}
+
 const OpDef kMaskedFill{
     .name = "masked_fill",
     .backward = masked_fill_backward,
@@ -53,7 +59,8 @@ const OpDef kMaskedFill{
         },
     .saves = saves::kInput1,
     // An infinite fill (the mask's -inf) is meant: anomaly mode does not report it.
-    .writes_inf = [](const Node& n) { return std::isinf(n.state_as<MaskedFillState>().value); }};
+    .writes_inf = [](const Node& n) { return std::isinf(n.state_as<MaskedFillState>().value); },
+    .grad_graph = masked_fill_grad_graph};
 TAPEGRAD_REGISTER_OP(kMaskedFill);
 
 }  // namespace

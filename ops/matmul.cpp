@@ -7,6 +7,7 @@
 #include <tapegrad/graph/threads.h>
 #include <tapegrad/kernels/gemm/gemm.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -139,8 +140,32 @@ void matmul_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kMatmul{
-    .name = "matmul", .backward = matmul_backward, .saves = saves::kInput0 | saves::kInput1};
+void matmul_grad_graph(GradGraph& g) {
+  // Y = A·B  =>  dA += sum_to_size(dY·Bᵀ), dB += sum_to_size(Aᵀ·dY)   (1-D operands as matrices)
+  const Tensor a = g.input(0), b = g.input(1);
+  const Tensor a2 = a.rank() == 1 ? reshape(a, {1, a.shape()[0]}) : a;
+  const Tensor b2 = b.rank() == 1 ? reshape(b, {b.shape()[0], 1}) : b;
+  const Shape out = g.grad().shape();
+  std::vector<int64_t> dims(out.dims().begin(), out.dims().end());
+  if (a.rank() == 1) dims.insert(dims.end() - (b.rank() == 1 ? 0 : 1), 1);
+  if (b.rank() == 1) dims.push_back(1);
+  const Tensor dy = reshape(g.grad(), dims);
+  if (g.needs(0)) {
+    const Shape a2_shape = a2.shape(), a_shape = a.shape();
+    const Tensor da = sum_to_size(matmul(dy, transpose(b2, -2, -1)), a2_shape);
+    g.add(0, reshape(da, a_shape.dims()));
+  }
+  if (g.needs(1)) {
+    const Shape b2_shape = b2.shape(), b_shape = b.shape();
+    const Tensor db = sum_to_size(matmul(transpose(a2, -2, -1), dy), b2_shape);
+    g.add(1, reshape(db, b_shape.dims()));
+  }
+}
+
+const OpDef kMatmul{.name = "matmul",
+                    .backward = matmul_backward,
+                    .saves = saves::kInput0 | saves::kInput1,
+                    .grad_graph = matmul_grad_graph};
 TAPEGRAD_REGISTER_OP(kMatmul);
 
 }  // namespace

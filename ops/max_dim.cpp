@@ -1,8 +1,10 @@
 // max_dim: the maximum along one dim (the values of torch.max(x, dim, keepdim)).
 #include <cmath>
 
+#include <tapegrad/ops/detail/grad_util.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/reduce_dim.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -31,6 +33,15 @@ void max_dim_backward(Tape& tape, const Node& node) {
   });
 }
 
+void max_dim_grad_graph(GradGraph& g) {
+  // Y = max_dim X  =>  dX[.., argmax, ..] += dY (the index torch returns)
+  const MaxDimState s = g.state<MaxDimState>();
+  const Tensor x = g.input(0);
+  const Shape shape = x.shape();
+  const Tensor dy = expand(keepdim_view(g.grad(), shape, s.dim), shape);
+  g.add(0, mul(dy, one_hot_along(shape, s.dim, s.argmax, x.dtype())));
+}
+
 const OpDef kMaxDim{
     .name = "max_dim",
     .backward = max_dim_backward,
@@ -39,7 +50,8 @@ const OpDef kMaxDim{
           return reduction_text(n.state_as<MaxDimState>().dim, t.input(n, 0), n);
         },
     .state_bytes = [](const Tape&,
-                      const Node& n) { return n.shape.numel() * int64_t{sizeof(int64_t)}; }};
+                      const Node& n) { return n.shape.numel() * int64_t{sizeof(int64_t)}; },
+    .grad_graph = max_dim_grad_graph};
 TAPEGRAD_REGISTER_OP(kMaxDim);
 
 }  // namespace

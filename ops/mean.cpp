@@ -1,6 +1,7 @@
 // mean: the mean of all elements (a scalar).
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -18,7 +19,14 @@ void mean_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kMean{.name = "mean", .backward = mean_backward};
+void mean_grad_graph(GradGraph& g) {
+  // Y = Σ X / n  =>  dX += dY / n broadcast to shape(X)
+  const Tensor x = g.input(0);
+  const Shape shape = x.shape();
+  g.add(0, div_scalar(expand(g.grad(), shape), static_cast<double>(shape.numel())));
+}
+
+const OpDef kMean{.name = "mean", .backward = mean_backward, .grad_graph = mean_grad_graph};
 TAPEGRAD_REGISTER_OP(kMean);
 
 // Σ x in double. float32: sixteen running sums (two vectors of doubles, a conversion and an add

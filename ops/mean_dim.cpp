@@ -1,6 +1,8 @@
 // mean_dim: the mean along one dim (torch.mean(x, dim, keepdim)).
+#include <tapegrad/ops/detail/grad_util.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/reduce_dim.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -24,11 +26,22 @@ void mean_dim_backward(Tape& tape, const Node& node) {
   });
 }
 
+void mean_dim_grad_graph(GradGraph& g) {
+  // Y = mean_dim X  =>  dX += dY / n broadcast along dim
+  const Tensor x = g.input(0);
+  const int dim = g.state<MeanDimState>().dim;
+  const Shape shape = x.shape();
+  g.add(0, div_scalar(expand(keepdim_view(g.grad(), shape, dim), shape),
+                      static_cast<double>(shape[dim])));
+}
+
 const OpDef kMeanDim{.name = "mean_dim",
                      .backward = mean_dim_backward,
-                     .arguments = [](const Tape& t, const Node& n) {
-                       return reduction_text(n.state_as<MeanDimState>().dim, t.input(n, 0), n);
-                     }};
+                     .arguments =
+                         [](const Tape& t, const Node& n) {
+                           return reduction_text(n.state_as<MeanDimState>().dim, t.input(n, 0), n);
+                         },
+                     .grad_graph = mean_dim_grad_graph};
 TAPEGRAD_REGISTER_OP(kMeanDim);
 
 }  // namespace

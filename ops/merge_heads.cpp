@@ -1,5 +1,6 @@
 // merge_heads: [B, H, T, D] -> [B, T, H·D], the book's transpose(1, 2).contiguous().view(b, T, C).
 #include <tapegrad/ops/detail/layout_copy.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -17,11 +18,17 @@ void merge_heads_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kMergeHeads{.name = "merge_heads",
-                        .backward = merge_heads_backward,
-                        .arguments = [](const Tape& t, const Node& n) {
-                          return "H = " + std::to_string(t.input(n, 0).shape[1]);
-                        }};
+void merge_heads_grad_graph(GradGraph& g) {
+  // Y = X's heads merged  =>  dX += split_heads(dY)
+  g.add(0, split_heads(g.grad(), g.input(0).shape()[1]));
+}
+
+const OpDef kMergeHeads{
+    .name = "merge_heads",
+    .backward = merge_heads_backward,
+    .arguments = [](const Tape& t,
+                    const Node& n) { return "H = " + std::to_string(t.input(n, 0).shape[1]); },
+    .grad_graph = merge_heads_grad_graph};
 TAPEGRAD_REGISTER_OP(kMergeHeads);
 
 }  // namespace

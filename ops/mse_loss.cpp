@@ -1,6 +1,7 @@
 // mse_loss: the mean of squared differences between a prediction and a target of the same shape.
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -20,8 +21,18 @@ void mse_loss_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kMseLoss{
-    .name = "mse_loss", .backward = mse_loss_backward, .saves = saves::kInput0 | saves::kInput1};
+void mse_loss_grad_graph(GradGraph& g) {
+  // Y = mean((P − T)²)  =>  dP += (2/n)·(P − T)·dY, dT += −(2/n)·(P − T)·dY
+  const Tensor p = g.input(0), t = g.input(1);
+  const Tensor d = mul(scale(p - t, 2.0 / static_cast<double>(p.numel())), g.grad());
+  if (g.needs(0)) g.add(0, d);
+  if (g.needs(1)) g.add(1, neg(d));
+}
+
+const OpDef kMseLoss{.name = "mse_loss",
+                     .backward = mse_loss_backward,
+                     .saves = saves::kInput0 | saves::kInput1,
+                     .grad_graph = mse_loss_grad_graph};
 TAPEGRAD_REGISTER_OP(kMseLoss);
 
 }  // namespace

@@ -1,6 +1,7 @@
 // mul: elementwise a * b with broadcasting.
 #include <tapegrad/ops/detail/broadcast.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -23,7 +24,18 @@ void mul_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kMul{.name = "mul", .backward = mul_backward, .saves = saves::kInput0 | saves::kInput1};
+void mul_grad_graph(GradGraph& g) {
+  // Y = A ⊙ B  =>  dA += sum_to_size(dY ⊙ B), dB += sum_to_size(dY ⊙ A)
+  for (int k = 0; k < 2; ++k) {
+    const Shape shape = g.input(k).shape();
+    if (g.needs(k)) g.add(k, sum_to_size(mul(g.grad(), g.input(1 - k)), shape));
+  }
+}
+
+const OpDef kMul{.name = "mul",
+                 .backward = mul_backward,
+                 .saves = saves::kInput0 | saves::kInput1,
+                 .grad_graph = mul_grad_graph};
 TAPEGRAD_REGISTER_OP(kMul);
 
 }  // namespace

@@ -1,5 +1,7 @@
 // narrow: the slice start..start+length of one dim (x.narrow in torch), copied.
+#include <tapegrad/ops/detail/grad_util.h>
 #include <tapegrad/ops/detail/layout_copy.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -26,12 +28,22 @@ void narrow_backward(Tape& tape, const Node& node) {
 }
 
 // The length is the output's size along dim.
-const OpDef kNarrow{
-    .name = "narrow", .backward = narrow_backward, .arguments = [](const Tape& t, const Node& n) {
-      const auto [dim, start] = n.state_as<NarrowState>();
-      return dim_text(dim, t.input(n, 0).shape.rank()) + ", start " + std::to_string(start) +
-             ", length " + std::to_string(n.shape[dim]);
-    }};
+void narrow_grad_graph(GradGraph& g) {
+  // Y = X[.., s:s+l, ..]  =>  dX += dY placed at s along dim, zeros elsewhere
+  const NarrowState s = g.state<NarrowState>();
+  const Shape shape = g.input(0).shape();
+  g.add(0, placed(g.grad(), shape, s.dim, s.start));
+}
+
+const OpDef kNarrow{.name = "narrow",
+                    .backward = narrow_backward,
+                    .arguments =
+                        [](const Tape& t, const Node& n) {
+                          const auto [dim, start] = n.state_as<NarrowState>();
+                          return dim_text(dim, t.input(n, 0).shape.rank()) + ", start " +
+                                 std::to_string(start) + ", length " + std::to_string(n.shape[dim]);
+                        },
+                    .grad_graph = narrow_grad_graph};
 TAPEGRAD_REGISTER_OP(kNarrow);
 
 }  // namespace

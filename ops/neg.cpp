@@ -1,6 +1,7 @@
 // neg: elementwise -x.
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -17,7 +18,12 @@ void neg_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kNeg{.name = "neg", .backward = neg_backward};
+void neg_grad_graph(GradGraph& g) {
+  // Y = -X  =>  dX += -dY
+  g.add(0, neg(g.grad()));
+}
+
+const OpDef kNeg{.name = "neg", .backward = neg_backward, .grad_graph = neg_grad_graph};
 TAPEGRAD_REGISTER_OP(kNeg);
 
 }  // namespace

@@ -235,6 +235,19 @@ Tensor cached_attention(const Tensor& q, const KVCacheRef<double>& cache);
 
 // --- reductions and losses --------------------------------------------------------------------
 Tensor sum(const Tensor& x);
+// x broadcast to `sizes` (torch's expand: -1 keeps a size, new dims go on the left), as a copy.
+Tensor expand(const Tensor& x, std::span<const int64_t> sizes);
+inline Tensor expand(const Tensor& x, std::initializer_list<int64_t> sizes) {
+  return expand(x, std::span<const int64_t>(sizes.begin(), sizes.size()));
+}
+// (Shapes by value here and in sum_to_size: callers pass other tensors' shapes, which recording
+// may move.)
+inline Tensor expand(const Tensor& x, Shape shape) {
+  return expand(x, shape.dims());
+}
+// x summed over the dims along which `shape` broadcasts to x (torch's sum_to_size): the inverse
+// of expand, and how a broadcast's gradient returns to its operand. x itself when equal.
+Tensor sum_to_size(const Tensor& x, Shape shape);
 Tensor sum(const Tensor& x, int dim, bool keepdim = false);
 Tensor mean(const Tensor& x);
 Tensor mean(const Tensor& x, int dim, bool keepdim = false);

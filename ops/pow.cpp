@@ -1,8 +1,10 @@
 // pow: elementwise xᵖ for a constant p, with torch's special cases for the common exponents.
 #include <cmath>
 
+#include <tapegrad/graph/factory.h>
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -51,12 +53,21 @@ void pow_backward(Tape& tape, const Node& node) {
   });
 }
 
+void pow_grad_graph(GradGraph& g) {
+  // Y = Xᵖ  =>  dX += dY ⊙ (p·Xᵖ⁻¹)   (p = 0: dX += 0)
+  const double p = g.state<PowState>().exponent;
+  const Tensor x = g.input(0);
+  const Shape shape = x.shape();
+  g.add(0, p == 0.0 ? zeros(shape, x.dtype()) : mul(g.grad(), scale(pow(x, p - 1.0), p)));
+}
+
 const OpDef kPow{
     .name = "pow",
     .backward = pow_backward,
     .arguments = [](const Tape&,
                     const Node& n) { return "^ " + number_text(n.state_as<PowState>().exponent); },
-    .saves = saves::kInput0};
+    .saves = saves::kInput0,
+    .grad_graph = pow_grad_graph};
 TAPEGRAD_REGISTER_OP(kPow);
 
 }  // namespace

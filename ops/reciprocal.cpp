@@ -1,6 +1,7 @@
 // reciprocal: elementwise 1 / x (torch.reciprocal; torch computes c / x as reciprocal(x) * c).
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -18,7 +19,14 @@ void reciprocal_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kReciprocal{.name = "reciprocal", .backward = reciprocal_backward};
+void reciprocal_grad_graph(GradGraph& g) {
+  // Y = 1 / X  =>  dX += -dY ⊙ (Y ⊙ Y)
+  const Tensor y = g.output();
+  g.add(0, mul(neg(g.grad()), mul(y, y)));
+}
+
+const OpDef kReciprocal{
+    .name = "reciprocal", .backward = reciprocal_backward, .grad_graph = reciprocal_grad_graph};
 TAPEGRAD_REGISTER_OP(kReciprocal);
 
 }  // namespace

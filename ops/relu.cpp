@@ -1,7 +1,9 @@
 // relu: max(x, 0) elementwise, torch.relu (NaN stays NaN).
 #include <cmath>
 
+#include <tapegrad/ops/detail/grad_util.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -20,7 +22,17 @@ void relu_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kRelu{"relu", relu_backward, nullptr, saves::kOutput};
+void relu_grad_graph(GradGraph& g) {
+  // Y = max(X, 0)  =>  dX += dY ⊙ [Y > 0]   (the mask is a constant: relu'' = 0)
+  const Tensor y = g.output();
+  g.add(0, mul(g.grad(), indicator(y, [](double v) { return v > 0; })));
+}
+
+const OpDef kRelu{.name = "relu",
+                  .backward = relu_backward,
+                  .arguments = nullptr,
+                  .saves = saves::kOutput,
+                  .grad_graph = relu_grad_graph};
 TAPEGRAD_REGISTER_OP(kRelu);
 
 }  // namespace

@@ -1,5 +1,6 @@
 // reshape: the same elements under a new shape (one dim may be -1); a copy, never a view.
 #include <tapegrad/ops/detail/layout_copy.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -19,7 +20,14 @@ void reshape_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kReshape{.name = "reshape", .backward = reshape_backward};
+void reshape_grad_graph(GradGraph& g) {
+  // Y = X read in a new shape  =>  dX += dY read in X's shape
+  const Shape shape = g.input(0).shape();
+  g.add(0, reshape(g.grad(), shape.dims()));
+}
+
+const OpDef kReshape{
+    .name = "reshape", .backward = reshape_backward, .grad_graph = reshape_grad_graph};
 TAPEGRAD_REGISTER_OP(kReshape);
 
 std::string dims_str(std::span<const int64_t> dims) {

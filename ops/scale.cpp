@@ -3,6 +3,7 @@
 
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -45,7 +46,16 @@ void scale_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kScale{.name = "scale", .backward = scale_backward, .arguments = scale_text};
+void scale_grad_graph(GradGraph& g) {
+  // Y = X·c  =>  dX += dY·c;  Y = X / c  =>  dX += dY / c
+  const ScaleState s = g.state<ScaleState>();
+  g.add(0, s.divide ? div_scalar(g.grad(), s.c) : scale(g.grad(), s.c));
+}
+
+const OpDef kScale{.name = "scale",
+                   .backward = scale_backward,
+                   .arguments = scale_text,
+                   .grad_graph = scale_grad_graph};
 TAPEGRAD_REGISTER_OP(kScale);
 
 Tensor record_scale(const Tensor& x, double c, bool divide) {

@@ -1,5 +1,7 @@
 // select: x[index] along one dim, that dim removed (the book's inputs[1], attn_weights_2[i]).
+#include <tapegrad/ops/detail/grad_util.h>
 #include <tapegrad/ops/detail/layout_copy.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -24,11 +26,22 @@ void select_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kSelect{
-    .name = "select", .backward = select_backward, .arguments = [](const Tape& t, const Node& n) {
-      const auto [dim, index] = n.state_as<SelectState>();
-      return dim_text(dim, t.input(n, 0).shape.rank()) + ", index " + std::to_string(index);
-    }};
+void select_grad_graph(GradGraph& g) {
+  // Y = X[.., i, ..]  =>  dX += dY placed at i along dim, zeros elsewhere
+  const SelectState s = g.state<SelectState>();
+  const Shape shape = g.input(0).shape();
+  g.add(0, placed(keepdim_view(g.grad(), shape, s.dim), shape, s.dim, s.index));
+}
+
+const OpDef kSelect{.name = "select",
+                    .backward = select_backward,
+                    .arguments =
+                        [](const Tape& t, const Node& n) {
+                          const auto [dim, index] = n.state_as<SelectState>();
+                          return dim_text(dim, t.input(n, 0).shape.rank()) + ", index " +
+                                 std::to_string(index);
+                        },
+                    .grad_graph = select_grad_graph};
 TAPEGRAD_REGISTER_OP(kSelect);
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -20,7 +21,17 @@ void sigmoid_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kSigmoid{"sigmoid", sigmoid_backward, nullptr, saves::kOutput};
+void sigmoid_grad_graph(GradGraph& g) {
+  // Y = σ(X)  =>  dX += dY ⊙ (1 − Y) ⊙ Y
+  const Tensor y = g.output();
+  g.add(0, mul(mul(g.grad(), 1.0 - y), y));
+}
+
+const OpDef kSigmoid{.name = "sigmoid",
+                     .backward = sigmoid_backward,
+                     .arguments = nullptr,
+                     .saves = saves::kOutput,
+                     .grad_graph = sigmoid_grad_graph};
 TAPEGRAD_REGISTER_OP(kSigmoid);
 
 }  // namespace

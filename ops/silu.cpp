@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -24,7 +25,17 @@ void silu_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kSilu{"silu", silu_backward, nullptr, saves::kInput0};
+void silu_grad_graph(GradGraph& g) {
+  // Y = X·σ(X)  =>  dX += dY ⊙ σ(X) ⊙ (1 + X ⊙ (1 − σ(X)))
+  const Tensor x = g.input(0), s = sigmoid(x);
+  g.add(0, mul(mul(g.grad(), s), 1.0 + mul(x, 1.0 - s)));
+}
+
+const OpDef kSilu{.name = "silu",
+                  .backward = silu_backward,
+                  .arguments = nullptr,
+                  .saves = saves::kInput0,
+                  .grad_graph = silu_grad_graph};
 TAPEGRAD_REGISTER_OP(kSilu);
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/reduce_dim.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -80,13 +81,21 @@ void softmax_backward(Tape& tape, const Node& node) {
   });
 }
 
+void softmax_grad_graph(GradGraph& g) {
+  // Y = softmax(X) along dim  =>  dX += Y ⊙ (dY − Σ_dim(dY ⊙ Y))
+  const int dim = g.state<SoftmaxState>().dim;
+  const Tensor y = g.output();
+  g.add(0, mul(y, g.grad() - sum(mul(g.grad(), y), dim, true)));
+}
+
 const OpDef kSoftmax{.name = "softmax",
                      .backward = softmax_backward,
                      .arguments =
                          [](const Tape&, const Node& n) {
                            return dim_text(n.state_as<SoftmaxState>().dim, n.shape.rank());
                          },
-                     .saves = saves::kOutput};
+                     .saves = saves::kOutput,
+                     .grad_graph = softmax_grad_graph};
 TAPEGRAD_REGISTER_OP(kSoftmax);
 
 }  // namespace

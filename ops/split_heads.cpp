@@ -1,5 +1,6 @@
 // split_heads: [B, T, C] -> [B, H, T, C/H], the book's view(b, T, H, D).transpose(1, 2), copied.
 #include <tapegrad/ops/detail/layout_copy.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -15,10 +16,16 @@ void split_heads_backward(Tape& tape, const Node& node) {
   });
 }
 
+void split_heads_grad_graph(GradGraph& g) {
+  // Y = X split into heads  =>  dX += merge_heads(dY)
+  g.add(0, merge_heads(g.grad()));
+}
+
 const OpDef kSplitHeads{
     .name = "split_heads",
     .backward = split_heads_backward,
-    .arguments = [](const Tape&, const Node& n) { return "H = " + std::to_string(n.shape[1]); }};
+    .arguments = [](const Tape&, const Node& n) { return "H = " + std::to_string(n.shape[1]); },
+    .grad_graph = split_heads_grad_graph};
 TAPEGRAD_REGISTER_OP(kSplitHeads);
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -19,7 +20,15 @@ void sqrt_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kSqrt{.name = "sqrt", .backward = sqrt_backward, .saves = saves::kOutput};
+void sqrt_grad_graph(GradGraph& g) {
+  // Y = √X  =>  dX += dY / (2·Y)
+  g.add(0, div(g.grad(), scale(g.output(), 2.0)));
+}
+
+const OpDef kSqrt{.name = "sqrt",
+                  .backward = sqrt_backward,
+                  .saves = saves::kOutput,
+                  .grad_graph = sqrt_grad_graph};
 TAPEGRAD_REGISTER_OP(kSqrt);
 
 }  // namespace

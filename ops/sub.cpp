@@ -1,6 +1,7 @@
 // sub: elementwise a - b with broadcasting.
 #include <tapegrad/ops/detail/broadcast.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -19,7 +20,14 @@ void sub_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kSub{.name = "sub", .backward = sub_backward};
+void sub_grad_graph(GradGraph& g) {
+  // Y = A - B  =>  dA += sum_to_size(dY), dB += sum_to_size(-dY)
+  const Shape a = g.input(0).shape(), b = g.input(1).shape();
+  if (g.needs(0)) g.add(0, sum_to_size(g.grad(), a));
+  if (g.needs(1)) g.add(1, sum_to_size(neg(g.grad()), b));
+}
+
+const OpDef kSub{.name = "sub", .backward = sub_backward, .grad_graph = sub_grad_graph};
 TAPEGRAD_REGISTER_OP(kSub);
 
 }  // namespace

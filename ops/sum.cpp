@@ -1,6 +1,7 @@
 // sum: the sum of all elements (a scalar).
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -17,7 +18,13 @@ void sum_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kSum{.name = "sum", .backward = sum_backward};
+void sum_grad_graph(GradGraph& g) {
+  // Y = Σ X  =>  dX += dY broadcast to shape(X)
+  const Shape shape = g.input(0).shape();
+  g.add(0, expand(g.grad(), shape));
+}
+
+const OpDef kSum{.name = "sum", .backward = sum_backward, .grad_graph = sum_grad_graph};
 TAPEGRAD_REGISTER_OP(kSum);
 
 }  // namespace

@@ -1,6 +1,8 @@
 // sum_dim: the sum along one dim (torch.sum(x, dim, keepdim)).
+#include <tapegrad/ops/detail/grad_util.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/reduce_dim.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -23,10 +25,20 @@ void sum_dim_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kSumDim{
-    .name = "sum_dim", .backward = sum_dim_backward, .arguments = [](const Tape& t, const Node& n) {
-      return reduction_text(n.state_as<SumDimState>().dim, t.input(n, 0), n);
-    }};
+void sum_dim_grad_graph(GradGraph& g) {
+  // Y = Σ_dim X  =>  dX += dY broadcast along dim
+  const Tensor x = g.input(0);
+  const Shape shape = x.shape();
+  g.add(0, expand(keepdim_view(g.grad(), shape, g.state<SumDimState>().dim), shape));
+}
+
+const OpDef kSumDim{.name = "sum_dim",
+                    .backward = sum_dim_backward,
+                    .arguments =
+                        [](const Tape& t, const Node& n) {
+                          return reduction_text(n.state_as<SumDimState>().dim, t.input(n, 0), n);
+                        },
+                    .grad_graph = sum_dim_grad_graph};
 TAPEGRAD_REGISTER_OP(kSumDim);
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -20,7 +21,17 @@ void tanh_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kTanh{"tanh", tanh_backward, nullptr, saves::kOutput};
+void tanh_grad_graph(GradGraph& g) {
+  // Y = tanh X  =>  dX += dY ⊙ (1 − Y²)
+  const Tensor y = g.output();
+  g.add(0, mul(g.grad(), 1.0 - mul(y, y)));
+}
+
+const OpDef kTanh{.name = "tanh",
+                  .backward = tanh_backward,
+                  .arguments = nullptr,
+                  .saves = saves::kOutput,
+                  .grad_graph = tanh_grad_graph};
 TAPEGRAD_REGISTER_OP(kTanh);
 
 }  // namespace

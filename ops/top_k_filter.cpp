@@ -4,8 +4,10 @@
 #include <span>
 #include <utility>
 
+#include <tapegrad/graph/factory.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/topk_row.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -34,15 +36,32 @@ void top_k_filter_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kTopKFilter{"top_k_filter", top_k_filter_backward,
-                        [](const Tape&, const Node& n) {
-                          return "k = " + std::to_string(n.state_as<TopKFilterState>().k);
-                        },
-                        saves::kInput0,
-                        [](const Tape&, const Node& n) {
-                          const auto& s = n.state_as<TopKFilterState>();
-                          return static_cast<int64_t>(n.shape.numel() / s.size * sizeof(double));
-                        }};
+void top_k_filter_grad_graph(GradGraph& g) {
+  // Y = where(X < m, -inf, X)  =>  dX += dY ⊙ [X ≥ m]   (the mask is a constant)
+  const TopKFilterState s = g.state<TopKFilterState>();
+  const Tensor x = g.input(0);
+  std::vector<double> keep = x.values();
+  for (size_t i = 0; i < keep.size(); ++i) {
+    keep[i] = keep[i] < s.min_values[static_cast<int64_t>(i) / s.size] ? 0.0 : 1.0;
+  }
+  const Tensor mask = from_values(x.shape(), keep, x.dtype());
+  g.add(0, mul(g.grad(), mask));
+}
+
+const OpDef kTopKFilter{
+    .name = "top_k_filter",
+    .backward = top_k_filter_backward,
+    .arguments =
+        [](const Tape&, const Node& n) {
+          return "k = " + std::to_string(n.state_as<TopKFilterState>().k);
+        },
+    .saves = saves::kInput0,
+    .state_bytes =
+        [](const Tape&, const Node& n) {
+          const auto& s = n.state_as<TopKFilterState>();
+          return static_cast<int64_t>(n.shape.numel() / s.size * sizeof(double));
+        },
+    .grad_graph = top_k_filter_grad_graph};
 TAPEGRAD_REGISTER_OP(kTopKFilter);
 
 }  // namespace

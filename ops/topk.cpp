@@ -37,15 +37,18 @@ void topk_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kTopk{"topk", topk_backward,
-                  [](const Tape&, const Node& n) {
-                    const auto& s = n.state_as<TopkState>();
-                    return "k = " + std::to_string(s.k) + ", dim " + std::to_string(s.dim);
-                  },
-                  saves::kNothing,
-                  [](const Tape&, const Node& n) {
-                    return static_cast<int64_t>(n.shape.numel() * sizeof(int64_t));
-                  }};
+const OpDef kTopk{.name = "topk",
+                  .backward = topk_backward,
+                  .arguments =
+                      [](const Tape&, const Node& n) {
+                        const auto& s = n.state_as<TopkState>();
+                        return "k = " + std::to_string(s.k) + ", dim " + std::to_string(s.dim);
+                      },
+                  .saves = saves::kNothing,
+                  .state_bytes =
+                      [](const Tape&, const Node& n) {
+                        return static_cast<int64_t>(n.shape.numel() * sizeof(int64_t));
+                      }};
 TAPEGRAD_REGISTER_OP(kTopk);
 
 }  // namespace

@@ -1,5 +1,6 @@
 // transpose: swaps two dims of a tensor of any rank, copying into a new contiguous tensor.
 #include <tapegrad/ops/detail/layout_copy.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -21,12 +22,20 @@ void transpose_backward(Tape& tape, const Node& node) {
   });
 }
 
+void transpose_grad_graph(GradGraph& g) {
+  // Y = X with dims d0, d1 swapped  =>  dX += dY with them swapped back
+  const TransposeState s = g.state<TransposeState>();
+  g.add(0, transpose(g.grad(), s.dim0, s.dim1));
+}
+
 const OpDef kTranspose{.name = "transpose",
                        .backward = transpose_backward,
-                       .arguments = [](const Tape&, const Node& n) {
-                         const auto [dim0, dim1] = n.state_as<TransposeState>();
-                         return "dims " + std::to_string(dim0) + ", " + std::to_string(dim1);
-                       }};
+                       .arguments =
+                           [](const Tape&, const Node& n) {
+                             const auto [dim0, dim1] = n.state_as<TransposeState>();
+                             return "dims " + std::to_string(dim0) + ", " + std::to_string(dim1);
+                           },
+                       .grad_graph = transpose_grad_graph};
 TAPEGRAD_REGISTER_OP(kTranspose);
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/triangle.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -27,10 +28,18 @@ void tril_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kTril{
-    .name = "tril", .backward = tril_backward, .arguments = [](const Tape&, const Node& n) {
-      return "diagonal " + std::to_string(n.state_as<TrilState>().diagonal);
-    }};
+void tril_grad_graph(GradGraph& g) {
+  // Y = X ⊙ [j − i ≤ k]  =>  dX += tril(dY, k)
+  g.add(0, tril(g.grad(), g.state<TrilState>().diagonal));
+}
+
+const OpDef kTril{.name = "tril",
+                  .backward = tril_backward,
+                  .arguments =
+                      [](const Tape&, const Node& n) {
+                        return "diagonal " + std::to_string(n.state_as<TrilState>().diagonal);
+                      },
+                  .grad_graph = tril_grad_graph};
 TAPEGRAD_REGISTER_OP(kTril);
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/triangle.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -28,10 +29,18 @@ void triu_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kTriu{
-    .name = "triu", .backward = triu_backward, .arguments = [](const Tape&, const Node& n) {
-      return "diagonal " + std::to_string(n.state_as<TriuState>().diagonal);
-    }};
+void triu_grad_graph(GradGraph& g) {
+  // Y = X ⊙ [j − i ≥ k]  =>  dX += triu(dY, k)
+  g.add(0, triu(g.grad(), g.state<TriuState>().diagonal));
+}
+
+const OpDef kTriu{.name = "triu",
+                  .backward = triu_backward,
+                  .arguments =
+                      [](const Tape&, const Node& n) {
+                        return "diagonal " + std::to_string(n.state_as<TriuState>().diagonal);
+                      },
+                  .grad_graph = triu_grad_graph};
 TAPEGRAD_REGISTER_OP(kTriu);
 
 }  // namespace

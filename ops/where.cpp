@@ -5,8 +5,10 @@
 // must share a dtype, which the output takes.
 #include <array>
 
+#include <tapegrad/graph/factory.h>
 #include <tapegrad/ops/detail/broadcast.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -60,7 +62,20 @@ void where_backward(Tape& tape, const Node& node) {
   });
 }
 
-const OpDef kWhere{"where", where_backward, nullptr, saves::kInput0};
+void where_grad_graph(GradGraph& g) {
+  // Y = where(C ≠ 0, A, B)  =>  dA += sum_to_size(where(C, dY, 0)), dB += sum_to_size(where(C, 0,
+  // dY))
+  const Tensor c = g.input(0), zero = zeros(Shape{}, g.grad().dtype());
+  const Shape a = g.input(1).shape(), b = g.input(2).shape();
+  if (g.needs(1)) g.add(1, sum_to_size(where(c, g.grad(), zero), a));
+  if (g.needs(2)) g.add(2, sum_to_size(where(c, zero, g.grad()), b));
+}
+
+const OpDef kWhere{.name = "where",
+                   .backward = where_backward,
+                   .arguments = nullptr,
+                   .saves = saves::kInput0,
+                   .grad_graph = where_grad_graph};
 TAPEGRAD_REGISTER_OP(kWhere);
 
 }  // namespace

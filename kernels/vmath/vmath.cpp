@@ -158,8 +158,8 @@ void sigmoid_impl(const T* x, T* y, int64_t n) {
   }
 }
 
-constexpr double kBeta = 0.7978845608028654;  // √(2/π), as torch: M_SQRT2 · M_2_SQRTPI · 0.5
-constexpr double kKappa = 0.044715;
+constexpr double kBeta = kGeluBeta;
+constexpr double kKappa = kGeluKappa;
 
 template <class T>
 void gelu_impl(const T* x, T* y, int64_t n) {

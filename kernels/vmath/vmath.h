@@ -34,6 +34,8 @@ void sigmoid(const double* x, double* y, int64_t n);
 
 // GELU, tanh approximation (torch's approximate='tanh' kernel and the book's GELU module):
 //   y = 0.5·x·(1 + tanh(β·(x + κ·x³))),  β = √(2/π), κ = 0.044715,  x³ computed as (x·x)·x.
+inline constexpr double kGeluBeta = 0.7978845608028654;  // as torch: M_SQRT2 · M_2_SQRTPI · 0.5
+inline constexpr double kGeluKappa = 0.044715;
 void gelu_tanh(const float* x, float* y, int64_t n);
 void gelu_tanh(const double* x, double* y, int64_t n);
 // dx += dy·(½(1 + tanh u) + ½x·(1 − tanh² u)·β(1 + 3κx²)), u = β(x + κx³): torch's
