@@ -90,9 +90,11 @@ Tensor ones(const Shape& shape, DType dtype) {
 
 Tensor full(const Shape& shape, double value, DType dtype) {
   Tape& tape = current_tape();
+  // `shape` may be another node's (zeros(x.shape())), which appending the leaf can move: read
+  // the size from the new leaf.
   Tensor t = tape.leaf(shape, dtype, nullptr, false);
   void* out = tape.node(t.id()).value;
-  for (int64_t i = 0; i < shape.numel(); ++i) {
+  for (int64_t i = 0; i < t.numel(); ++i) {
     if (dtype == DType::Float32) {
       static_cast<float*>(out)[i] = static_cast<float>(value);
     } else {
@@ -110,10 +112,10 @@ Tensor rand(const Shape& shape, DType dtype, Generator& generator) {
   Tape& tape = current_tape();
   Tensor t = tape.leaf(shape, dtype, nullptr, false);
   void* out = tape.node(t.id()).value;
-  if (dtype == DType::Float32) {
-    generator.uniform(static_cast<float*>(out), shape.numel());
+  if (dtype == DType::Float32) {  // t's size: `shape` may have moved (full above)
+    generator.uniform(static_cast<float*>(out), t.numel());
   } else {
-    generator.uniform(static_cast<double*>(out), shape.numel());
+    generator.uniform(static_cast<double*>(out), t.numel());
   }
   return t;
 }

@@ -34,10 +34,6 @@ void GradGraph::add(int k, const Tensor& dx) {
 
 namespace {
 
-Tensor ones_like(const Node& n) {
-  return ones(n.shape, n.dtype);
-}
-
 // Walks `tape` back from `outputs`, seeded with `seeds`, calling each op's grad_graph: returns
 // every node's gradient (undefined where none arrives). `targets` marks the nodes whose
 // gradients are wanted: only ops on a path from them to the outputs run. Nodes up to `floor`
@@ -64,6 +60,9 @@ std::vector<Tensor> recorded_backward(Tape& tape, std::span<const Tensor> output
   std::vector<Tensor> grads(targets.size());
   std::optional<NoGradGuard> no_grad;
   if (!create_graph) no_grad.emplace();
+  // The recorded ops are drawn in a cluster per op they differentiate, inside one "backward"
+  // cluster, as torchviz draws a gradient beside the forward ops it reads.
+  NameScope backward_scope("backward", tape);
   for (size_t o = 0; o < outputs.size(); ++o) {
     Tensor& g = grads[static_cast<size_t>(outputs[o].id())];
     g = g.defined() ? add(g, seeds[o]) : seeds[o];
@@ -81,7 +80,9 @@ std::vector<Tensor> recorded_backward(Tape& tape, std::span<const Tensor> output
                   "twice or through grad(); ops/DERIVATIVES.md lists the ops that have one");
     }
     GradGraph g(tape, i, dy, grads, needed);
-    n.op->grad_graph(g);
+    const GradGraphFn formula = n.op->grad_graph;
+    NameScope op_scope(std::string(n.op_name()) + " #" + std::to_string(i), tape);
+    formula(g);
   }
   return grads;
 }
@@ -119,7 +120,7 @@ std::vector<Tensor> seeds_for(std::span<const Tensor> outputs, std::span<const T
                   " is not a scalar; pass its gradient in grad_outputs");
     }
     TapeScope scope(out.tape());
-    seeds.push_back(ones_like(out.node()));
+    seeds.push_back(ones(out.shape(), out.dtype()));
   }
   return seeds;
 }
@@ -177,19 +178,35 @@ std::vector<Tensor> grad(std::span<const Tensor> outputs, std::span<const Tensor
     }
     if (x.id() <= top) targets[static_cast<size_t>(x.id())] = true;
   }
+  // An input the outputs do not reach is an Error before anything is recorded.
+  std::vector<bool> reached(targets.size());
+  for (const Tensor& o : outputs) reached[static_cast<size_t>(o.id())] = true;
+  for (int32_t i = top; i >= 0; --i) {
+    const Node& n = tape.node(i);
+    if (!reached[static_cast<size_t>(i)] || n.kind != NodeKind::Op || !n.requires_grad) continue;
+    for (int k = 0; k < n.num_inputs; ++k) reached[static_cast<size_t>(n.inputs[k])] = true;
+  }
+  for (size_t k = 0; k < inputs.size() && !options.allow_unused; ++k) {
+    const int32_t id = inputs[k].id();
+    if (id > top || !reached[static_cast<size_t>(id)]) {
+      throw Error("grad: input " + std::to_string(k) + " " + tape.describe_node(id) + " " +
+                  inputs[k].shape().str() +
+                  " is not reached from the outputs; pass allow_unused = true");
+    }
+  }
   TapeScope scope(tape);
   const std::vector<Tensor> grads =
       recorded_backward(tape, outputs, seeds, targets, options.create_graph, "grad");
   std::vector<Tensor> result;
   for (size_t k = 0; k < inputs.size(); ++k) {
     const int32_t id = inputs[k].id();
-    Tensor g = id <= top ? grads[static_cast<size_t>(id)] : Tensor();
-    if (!g.defined() && !options.allow_unused) {
-      throw Error("grad: input " + std::to_string(k) + " " + tape.describe_node(id) + " " +
-                  inputs[k].shape().str() +
-                  " is not reached from the outputs; pass allow_unused = true");
+    result.push_back(id <= top ? grads[static_cast<size_t>(id)] : Tensor());
+    if (!result.back().defined() && !options.allow_unused) {  // reached, but only as a mask
+      throw Error("grad: no gradient flows to input " + std::to_string(k) + " " +
+                  tape.describe_node(id) +
+                  " (it is only a condition or mask); pass "
+                  "allow_unused = true");
     }
-    result.push_back(g);
   }
   finish(tape, options);
   return result;

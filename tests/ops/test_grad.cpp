@@ -4,6 +4,7 @@
 #include <tapegrad/graph/random.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
+#include <tapegrad/viz/dot.h>
 
 #include <algorithm>
 #include <cmath>
@@ -109,6 +110,26 @@ TEST_CASE("grad: a non-scalar output needs its gradient, of its shape", "[grad][
   Tensor v = tensor({1.0, 0.5}, DType::Float64);
   CHECK(values_of(grad(std::vector<Tensor>{y}, std::vector<Tensor>{x},
                        std::vector<Tensor>{v})[0]) == std::vector<double>{2.0, 2.0});
+}
+
+TEST_CASE("grad: the recorded backward is drawn beside the forward it reads", "[grad]") {
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor x = f64({1.0, 2.0});
+  Tensor e = exp(x);
+  Tensor m = e * x;
+  Tensor y = sum(m);
+  grad(y, {x}, {.create_graph = true});
+  REQUIRE(tape.size() > y.id() + 1);
+  for (int32_t i = y.id() + 1; i < tape.size(); ++i) {
+    if (tape.node(i).kind != NodeKind::Op) continue;  // the seed, the constants
+    INFO(tape.describe_node(i));
+    CHECK(tape.describe_node(i).find(" in backward") != std::string::npos);
+  }
+  const std::string dot = to_dot(tape);
+  // A cluster per differentiated op, inside the "backward" cluster.
+  CHECK(dot.find("mul #" + std::to_string(m.id())) != std::string::npos);
+  CHECK(dot.find("exp #" + std::to_string(e.id())) != std::string::npos);
 }
 
 TEST_CASE("grad: w.r.t. an intermediate tensor", "[grad]") {

@@ -412,6 +412,7 @@ int main(int argc, char** argv) {
     workload_list.push_back(name);
     workload_list.push_back(std::string(name) + "-bf16");
   }
+  workload_list.push_back("gpt-tiny-hvp");  // a Hessian-vector product (grad, create_graph)
   for (const char* name : {"generate-124m", "generate-124m-bf16", "generate-355m"}) {
     workload_list.push_back(name);
   }
@@ -423,7 +424,9 @@ int main(int argc, char** argv) {
       "against LibTorch when built with it; the GPT workloads (gpt-tiny, gpt2-124m: GPTModel, "
       "cross_entropy, clip_grad_norm_, AdamW) against LibTorch and PyTorch eager, and their -bf16 "
       "variants (set_matmul_precision(BFloat16)) against both in float32 and PyTorch's "
-      "autocast bf16.",
+      "autocast bf16; gpt-tiny-hvp, a Hessian-vector product of gpt-tiny's loss w.r.t. every "
+      "parameter (grad with create_graph, then grad of the dot product with v), against PyTorch "
+      "eager.",
       "tapegrad-bench");
   app.add_option("--threads", thread_counts, "thread counts, N[,N...]")
       ->delimiter(',')

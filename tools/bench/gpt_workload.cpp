@@ -37,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include <tapegrad/graph/factory.h>
 #include <tapegrad/graph/ids.h>
 #include <tapegrad/graph/random.h>
 #include <tapegrad/graph/tape.h>
@@ -44,6 +45,7 @@
 #include <tapegrad/kernels/gemm/gemm.h>
 #include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/nn/gpt.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 #include <tapegrad/optim/adam.h>
 #include <tapegrad/optim/clip.h>
@@ -65,6 +67,7 @@ const GptWorkload kGptWorkloads[] = {
     {"gpt2-124m", tapegrad::nn::GPT_CONFIG_124M, 4, 64, 1, 3, 5, false},
     {"gpt-tiny-bf16", {256, 64, 64, 4, 2, 0.1, false}, 16, 64, 5, 2, 15, true},
     {"gpt2-124m-bf16", tapegrad::nn::GPT_CONFIG_124M, 4, 64, 1, 3, 5, true},
+    {"gpt-tiny-hvp", {256, 64, 64, 4, 2, 0.1, false}, 16, 64, 5, 2, 15, false, true},
 };
 
 // The float32 workload a -bf16 one is the variant of (its float32 peers run that one).
@@ -93,6 +96,7 @@ const GptWorkload& find_workload(const std::string& name) {
 // 2·2B·T²·C; the head 2NCV. The backward computes both the input's and the weight's gradient of
 // every product (the embeddings need the blocks' input gradients): twice the forward.
 double gpt_step_flops(const GptWorkload& w) {
+  if (w.hvp) return 0;  // a Hessian-vector product's products are not counted: rows show 0
   const double n = static_cast<double>(w.batch * w.t), c = static_cast<double>(w.cfg.emb_dim);
   const double t = static_cast<double>(w.t), b = static_cast<double>(w.batch);
   const double block = 8 * n * c * c + 16 * n * c * c + 4 * b * t * t * c;
@@ -243,7 +247,31 @@ int gpt_worker_main(const std::vector<std::string>& args) {
   }
   const Ids inputs(Shape{b, t}, input_ids);
   Tape tape;
+  // The HVP workload's vectors, one per parameter, fixed (torch_gpt.py draws its own).
+  std::vector<std::vector<float>> vs;
+  Generator v_gen(124);
+  for (const Parameter& p : params) {
+    vs.emplace_back(static_cast<size_t>(p.numel()));
+    for (float& x : vs.back()) x = static_cast<float>(v_gen.random() % 2001) / 1000.0f - 1.0f;
+  }
+  auto hvp_step = [&] {
+    tape.reset();
+    TapeScope scope(tape);
+    const Tensor logits = model(inputs);                                      // [B, T, V]
+    const Tensor loss = cross_entropy(reshape(logits, {b * t, v}), targets);  // []
+    const std::vector<Tensor> wrt(params.begin(), params.end());
+    const std::vector<Tensor> g =
+        grad(std::vector<Tensor>{loss}, wrt, {}, {.create_graph = true});  // ∂loss/∂θ
+    Tensor dot;                                                            // Σ g·v
+    for (size_t i = 0; i < g.size(); ++i) {
+      const Tensor term = sum(mul(g[i], from_data(params[i].shape(), vs[i])));
+      dot = dot.defined() ? dot + term : term;
+    }
+    grad(std::vector<Tensor>{dot}, wrt);  // H·v
+    return loss.item();
+  };
   auto step = [&] {
+    if (w.hvp) return hvp_step();
     tape.reset();  // a fresh graph each step, its memory kept
     TapeScope scope(tape);
     optimizer.zero_grad();
@@ -488,7 +516,7 @@ int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<i
         for (const auto& [var, value] : kMallocTuned) {
           env.push_back(std::string(var) + "=" + (tuned ? value : ""));
         }
-        if (torch_plugin != nullptr) {
+        if (torch_plugin != nullptr && !w.hvp) {  // the LibTorch plugin runs training steps only
           libtorch.push_back({"libtorch/" + kind + "-malloc",
                               "LibTorch",
                               {"/proc/self/exe", "--worker", "torch-gpt", "--workload", f32,

@@ -39,13 +39,15 @@ int run_gpt_workloads(const std::vector<std::string>& names, const std::vector<i
 // A workload: the model's config, one fixed batch [batch, t], how many steps one sample times,
 // how many samples are warm-up (run, not timed) and how many are timed; bf16: tapegrad's step
 // runs under set_matmul_precision(BFloat16), PyTorch's forward under torch.autocast(cpu,
-// bfloat16).
+// bfloat16). hvp: the step is a Hessian-vector product of the loss w.r.t. every parameter in
+// place of a training step (grad with create_graph, then grad of Σ g·v), PyTorch its peer.
 struct GptWorkload {
   const char* name;
   tapegrad::nn::GPTConfig cfg;
   int64_t batch, t;
   int steps_per_sample, warmup, samples;
   bool bf16;
+  bool hvp = false;
 };
 
 // glibc's malloc told to keep its memory: no mmap/munmap of large buffers every step.

@@ -66,6 +66,9 @@ WORKLOADS = {
 # The "-bf16" variants run the step's forward under torch.autocast("cpu", bfloat16).
 WORKLOADS = {name + suffix: dict(w, bf16=suffix == "-bf16")
              for name, w in WORKLOADS.items() for suffix in ("", "-bf16")}
+# A Hessian-vector product of the loss w.r.t. every parameter in place of a training step:
+# torch.autograd.grad(loss, params, create_graph=True), then grad of Σ g·v.
+WORKLOADS["gpt-tiny-hvp"] = dict(WORKLOADS["gpt-tiny"], hvp=True)
 
 # The generation workloads (--generate): the book's KV-cache GPT (ch04/03_kv-cache, optimized
 # variant) in eval mode, greedy, a prompt of `prompt` tokens then `new` tokens one at a time.
@@ -331,7 +334,21 @@ def main():
     tokens = torch.randint(0, cfg["vocab_size"], (batch, T + 1), generator=gen)
     inputs, targets = tokens[:, :-1], tokens[:, 1:]
 
+    params = list(model.parameters())
+    v_gen = torch.Generator().manual_seed(args.seed + 1)
+    vs = [torch.rand(p.shape, generator=v_gen) * 2 - 1 for p in params]
+
+    def hvp_step():
+        logits = model(inputs)  # [B, T, V]
+        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
+        grads = torch.autograd.grad(loss, params, create_graph=True)
+        dot = sum((g * v).sum() for g, v in zip(grads, vs))
+        torch.autograd.grad(dot, params)
+        return loss.item()
+
     def step():
+        if w.get("hvp"):
+            return hvp_step()
         optimizer.zero_grad()
         with bf16_autocast(torch, w["bf16"]):
             logits = model(inputs)  # [B, T, V]
