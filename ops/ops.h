@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -38,6 +39,57 @@ Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);
 Tensor sqrt(const Tensor& x);
 Tensor pow(const Tensor& x, double exponent);
+Tensor square(const Tensor& x);  // x * x (torch.square; its gradient is pow's, dY ⊙ 2X)
+Tensor rsqrt(const Tensor& x);   // 1 / √x, divided as torch divides; rsqrt(0) = inf
+Tensor exp2(const Tensor& x);    // 2ˣ
+Tensor log2(const Tensor& x);    // log₂ x (0 gives −inf, a negative nan)
+Tensor log10(const Tensor& x);   // log₁₀ x
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+// exp2, log2, log10, sin and cos call the C library in float32 too, where torch calls SLEEF's
+// 1-ulp functions: results may differ from torch's in the last bit (ops/DERIVATIVES.md).
+
+// --- piecewise: kinks and ties get torch's gradients (ops/DERIVATIVES.md) ----------------------
+Tensor abs(const Tensor& x);   // |x|; the gradient at 0 is 0 (torch's dY ⊙ sgn(X))
+Tensor sign(const Tensor& x);  // −1, 0 or 1; sign(nan) = 0 as torch 1.13; gradient zero
+// min(max(x, min), max) with either bound optional (not both absent); a bound is rounded to x's
+// dtype first. min > max gives max everywhere; a NaN x stays NaN. The gradient passes where
+// min <= X <= max, bounds included; NaN X gets none.
+Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> max = std::nullopt);
+Tensor clamp_min(const Tensor& x, double min);  // clamp(x, min, none)
+Tensor clamp_max(const Tensor& x, double max);  // clamp(x, none, max)
+// Elementwise maximum / minimum with broadcasting; a NaN in either operand gives NaN. At a tie
+// (A = B) each operand gets dY / 2, as in torch; with a NaN both get all of dY.
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+// Rounding to an integer value: floor, ceil, and round half to even (torch.round, 2.5 -> 2);
+// ±inf and NaN stay. The gradient is zero everywhere, as in torch.
+Tensor floor(const Tensor& x);
+Tensor ceil(const Tensor& x);
+Tensor round(const Tensor& x);
+
+// --- comparisons and tests (no gradient) ------------------------------------------------------
+// torch.eq, ne, lt, le, gt, ge: 1 where the relation holds, else 0. tapegrad has no bool dtype:
+// the result is a float tensor of the inputs' dtype (a mask masked_fill and where take as it is;
+// torch returns bool). Tensor-tensor forms broadcast and need one dtype; a scalar is rounded to
+// x's dtype first, as torch compares. A NaN compares unequal to everything (ne gives 1). They
+// are recorded, but no gradient flows through them: their backward adds nothing.
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& x, double c);
+Tensor ne(const Tensor& x, double c);
+Tensor lt(const Tensor& x, double c);
+Tensor le(const Tensor& x, double c);
+Tensor gt(const Tensor& x, double c);
+Tensor ge(const Tensor& x, double c);
+// torch.isnan, isinf, isfinite: 1 or 0 per element, of x's dtype (no bool dtype); no gradient.
+Tensor isnan(const Tensor& x);
+Tensor isinf(const Tensor& x);
+Tensor isfinite(const Tensor& x);
 
 // --- activations ------------------------------------------------------------------------------
 Tensor relu(const Tensor& x);     // max(x, 0); NaN stays NaN

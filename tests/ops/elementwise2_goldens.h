@@ -1,0 +1,137 @@
+// The torch golden checks shared by the elementwise ops of issue #35 (abs, sign, clamp, maximum,
+// minimum, sin, cos, rsqrt, exp2, log2, log10, floor, ceil, round, square, the comparisons and
+// isnan/isinf/isfinite): tests/goldens/elementwise2/elementwise2.txt, float32 and float64.
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/graph/gradcheck.h>
+#include "tests/goldens.h"
+
+namespace tapegrad::testing {
+
+// sin, cos, exp2, log2 and log10 call the C library here and SLEEF's 1-ulp functions in torch: the
+// forward may differ from torch's by an ulp, a gradient (a product with another such value) by
+// two. The other ops are compared bit for bit.
+inline constexpr double kLibmUlps = 2.0;
+inline constexpr double kLn2 = 0.6931471805599453;
+inline constexpr double kLn10 = 2.3025850929940456;
+
+inline const GoldenFile& elementwise2_goldens() {
+  static const GoldenFile golden("elementwise2", "elementwise2.txt");
+  return golden;
+}
+
+// Requires every element of `actual` to match torch's: nan where torch has nan, ±inf equal, and
+// finite values within `ulps` units of the dtype's epsilon relative to |torch| (0: bit for bit).
+// With `zero_sign`, a zero's sign must match too (outputs; a gradient is 0 + its terms, whose
+// zero may be +0 where torch's is −0). Returns how many elements are bit-for-bit equal.
+inline int64_t require_golden(const std::vector<double>& actual, const GoldenTensor& expected,
+                              DType dtype, double ulps, bool zero_sign, const std::string& what) {
+  INFO(what);
+  REQUIRE(actual.size() == expected.values.size());
+  const double eps = dtype == DType::Float32 ? std::numeric_limits<float>::epsilon()
+                                             : std::numeric_limits<double>::epsilon();
+  int64_t equal = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const double want = expected.values[i], got = actual[i];
+    INFO("element " << i << ": " << got << " vs torch " << want);
+    if (std::isnan(want)) {
+      REQUIRE(std::isnan(got));
+      ++equal;
+      continue;
+    }
+    if (std::isinf(want) || ulps == 0.0) {
+      REQUIRE(got == want);
+    } else {
+      REQUIRE(std::abs(got - want) <= ulps * eps * std::abs(want));
+    }
+    if (zero_sign && want == 0.0) REQUIRE(std::signbit(got) == std::signbit(want));
+    if (got == want) ++equal;
+  }
+  return equal;
+}
+
+inline const std::vector<std::pair<std::string, DType>>& golden_dtypes() {
+  static const std::vector<std::pair<std::string, DType>> tags{{"f32", DType::Float32},
+                                                               {"f64", DType::Float64}};
+  return tags;
+}
+
+// y = f(x) and dx for dy, both dtypes, against `case_name`'s goldens (e.g. "clamp_min"). `ulps`:
+// 0 for bit for bit. Returns the number of bit-equal elements (y and dx, both dtypes).
+inline int64_t check_unary_goldens(const std::string& case_name,
+                                   const std::function<Tensor(const Tensor&)>& f, double ulps) {
+  const GoldenFile& golden = elementwise2_goldens();
+  int64_t equal = 0;
+  for (const auto& [tag, dtype] : golden_dtypes()) {
+    const std::string name = case_name + "." + tag;
+    Tape tape;
+    TapeScope scope(tape);
+    const GoldenTensor& gx = golden[name + ".x"];
+    Tensor x = from_values(gx.shape, gx.values, dtype, true);
+    Tensor y = f(x);
+    tape.backward(y, golden[name + ".dy"].values);
+    equal += require_golden(y.values(), golden[name + ".y"], dtype, ulps, true, name + ".y");
+    equal +=
+        require_golden(x.grad_values(), golden[name + ".dx"], dtype, ulps, false, name + ".dx");
+  }
+  return equal;
+}
+
+// The same for a binary op with gradients for both operands (maximum, minimum): exact.
+inline void check_binary_goldens(const std::string& case_name,
+                                 const std::function<Tensor(const Tensor&, const Tensor&)>& f) {
+  const GoldenFile& golden = elementwise2_goldens();
+  for (const auto& [tag, dtype] : golden_dtypes()) {
+    const std::string name = case_name + "." + tag;
+    Tape tape;
+    TapeScope scope(tape);
+    const GoldenTensor& ga = golden[name + ".a"];
+    const GoldenTensor& gb = golden[name + ".b"];
+    Tensor a = from_values(ga.shape, ga.values, dtype, true);
+    Tensor b = from_values(gb.shape, gb.values, dtype, true);
+    Tensor y = f(a, b);
+    tape.backward(y, golden[name + ".dy"].values);
+    // The sign of a tied zero is left out: torch's vector and scalar loops differ there.
+    require_golden(y.values(), golden[name + ".y"], dtype, 0, false, name + ".y");
+    require_golden(a.grad_values(), golden[name + ".da"], dtype, 0, false, name + ".da");
+    require_golden(b.grad_values(), golden[name + ".db"], dtype, 0, false, name + ".db");
+  }
+}
+
+// A forward without gradient (comparisons, isnan, ...): y from the golden inputs named `inputs`
+// ("a", "b" or "x"), bit for bit.
+inline void check_forward_goldens(const std::string& case_name,
+                                  const std::vector<std::string>& inputs,
+                                  const std::function<Tensor(const std::vector<Tensor>&)>& f) {
+  const GoldenFile& golden = elementwise2_goldens();
+  for (const auto& [tag, dtype] : golden_dtypes()) {
+    const std::string name = case_name + "." + tag;
+    Tape tape;
+    TapeScope scope(tape);
+    std::vector<Tensor> x;
+    for (const std::string& input : inputs) {
+      const GoldenTensor& g = golden[name + "." + input];
+      x.push_back(from_values(g.shape, g.values, dtype));
+    }
+    const Tensor y = f(x);
+    CHECK(y.dtype() == dtype);
+    require_golden(y.values(), golden[name + ".y"], dtype, 0, true, name + ".y");
+  }
+}
+
+// Gradcheck inputs of both signs, |x| in [0.2, 1.5): away from the kink at 0.
+inline GradcheckInput signed_away_from_zero(const Shape& shape, uint64_t seed) {
+  GradcheckInput in = random_input(shape, seed, 0.2, 1.5);
+  for (size_t i = 0; i < in.values.size(); i += 2) in.values[i] = -in.values[i];
+  return in;
+}
+
+}  // namespace tapegrad::testing

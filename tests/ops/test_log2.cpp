@@ -1,0 +1,74 @@
+// Tests for ops/log2.cpp.
+#include <cmath>
+
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/ops.h>
+#include "tests/ops/elementwise2_goldens.h"
+#include "tests/ops/elementwise_cases.h"
+#include "tests/ops/gradcheck_registry.h"
+
+using namespace tapegrad;
+
+TEST_CASE("log2: small exact case, forward and backward", "[log2]") {
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor x = requires_grad(tensor({1.0, 8.0, 0.5}, DType::Float64));
+  Tensor y = log2(x);
+  const std::vector<double> y_want{0.0, 3.0, -1.0};
+  for (size_t i = 0; i < y_want.size(); ++i)
+    CHECK(y.values()[i] == Approx(y_want[i]).epsilon(1e-15));
+  tape.backward(y, std::vector<double>{1.0, 8.0, 1.0});  // dX = dY / (X·ln 2)
+  const std::vector<double> expected{1.0 / testing::kLn2, 1.0 / testing::kLn2,
+                                     1.0 / (0.5 * testing::kLn2)};
+  const std::vector<double> g = x.grad_values();
+  REQUIRE(g.size() == expected.size());
+  for (size_t i = 0; i < g.size(); ++i) CHECK(g[i] == Approx(expected[i]).epsilon(1e-15));
+}
+
+TEST_CASE("log2: nan and ±inf as in torch, and empty tensors", "[log2]") {
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor x = requires_grad(tensor({NAN, INFINITY, 0.0, -1.0}, DType::Float64));
+  Tensor y = log2(x);
+  const std::vector<double> want{NAN, INFINITY, -INFINITY, NAN};
+  const std::vector<double> v = y.values();
+  REQUIRE(v.size() == want.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    INFO(i);
+    CHECK((std::isnan(want[i]) ? std::isnan(v[i]) : v[i] == want[i]));
+  }
+  tape.backward(y, std::vector<double>(v.size(), 1.0));
+  const std::vector<double> dwant{NAN, 0.0, INFINITY, -1.0 / testing::kLn2};
+  const std::vector<double> g = x.grad_values();
+  for (size_t i = 0; i < g.size(); ++i) {
+    INFO(i);
+    CHECK((std::isnan(dwant[i]) ? std::isnan(g[i]) : g[i] == Approx(dwant[i]).epsilon(1e-15)));
+  }
+  tape.reset();
+  Tensor empty = requires_grad(zeros(Shape{0, 3}, DType::Float32));
+  Tensor e = log2(empty);
+  CHECK(e.shape() == Shape{0, 3});
+  sum(e).backward();
+  CHECK(empty.grad_values().empty());
+}
+
+TEST_CASE("log2: matches torch's forward and backward within 2 ulps, float32 and float64",
+          "[log2][goldens]") {
+  const int64_t log2_equal = testing::check_unary_goldens(
+      "log2", [](const Tensor& x) { return log2(x); }, testing::kLibmUlps);
+  INFO("log2: elements equal to torch's bit for bit: " << log2_equal);
+  CHECK(log2_equal > 0);
+  const int64_t log2_positive_equal = testing::check_unary_goldens(
+      "log2_positive", [](const Tensor& x) { return log2(x); }, testing::kLibmUlps);
+  INFO("log2_positive: elements equal to torch's bit for bit: " << log2_positive_equal);
+  CHECK(log2_positive_equal > 0);
+}
+
+GRADCHECK_TEST_CASE("log2", "ranks 0 to 4") {
+  for (const Shape& shape : testing::unary_gradcheck_shapes()) {
+    INFO(shape.str());
+    auto report = gradcheck("log2", [](std::span<const Tensor> in) { return log2(in[0]); },
+                            {random_input(shape, 35, 0.3, 3.0)});
+    testing::require_gradcheck(report, "log2");
+  }
+}
