@@ -147,8 +147,8 @@ TEST_CASE("layout: the engine (tape, tensor, parameter) stays within 600 code li
   // Code lines as cloc counts them here: neither blank nor a // comment. The engine is what a
   // newcomer reads in one sitting (docs/design.md); what grows goes into another file.
   int64_t code = 0;
-  for (const char* name : {"tape.h", "tape.cpp", "tensor.h", "tensor.cpp", "parameter.h",
-                           "parameter.cpp"}) {
+  for (const char* name :
+       {"tape.h", "tape.cpp", "tensor.h", "tensor.cpp", "parameter.h", "parameter.cpp"}) {
     std::istringstream lines(read_all(fs::path(TAPEGRAD_SOURCE_DIR) / "graph" / name));
     for (std::string line; std::getline(lines, line);) {
       const size_t first = line.find_first_not_of(" \t");
@@ -158,4 +158,23 @@ TEST_CASE("layout: the engine (tape, tensor, parameter) stays within 600 code li
   INFO(code << " code lines");
   CHECK(code <= 600);
   CHECK(code > 300);  // the files were read
+}
+
+TEST_CASE("layout: no test case name holds a semicolon (ctest would split it in two)") {
+  // catch_discover_tests hands the names to ctest as a list, where ';' separates items: a name
+  // with one becomes two tests that match nothing ("No tests ran").
+  static const std::regex with_semicolon(R"(TEST_CASE\(\s*"[^"]*;)");
+  std::vector<std::string> found;
+  size_t files = 0;
+  for (const auto& entry :
+       fs::recursive_directory_iterator(fs::path(TAPEGRAD_SOURCE_DIR) / "tests")) {
+    if (entry.path().extension() != ".cpp") continue;
+    ++files;
+    if (std::regex_search(read_all(entry.path()), with_semicolon)) {
+      found.push_back(entry.path().filename().string());
+    }
+  }
+  for (const std::string& f : found) UNSCOPED_INFO(f);
+  CHECK(files > 100);
+  CHECK(found.empty());
 }

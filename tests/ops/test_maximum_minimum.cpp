@@ -10,7 +10,7 @@
 
 using namespace tapegrad;
 
-TEST_CASE("maximum, minimum: small case; a tie splits the gradient evenly", "[maximum][minimum]") {
+TEST_CASE("maximum, minimum: small case, a tie splits the gradient evenly", "[maximum][minimum]") {
   Tape tape;
   TapeScope scope(tape);
   Tensor a = requires_grad(tensor({1.0, 5.0, 2.0, -1.0}, DType::Float64));
@@ -45,7 +45,7 @@ TEST_CASE("maximum, minimum: nan wins and passes the gradient to both, ±inf",
   CHECK(b.grad_values() == std::vector<double>{1.0, 1.0, 0.0});
 }
 
-TEST_CASE("maximum: broadcasting reduces each operand's gradient; empty tensors",
+TEST_CASE("maximum: broadcasting reduces each operand's gradient, empty tensors",
           "[maximum][minimum]") {
   Tape tape;
   TapeScope scope(tape);

@@ -10,7 +10,7 @@
 
 using namespace tapegrad;
 
-TEST_CASE("sign: −1, 0, 1; sign(nan) = 0 and sign(−0) = +0 as torch 1.13", "[sign]") {
+TEST_CASE("sign: −1, 0, 1, sign(nan) = 0 and sign(−0) = +0 as torch 1.13", "[sign]") {
   Tape tape;
   TapeScope scope(tape);
   Tensor x =
