@@ -7,8 +7,8 @@
 // the tensor's dtype asks for, so a float32 model trains with the op and the float64 gradcheck
 // checks it, unchanged.
 //
-// Exit status: 0 when the gradcheck and the gradgradcheck pass, float32 and float64 agree, a bad β is refused and
-// the drawing shows the op with its argument; 1 otherwise. Built in-tree and, by
+// Exit status: 0 when the gradcheck and the gradgradcheck pass, float32 and float64 agree, a bad β
+// is refused and the drawing shows the op with its argument; 1 otherwise. Built in-tree and, by
 // tests/consumer/, against the installed package (which installs this source under
 // share/doc/tapegrad/examples/).
 #include <cmath>
