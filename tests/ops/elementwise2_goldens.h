@@ -6,12 +6,14 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/graph/gradcheck.h>
+#include <tapegrad/ops/ops.h>
 #include "tests/goldens.h"
 
 namespace tapegrad::testing {
@@ -125,6 +127,37 @@ inline void check_forward_goldens(const std::string& case_name,
     CHECK(y.dtype() == dtype);
     require_golden(y.values(), golden[name + ".y"], dtype, 0, true, name + ".y");
   }
+}
+
+// A unary op's values and gradients (dY = 1) at special float64 inputs (NaN, ±inf, zeros,
+// negatives) against what torch gives, NaN matching NaN; then an empty [0, 3] float32 input keeps
+// its shape and gets an empty gradient.
+inline void check_special_values(const std::function<Tensor(const Tensor&)>& op,
+                                 std::initializer_list<double> inputs,
+                                 const std::vector<double>& want,
+                                 const std::vector<double>& dwant) {
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor x = requires_grad(tensor(inputs, DType::Float64));
+  Tensor y = op(x);
+  const std::vector<double> v = y.values();
+  REQUIRE(v.size() == want.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    INFO(i);
+    CHECK((std::isnan(want[i]) ? std::isnan(v[i]) : v[i] == want[i]));
+  }
+  tape.backward(y, std::vector<double>(v.size(), 1.0));
+  const std::vector<double> g = x.grad_values();
+  for (size_t i = 0; i < g.size(); ++i) {
+    INFO(i);
+    CHECK((std::isnan(dwant[i]) ? std::isnan(g[i]) : g[i] == Approx(dwant[i]).epsilon(1e-15)));
+  }
+  tape.reset();
+  Tensor empty = requires_grad(zeros(Shape{0, 3}, DType::Float32));
+  Tensor e = op(empty);
+  CHECK(e.shape() == Shape{0, 3});
+  sum(e).backward();
+  CHECK(empty.grad_values().empty());
 }
 
 // Gradcheck inputs of both signs, |x| in [0.2, 1.5): away from the kink at 0.
