@@ -2,6 +2,7 @@
 // (0 < x) − (x < 0)); its gradient is zero everywhere.
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/detail/unary.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
@@ -27,14 +28,7 @@ TAPEGRAD_REGISTER_OP(kSign);
 }  // namespace
 
 Tensor sign(const Tensor& x) {
-  Tensor y = x.tape().record(kSign, x.shape(), x.dtype(), {x});
-  dispatch(y.dtype(), [&]<class T>() {
-    const T* in = x.data<T>();
-    T* out = output_data<T>(y);
-    const int64_t n = y.numel();
-    for (int64_t i = 0; i < n; ++i) out[i] = T(T(0) < in[i]) - T(in[i] < T(0));
-  });
-  return y;
+  return unary_forward(kSign, x, []<class T>(T v) { return T(T(0) < v) - T(v < T(0)); });
 }
 
 }  // namespace tapegrad

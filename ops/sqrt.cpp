@@ -3,6 +3,7 @@
 
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/detail/unary.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
@@ -34,16 +35,9 @@ TAPEGRAD_REGISTER_OP(kSqrt);
 }  // namespace
 
 Tensor sqrt(const Tensor& x) {
-  Tensor y = x.tape().record(kSqrt, x.shape(), x.dtype(), {x});
-  dispatch(y.dtype(), [&]<class T>() {
-    // std::sqrt, not Eigen's .sqrt(): with EIGEN_FAST_MATH (Eigen's default) the float32 packet
-    // sqrt is an rsqrt estimate plus a Newton step, off in the last bits; IEEE sqrt is exact.
-    const T* in = x.data<T>();
-    T* out = output_data<T>(y);
-    const int64_t n = y.numel();
-    for (int64_t i = 0; i < n; ++i) out[i] = std::sqrt(in[i]);
-  });
-  return y;
+  // std::sqrt, not Eigen's .sqrt(): with EIGEN_FAST_MATH (Eigen's default) the float32 packet
+  // sqrt is an rsqrt estimate plus a Newton step, off in the last bits; IEEE sqrt is exact.
+  return unary_forward(kSqrt, x, []<class T>(T v) { return std::sqrt(v); });
 }
 
 }  // namespace tapegrad

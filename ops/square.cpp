@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/detail/unary.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
@@ -11,14 +12,7 @@ namespace {
 
 void square_backward(Tape& tape, const Node& node) {
   // Y = X²  =>  dX += dY ⊙ (2·X)   (pow's backward for p = 2, as torch's)
-  dispatch(node.dtype, [&]<class T>() {
-    T* dx = tape.input_grad<T>(node, 0).to_add();
-    if (dx == nullptr) return;
-    const T* x = tape.input(node, 0).value_as<const T>();
-    const T* dy = node.grad_as<const T>();
-    const int64_t n = node.shape.numel();
-    for (int64_t i = 0; i < n; ++i) dx[i] += dy[i] * (T(2) * x[i]);
-  });
+  unary_backward_from_input(tape, node, []<class T>(T dy, T x) { return dy * (T(2) * x); });
 }
 
 void square_grad_graph(GradGraph& g) {
@@ -35,17 +29,7 @@ TAPEGRAD_REGISTER_OP(kSquare);
 }  // namespace
 
 Tensor square(const Tensor& x) {
-  Tensor y = x.tape().record(kSquare, x.shape(), x.dtype(), {x});
-  dispatch(y.dtype(), [&]<class T>() {
-    const T* in = x.data<T>();
-    T* out = output_data<T>(y);
-    const int64_t n = y.numel();
-    for (int64_t i = 0; i < n; ++i) {
-      const T v = in[i];
-      out[i] = v * v;
-    }
-  });
-  return y;
+  return unary_forward(kSquare, x, []<class T>(T v) { return v * v; });
 }
 
 }  // namespace tapegrad
