@@ -46,8 +46,22 @@ Tensor log2(const Tensor& x);    // log₂ x (0 gives −inf, a negative nan)
 Tensor log10(const Tensor& x);   // log₁₀ x
 Tensor sin(const Tensor& x);
 Tensor cos(const Tensor& x);
-// exp2, log2, log10, sin and cos call the C library in float32 too, where torch calls SLEEF's
-// 1-ulp functions: results may differ from torch's in the last bit (ops/DERIVATIVES.md).
+Tensor tan(const Tensor& x);
+Tensor asin(const Tensor& x);  // NaN outside [−1, 1], as every function below outside its domain
+Tensor acos(const Tensor& x);
+Tensor atan(const Tensor& x);
+Tensor sinh(const Tensor& x);
+Tensor cosh(const Tensor& x);
+Tensor asinh(const Tensor& x);
+Tensor acosh(const Tensor& x);  // x >= 1
+Tensor atanh(const Tensor& x);  // ±inf at ±1
+Tensor log1p(const Tensor& x);  // ln(1 + x), exact for small x
+Tensor expm1(const Tensor& x);  // eˣ − 1, exact for small x
+Tensor erf(const Tensor& x);
+Tensor erfc(const Tensor& x);  // 1 − erf(x), exact where erf(x) is near 1
+// exp2, log2, log10 and the functions from sin to erfc call the C library in float32 too, where
+// torch calls SLEEF's 1-ulp functions, and their gradients' formulas round as the compiler fuses
+// them: results may differ from torch's in the last bits (ops/DERIVATIVES.md).
 
 // --- piecewise: kinks and ties get torch's gradients (ops/DERIVATIVES.md) ----------------------
 Tensor abs(const Tensor& x);   // |x|; the gradient at 0 is 0 (torch's dY ⊙ sgn(X))
@@ -62,11 +76,14 @@ Tensor clamp_max(const Tensor& x, double max);  // clamp(x, none, max)
 // (A = B) each operand gets dY / 2, as in torch; with a NaN both get all of dY.
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
-// Rounding to an integer value: floor, ceil, and round half to even (torch.round, 2.5 -> 2);
+// Rounding to an integer value: floor, ceil, round half to even (torch.round, 2.5 -> 2) and trunc;
 // ±inf and NaN stay. The gradient is zero everywhere, as in torch.
 Tensor floor(const Tensor& x);
 Tensor ceil(const Tensor& x);
 Tensor round(const Tensor& x);
+Tensor trunc(const Tensor& x);  // toward zero
+// x − trunc(x), keeping x's sign (torch.frac; ±inf gives NaN); its gradient passes dY.
+Tensor frac(const Tensor& x);
 
 // --- comparisons and tests (no gradient) ------------------------------------------------------
 // torch.eq, ne, lt, le, gt, ge: 1 where the relation holds, else 0. tapegrad has no bool dtype:

@@ -1,4 +1,4 @@
-// Tests for ops/rounding.cpp (floor, ceil, round).
+// Tests for ops/rounding.cpp (floor, ceil, round, trunc).
 #include <cmath>
 
 #include <tapegrad/graph/factory.h>
@@ -36,6 +36,12 @@ TEST_CASE("floor, ceil, round: match torch bit for bit", "[floor][ceil][round][g
       "round", [](const Tensor& x) { return round(x); }, 0);
 }
 
+TEST_CASE("trunc: matches torch bit for bit, toward zero, zero gradient", "[trunc][goldens]") {
+  testing::check_unary_goldens(
+      "trunc", [](const Tensor& x) { return trunc(x); }, 0, testing::math_goldens());
+  testing::check_empty_input([](const Tensor& x) { return trunc(x); });
+}
+
 GRADCHECK_TEST_CASE("floor", "zero gradient, away from the integers") {
   // x·floor(x): the gradient is floor(x), through mul alone; inputs in (0.1, 0.9) + k.
   auto report = gradcheck("floor", [](std::span<const Tensor> in) { return floor(in[0]) * in[0]; },
@@ -53,4 +59,10 @@ GRADCHECK_TEST_CASE("round", "zero gradient, away from the halves") {
   auto report = gradcheck("round", [](std::span<const Tensor> in) { return round(in[0]) * in[0]; },
                           {random_input({2, 3}, 39, 0.6, 1.4)});
   testing::require_gradcheck(report, "round");
+}
+
+GRADCHECK_TEST_CASE("trunc", "zero gradient, away from the integers") {
+  auto report = gradcheck("trunc", [](std::span<const Tensor> in) { return trunc(in[0]) * in[0]; },
+                          {random_input({2, 3}, 40, -1.9, -1.1)});
+  testing::require_gradcheck(report, "trunc");
 }

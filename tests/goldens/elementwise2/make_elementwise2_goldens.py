@@ -1,5 +1,6 @@
 """Writes the PyTorch goldens for the elementwise ops of issue #35 (tests/ops/test_{abs,sign,clamp,
-maximum_minimum,sin,cos,rsqrt,exp2,log2,log10,rounding,square,compare,classify}.cpp).
+maximum_minimum,sin,cos,rsqrt,exp2,log2,log10,rounding,square,compare,classify}.cpp, into
+elementwise2.txt; tan to erfc, trunc and frac, tests/ops/test_math_functions.cpp, into math.txt).
 
 Run with /usr/bin/python3 (Debian's python3-torch 1.13). elementwise2.txt holds one tensor a line,
     name dtype shape values (the format of ../golden_format.py)
@@ -112,7 +113,34 @@ def main():
         for name, fn in (("isnan", torch.isnan), ("isinf", torch.isinf),
                          ("isfinite", torch.isfinite)):
             no_grad_case(records, f"{name}.{tag}", fn(x), dtype, [("x", x)])
-    with open(os.path.join(HERE, "elementwise2.txt"), "w") as f:
+    write(records, "elementwise2.txt")
+    write(math_records(), "math.txt")
+
+
+def math_records():
+    """The trigonometric, hyperbolic, error and rounding functions (math.txt), from a seed of
+    their own, so that adding them left elementwise2.txt as it was."""
+    torch.manual_seed(20260336)
+    records = []
+    inside = SPECIAL + (torch.rand(30, dtype=torch.float64) * 1.9 - 0.95).tolist()
+    above_one = SPECIAL + (torch.rand(20, dtype=torch.float64) * 5 + 1).tolist()
+    above_minus_one = SPECIAL + (torch.rand(20, dtype=torch.float64) * 5 - 0.99).tolist()
+    for dtype, tag in ((torch.float32, "f32"), (torch.float64, "f64")):
+        for name, fn, values in (
+                ("tan", torch.tan, None), ("asin", torch.asin, inside),
+                ("acos", torch.acos, inside), ("atan", torch.atan, None),
+                ("sinh", torch.sinh, None), ("cosh", torch.cosh, None),
+                ("asinh", torch.asinh, None), ("acosh", torch.acosh, above_one),
+                ("atanh", torch.atanh, inside), ("log1p", torch.log1p, above_minus_one),
+                ("expm1", torch.expm1, None), ("erf", torch.erf, None),
+                ("erfc", torch.erfc, None), ("trunc", torch.trunc, None),
+                ("frac", torch.frac, None)):
+            unary(records, name, fn, dtype, tag, values)
+    return records
+
+
+def write(records, file_name):
+    with open(os.path.join(HERE, file_name), "w") as f:
         f.write(f"# Written by make_elementwise2_goldens.py with torch {torch.__version__}.\n")
         for name, t in records:
             f.write(golden_line(name, t) + "\n")

@@ -1,0 +1,37 @@
+// asin: elementwise arcsine, torch.asin (NaN outside [−1, 1]).
+#include <cmath>
+
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/detail/unary.h>
+#include <tapegrad/ops/grad.h>
+#include <tapegrad/ops/ops.h>
+
+namespace tapegrad {
+
+namespace {
+
+void asin_backward(Tape& tape, const Node& node) {
+  // Y = asin X  =>  dX += dY ⊙ (1 − X²)^(−½)
+  unary_backward_from_input(
+      tape, node, []<class T>(T dy, T x) { return dy * (T(1) / std::sqrt(-x * x + T(1))); });
+}
+
+void asin_grad_graph(GradGraph& g) {
+  // Y = asin X  =>  dX += dY ⊙ (1 − X²)^(−½)
+  const Tensor x = g.input(0);
+  g.add(0, mul(g.grad(), rsqrt(1.0 - mul(x, x))));
+}
+
+const OpDef kAsin{.name = "asin",
+                  .backward = asin_backward,
+                  .saves = saves::kInput0,
+                  .grad_graph = asin_grad_graph};
+TAPEGRAD_REGISTER_OP(kAsin);
+
+}  // namespace
+
+Tensor asin(const Tensor& x) {
+  return unary_forward(kAsin, x, []<class T>(T v) { return std::asin(v); });
+}
+
+}  // namespace tapegrad

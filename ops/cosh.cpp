@@ -1,0 +1,35 @@
+// cosh: elementwise hyperbolic cosine, torch.cosh.
+#include <cmath>
+
+#include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/detail/unary.h>
+#include <tapegrad/ops/grad.h>
+#include <tapegrad/ops/ops.h>
+
+namespace tapegrad {
+
+namespace {
+
+void cosh_backward(Tape& tape, const Node& node) {
+  // Y = cosh X  =>  dX += dY ⊙ sinh X
+  unary_backward_from_input(tape, node, []<class T>(T dy, T x) { return dy * std::sinh(x); });
+}
+
+void cosh_grad_graph(GradGraph& g) {
+  // Y = cosh X  =>  dX += dY ⊙ sinh X
+  g.add(0, mul(g.grad(), sinh(g.input(0))));
+}
+
+const OpDef kCosh{.name = "cosh",
+                  .backward = cosh_backward,
+                  .saves = saves::kInput0,
+                  .grad_graph = cosh_grad_graph};
+TAPEGRAD_REGISTER_OP(kCosh);
+
+}  // namespace
+
+Tensor cosh(const Tensor& x) {
+  return unary_forward(kCosh, x, []<class T>(T v) { return std::cosh(v); });
+}
+
+}  // namespace tapegrad
