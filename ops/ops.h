@@ -59,6 +59,13 @@ Tensor log1p(const Tensor& x);  // ln(1 + x), exact for small x
 Tensor expm1(const Tensor& x);  // eˣ − 1, exact for small x
 Tensor erf(const Tensor& x);
 Tensor erfc(const Tensor& x);  // 1 − erf(x), exact where erf(x) is near 1
+// Binary, with broadcasting (one dtype): atan2(a, b) is the angle of the point (b, a), as
+// torch.atan2(input, other); logaddexp is ln(eᵃ + eᵇ) without overflow; fmod(a, b) is C's fmod
+// (the sign of a) and remainder(a, b) Python's % (the sign of b), both NaN where b is 0.
+Tensor atan2(const Tensor& a, const Tensor& b);
+Tensor logaddexp(const Tensor& a, const Tensor& b);
+Tensor fmod(const Tensor& a, const Tensor& b);
+Tensor remainder(const Tensor& a, const Tensor& b);
 // exp2, log2, log10 and the functions from sin to erfc call the C library in float32 too, where
 // torch calls SLEEF's 1-ulp functions, and their gradients' formulas round as the compiler fuses
 // them: results may differ from torch's in the last bits (ops/DERIVATIVES.md).

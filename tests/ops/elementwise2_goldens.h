@@ -99,10 +99,11 @@ inline int64_t check_unary_goldens(const std::string& case_name,
   return equal;
 }
 
-// The same for a binary op with gradients for both operands (maximum, minimum): exact.
+// The same for a binary op with gradients for both operands (maximum, minimum: exact).
 inline void check_binary_goldens(const std::string& case_name,
-                                 const std::function<Tensor(const Tensor&, const Tensor&)>& f) {
-  const GoldenFile& golden = elementwise2_goldens();
+                                 const std::function<Tensor(const Tensor&, const Tensor&)>& f,
+                                 double ulps = 0,
+                                 const GoldenFile& golden = elementwise2_goldens()) {
   for (const auto& [tag, dtype] : golden_dtypes()) {
     const std::string name = case_name + "." + tag;
     Tape tape;
@@ -114,9 +115,9 @@ inline void check_binary_goldens(const std::string& case_name,
     Tensor y = f(a, b);
     tape.backward(y, golden[name + ".dy"].values);
     // The sign of a tied zero is left out: torch's vector and scalar loops differ there.
-    require_golden(y.values(), golden[name + ".y"], dtype, 0, false, name + ".y");
-    require_golden(a.grad_values(), golden[name + ".da"], dtype, 0, false, name + ".da");
-    require_golden(b.grad_values(), golden[name + ".db"], dtype, 0, false, name + ".db");
+    require_golden(y.values(), golden[name + ".y"], dtype, ulps, false, name + ".y");
+    require_golden(a.grad_values(), golden[name + ".da"], dtype, ulps, false, name + ".da");
+    require_golden(b.grad_values(), golden[name + ".db"], dtype, ulps, false, name + ".db");
   }
 }
 
@@ -161,6 +162,21 @@ inline void require_unary_gradcheck(const char* op, const std::function<Tensor(c
     INFO(shape.str());
     auto report = gradcheck(op, [&](std::span<const Tensor> in) { return f(in[0]); },
                             {random_input(shape, ++seed, lo, hi)});
+    require_gradcheck(report, op);
+  }
+}
+
+// A binary op's float64 gradcheck over binary_gradcheck_shapes (broadcasting both ways), a's
+// inputs uniform in [a_lo, a_hi), b's in [b_lo, b_hi).
+inline void require_binary_gradcheck(const char* op,
+                                     const std::function<Tensor(const Tensor&, const Tensor&)>& f,
+                                     double a_lo, double a_hi, double b_lo, double b_hi) {
+  uint64_t seed = 450;
+  for (const auto& [sa, sb] : binary_gradcheck_shapes()) {
+    INFO(sa.str() << " and " << sb.str());
+    auto report =
+        gradcheck(op, [&](std::span<const Tensor> in) { return f(in[0], in[1]); },
+                  {random_input(sa, ++seed, a_lo, a_hi), random_input(sb, ++seed, b_lo, b_hi)});
     require_gradcheck(report, op);
   }
 }

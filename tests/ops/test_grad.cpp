@@ -411,6 +411,15 @@ std::vector<SecondOrderCase> second_order_cases() {
        [](S in) { return trunc(in[0]) * in[0] * in[0]; },
        {random_input({3}, 133, 1.1, 1.9)}},
       {"frac", [](S in) { return frac(in[0]) * in[0]; }, {random_input({3}, 134, 1.1, 1.9)}},
+      {"atan2", [](S in) { return atan2(in[0], in[1]); }, {r({2, 3}, 135), pos({3}, 136)}},
+      {"logaddexp", [](S in) { return logaddexp(in[0], in[1]); }, {r({2, 1}, 137), r({3}, 138)}},
+      // fmod's and remainder's quotients are piecewise constant: a·(·) keeps a second derivative.
+      {"fmod",
+       [](S in) { return fmod(in[0], in[1]) * in[1]; },
+       {random_input({3}, 139, 0.2, 0.8), random_input({3}, 140, 1.0, 2.0)}},
+      {"remainder",
+       [](S in) { return remainder(in[0], in[1]) * in[1]; },
+       {random_input({3}, 141, -0.8, -0.2), random_input({3}, 142, 1.0, 2.0)}},
       // Piecewise: abs'' and the masks' derivatives are zero; x² around each keeps a second
       // derivative to check. Inputs away from the kinks (0, the clamp bounds, ties).
       {"abs", [](S in) { return abs(in[0]) * in[0]; }, {away_from_zero({4}, 87)}},

@@ -1,6 +1,7 @@
 """Writes the PyTorch goldens for the elementwise ops of issue #35 (tests/ops/test_{abs,sign,clamp,
 maximum_minimum,sin,cos,rsqrt,exp2,log2,log10,rounding,square,compare,classify}.cpp, into
-elementwise2.txt; tan to erfc, trunc and frac, tests/ops/test_math_functions.cpp, into math.txt).
+elementwise2.txt; tan to erfc, trunc, frac, atan2, logaddexp, fmod and remainder, their tests
+in tests/ops/, into math.txt).
 
 Run with /usr/bin/python3 (Debian's python3-torch 1.13). elementwise2.txt holds one tensor a line,
     name dtype shape values (the format of ../golden_format.py)
@@ -136,6 +137,14 @@ def math_records():
                 ("erfc", torch.erfc, None), ("trunc", torch.trunc, None),
                 ("frac", torch.frac, None)):
             unary(records, name, fn, dtype, tag, values)
+        a, b, _ = binary_inputs(dtype)
+        # Both signs on each side, for the remainders' quotient rounding, and a zero divisor.
+        p = leaf([[5.5, -5.5, 5.5, -5.5, 7.0, 0.0], [1.25, -3.0, 0.3, -0.3, 2.0, 1.0]], dtype)
+        q = leaf([2.0, 2.0, -2.0, -2.0, 0.0, 0.7], dtype)
+        for name, fn in (("atan2", torch.atan2), ("logaddexp", torch.logaddexp),
+                         ("fmod", torch.fmod), ("remainder", torch.remainder)):
+            binary(records, name, fn, dtype, tag, a, b)
+            binary(records, name + "_signs", fn, dtype, tag, p, q)
     return records
 
 
