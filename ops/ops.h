@@ -13,6 +13,7 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <tapegrad/graph/ids.h>
@@ -340,6 +341,110 @@ inline Tensor cross_entropy(const Tensor& logits, const Ids& targets, int64_t ig
 }
 // torch.log_softmax(x, dim): x - max - log(sum(exp(x - max))), stable.
 Tensor log_softmax(const Tensor& x, int dim);
+
+// --- reductions over all elements, one dim or a list of dims (issue #35) -----------------------
+// A list of dims may count from the end and must not repeat a dim; an empty list reduces every
+// dim (torch's dim=[] or None); a 0-D x takes dim 0 or -1. Each op taking a list also takes it
+// braced, `amax(x, {0, 2}, true)`, and most take one dim as an int.
+Tensor sum(const Tensor& x, std::span<const int> dims, bool keepdim = false);
+inline Tensor sum(const Tensor& x, std::initializer_list<int> dims, bool keepdim = false) {
+  return sum(x, std::span<const int>(dims.begin(), dims.size()), keepdim);
+}
+Tensor mean(const Tensor& x, std::span<const int> dims, bool keepdim = false);
+inline Tensor mean(const Tensor& x, std::initializer_list<int> dims, bool keepdim = false) {
+  return mean(x, std::span<const int>(dims.begin(), dims.size()), keepdim);
+}
+// torch.amax / amin: NaN propagates; ties share the gradient evenly (a NaN result's group gets a
+// NaN gradient, torch's formula). A reduced dim of size 0 is an Error (no identity), as in torch.
+Tensor amax(const Tensor& x, std::span<const int> dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& x, std::span<const int> dims = {}, bool keepdim = false);
+inline Tensor amax(const Tensor& x, std::initializer_list<int> dims, bool keepdim = false) {
+  return amax(x, std::span<const int>(dims.begin(), dims.size()), keepdim);
+}
+inline Tensor amin(const Tensor& x, std::initializer_list<int> dims, bool keepdim = false) {
+  return amin(x, std::span<const int>(dims.begin(), dims.size()), keepdim);
+}
+inline Tensor amax(const Tensor& x, int dim, bool keepdim = false) {
+  return amax(x, {dim}, keepdim);
+}
+inline Tensor amin(const Tensor& x, int dim, bool keepdim = false) {
+  return amin(x, {dim}, keepdim);
+}
+// torch.max(x) / min(x): the extreme of all elements, a scalar; NaN propagates; the gradient is
+// shared evenly among the elements equal to it (among the NaNs when it is NaN). An empty x is an
+// Error, as in torch.
+Tensor max(const Tensor& x);
+Tensor min(const Tensor& x);
+// torch.min(x, dim, keepdim)'s values (as max above): the first minimum gets the gradient; a NaN
+// is the minimum. argmin gives the indices: the first minimum, or the first NaN; not recorded.
+Tensor min(const Tensor& x, int dim, bool keepdim = false);
+Ids argmin(const Tensor& x, int dim, bool keepdim = false);
+void argmin(const Tensor& x, int dim, bool keepdim, Ids& out);
+// torch.var / std (dim, *, correction, keepdim): Σ (x − mean)² / max(0, n − correction), n the
+// elements per output; n <= correction gives inf or NaN, as torch. std is √var; its gradient is 0
+// where std is 0. The sums run in double. correction = 1 is torch's unbiased=True, 0 its False.
+// (With `using namespace tapegrad`, write tapegrad::std: a plain `std(` names the namespace.)
+Tensor var(const Tensor& x, std::span<const int> dims = {}, int64_t correction = 1,
+           bool keepdim = false);
+Tensor std(const Tensor& x, std::span<const int> dims = {}, int64_t correction = 1,
+           bool keepdim = false);
+inline Tensor var(const Tensor& x, std::initializer_list<int> dims, int64_t correction = 1,
+                  bool keepdim = false) {
+  return var(x, std::span<const int>(dims.begin(), dims.size()), correction, keepdim);
+}
+inline Tensor std(const Tensor& x, std::initializer_list<int> dims, int64_t correction = 1,
+                  bool keepdim = false) {
+  return std(x, std::span<const int>(dims.begin(), dims.size()), correction, keepdim);
+}
+inline Tensor var(const Tensor& x, int dim, int64_t correction = 1, bool keepdim = false) {
+  return var(x, {dim}, correction, keepdim);
+}
+inline Tensor std(const Tensor& x, int dim, int64_t correction = 1, bool keepdim = false) {
+  return std(x, {dim}, correction, keepdim);
+}
+// torch.var_mean / std_mean: {var or std, mean}, the two ops above and mean over the same dims.
+std::pair<Tensor, Tensor> var_mean(const Tensor& x, std::span<const int> dims = {},
+                                   int64_t correction = 1, bool keepdim = false);
+std::pair<Tensor, Tensor> std_mean(const Tensor& x, std::span<const int> dims = {},
+                                   int64_t correction = 1, bool keepdim = false);
+inline std::pair<Tensor, Tensor> var_mean(const Tensor& x, std::initializer_list<int> dims,
+                                          int64_t correction = 1, bool keepdim = false) {
+  return var_mean(x, std::span<const int>(dims.begin(), dims.size()), correction, keepdim);
+}
+inline std::pair<Tensor, Tensor> std_mean(const Tensor& x, std::initializer_list<int> dims,
+                                          int64_t correction = 1, bool keepdim = false) {
+  return std_mean(x, std::span<const int>(dims.begin(), dims.size()), correction, keepdim);
+}
+// torch.logsumexp(x, dims, keepdim): log Σ exp(x − m) + m with m the group's max (0 where that is
+// ±inf), so all −inf gives −inf, a +inf gives +inf and a NaN gives NaN, as torch. An empty group
+// gives −inf. (An empty list reduces every dim, where torch 1.13 raises.)
+Tensor logsumexp(const Tensor& x, std::span<const int> dims, bool keepdim = false);
+inline Tensor logsumexp(const Tensor& x, std::initializer_list<int> dims, bool keepdim = false) {
+  return logsumexp(x, std::span<const int>(dims.begin(), dims.size()), keepdim);
+}
+inline Tensor logsumexp(const Tensor& x, int dim, bool keepdim = false) {
+  return logsumexp(x, {dim}, keepdim);
+}
+// torch.prod: the product of all elements (1 for an empty x), or along one dim. The gradient is
+// dY ⊙ Y / X without zeros, the product of the other elements where x holds zeros, as torch.
+Tensor prod(const Tensor& x);
+Tensor prod(const Tensor& x, int dim, bool keepdim = false);
+// torch.norm(x, p, dim, keepdim) for p = 1, 2 or inf (others are an Error): Σ|x|, √Σx², max|x|
+// (NaN propagates; an empty group gives 0). At 0 the gradient is 0 (torch's sgn and masked 0/0);
+// for inf, ties with the max share the gradient evenly.
+Tensor norm(const Tensor& x, double p = 2.0, std::span<const int> dims = {}, bool keepdim = false);
+inline Tensor norm(const Tensor& x, double p, std::initializer_list<int> dims,
+                   bool keepdim = false) {
+  return norm(x, p, std::span<const int>(dims.begin(), dims.size()), keepdim);
+}
+inline Tensor norm(const Tensor& x, double p, int dim, bool keepdim = false) {
+  return norm(x, p, {dim}, keepdim);
+}
+// torch.cumsum / cumprod along a dim (a 0-D x takes 0 or -1), accumulated in double with every
+// output rounded, as torch's CPU kernels. cumprod's gradient where x holds zeros is the sum of
+// the products that leave each element out (torch's formula, computed directly).
+Tensor cumsum(const Tensor& x, int dim);
+Tensor cumprod(const Tensor& x, int dim);
 
 // --- GPT block --------------------------------------------------------------------------------
 // Normalises over the last dim; weight and bias ([C]) may be undefined Tensors.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "tests/ops/gradcheck_registry.h"
 
@@ -452,6 +453,44 @@ std::vector<SecondOrderCase> second_order_cases() {
       {"isnan", [](S in) { return in[0] * in[0] * (isnan(in[0]) + 1.0); }, {r({3}, 108)}},
       {"isinf", [](S in) { return in[0] * in[0] * (isinf(in[0]) + 1.0); }, {r({3}, 109)}},
       {"isfinite", [](S in) { return in[0] * in[0] * isfinite(in[0]); }, {r({3}, 110)}},
+      // reductions (issue #35)
+      {"amax", [](S in) { return amax(in[0] * in[0], {1}); }, {r({2, 4}, 201)}},
+      {"amin",
+       [](S in) {
+         return amin(in[0] * in[0], {0, -1}, true);
+       },
+       {r({2, 3, 2}, 202)}},
+      {"max", [](S in) { return max(in[0] * in[0]); }, {r({2, 3}, 203)}},
+      {"min", [](S in) { return min(in[0] * in[0]); }, {r({2, 3}, 204)}},
+      {"min_dim", [](S in) { return min(in[0] * in[0], 1); }, {r({2, 4}, 205)}},
+      {"sum_dims",
+       [](S in) {
+         return sum(in[0] * in[0], {0, 2});
+       },
+       {r({2, 3, 2}, 206)}},
+      {"mean_dims",
+       [](S in) {
+         return mean(in[0] * in[0], {0, -1}, true);
+       },
+       {r({2, 3}, 207)}},
+      {"var", [](S in) { return var(in[0], {1}); }, {r({2, 4}, 208)}},
+      {"var", [](S in) { return var(in[0], {}, 0); }, {r({2, 3}, 209)}},
+      {"std", [](S in) { return tapegrad::std(in[0], {0}, 1, true); }, {r({3, 2}, 210)}},
+      {"logsumexp",
+       [](S in) {
+         return logsumexp(in[0], {0, 1});
+       },
+       {r({2, 3}, 211)}},
+      {"logsumexp", [](S in) { return logsumexp(in[0], -1, true); }, {r({2, 3}, 212)}},
+      {"prod", [](S in) { return prod(in[0]); }, {pos({2, 3}, 213)}},
+      {"prod_dim", [](S in) { return prod(in[0], 1); }, {r({2, 3}, 214)}},
+      {"norm", [](S in) { return norm(in[0], 2.0, {1}); }, {r({2, 3}, 215)}},
+      {"norm", [](S in) { return norm(in[0] * in[0], 1.0, {0}); }, {r({2, 3}, 216)}},
+      {"norm",
+       [](S in) { return norm(in[0] * in[0], std::numeric_limits<double>::infinity(), {1}); },
+       {r({2, 3}, 217)}},
+      {"cumsum", [](S in) { return cumsum(in[0] * in[0], 1); }, {r({2, 3}, 218)}},
+      {"cumprod", [](S in) { return cumprod(in[0], 0); }, {r({3, 2}, 219)}},
   };
 }
 
