@@ -170,6 +170,24 @@ Tensor split_heads(const Tensor& x, int64_t num_heads);
 // [B, H, T, D] -> [B, T, H*D], the inverse of split_heads.
 Tensor merge_heads(const Tensor& x);
 
+// --- shapes and indexing (torch's names, argument order and defaults; each a copy) -----------
+// Reshapes: the same elements in order under a new shape.
+Tensor squeeze(const Tensor& x);             // every dim of size 1 removed
+Tensor squeeze(const Tensor& x, int dim);    // dim removed if its size is 1, else x's shape
+Tensor unsqueeze(const Tensor& x, int dim);  // a dim of size 1 inserted at dim (-rank-1..rank)
+// Dims start_dim..end_dim merged into one; a 0-dim x gives [1].
+Tensor flatten(const Tensor& x, int start_dim = 0, int end_dim = -1);
+// Dim `dim` split into `sizes` (one may be -1, inferred), which multiply to its size.
+Tensor unflatten(const Tensor& x, int dim, std::span<const int64_t> sizes);
+Tensor unflatten(const Tensor& x, int dim, std::initializer_list<int64_t> sizes);
+// Output dim d is x's dim dims[d] (a permutation; negative dims count from the end).
+Tensor permute(const Tensor& x, std::span<const int64_t> dims);
+Tensor permute(const Tensor& x, std::initializer_list<int64_t> dims);
+// Dims `source` moved to positions `destination`, the others keeping their order.
+Tensor movedim(const Tensor& x, std::span<const int64_t> source,
+               std::span<const int64_t> destination);
+Tensor movedim(const Tensor& x, int source, int destination);
+
 // --- attention pieces -------------------------------------------------------------------------
 // Stable (max subtracted): -inf entries give 0; a row that is all -inf gives NaN, as in torch.
 Tensor softmax(const Tensor& x, int dim);

@@ -426,6 +426,22 @@ std::vector<SecondOrderCase> second_order_cases() {
       {"isnan", [](S in) { return in[0] * in[0] * (isnan(in[0]) + 1.0); }, {r({3}, 108)}},
       {"isinf", [](S in) { return in[0] * in[0] * (isinf(in[0]) + 1.0); }, {r({3}, 109)}},
       {"isfinite", [](S in) { return in[0] * in[0] * isfinite(in[0]); }, {r({3}, 110)}},
+      // Shapes and indexing: x² inside keeps a second derivative to check; repeated indices
+      // where the op adds them up.
+      {"squeeze", [](S in) { return squeeze(in[0] * in[0]); }, {r({2, 1, 3}, 301)}},
+      {"unsqueeze", [](S in) { return unsqueeze(in[0] * in[0], 1); }, {r({2, 3}, 302)}},
+      {"flatten", [](S in) { return flatten(in[0] * in[0], 1); }, {r({2, 3, 2}, 303)}},
+      {"unflatten",
+       [](S in) {
+         return unflatten(in[0] * in[0], 1, {3, -1});
+       },
+       {r({2, 6}, 304)}},
+      {"permute",
+       [](S in) {
+         return permute(in[0] * in[0], {2, 0, 1});
+       },
+       {r({2, 3, 2}, 305)}},
+      {"movedim", [](S in) { return movedim(in[0] * in[0], 0, 2); }, {r({2, 3, 2}, 306)}},
   };
 }
 
