@@ -188,6 +188,38 @@ Tensor movedim(const Tensor& x, std::span<const int64_t> source,
                std::span<const int64_t> destination);
 Tensor movedim(const Tensor& x, int source, int destination);
 
+// Joining, cutting, reordering and repeating.
+// xs (one shape and dtype) joined along a new dim (-rank-1..rank).
+Tensor stack(std::span<const Tensor> xs, int dim = 0);
+inline Tensor stack(std::initializer_list<Tensor> xs, int dim = 0) {
+  return stack(std::span<const Tensor>(xs.begin(), xs.size()), dim);
+}
+// x cut along dim into pieces of split_size (the last may be smaller), or of the given sizes
+// (adding up to the dim's size). Each piece is a narrow of x, recorded as one.
+std::vector<Tensor> split(const Tensor& x, int64_t split_size, int dim = 0);
+std::vector<Tensor> split(const Tensor& x, std::span<const int64_t> split_sizes, int dim = 0);
+std::vector<Tensor> split(const Tensor& x, std::initializer_list<int64_t> split_sizes, int dim = 0);
+// split into pieces of ceil(size / chunks): at most `chunks` pieces, as torch.
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int dim = 0);
+// Every slice along dim, the dim removed (selects of x).
+std::vector<Tensor> unbind(const Tensor& x, int dim = 0);
+// The order of the elements along each of dims reversed.
+Tensor flip(const Tensor& x, std::span<const int64_t> dims);
+Tensor flip(const Tensor& x, std::initializer_list<int64_t> dims);
+// Elements shifted cyclically by shifts[i] along dims[i]; without dims, along the flattened x
+// (one shift), the shape kept.
+Tensor roll(const Tensor& x, std::span<const int64_t> shifts, std::span<const int64_t> dims = {});
+Tensor roll(const Tensor& x, std::initializer_list<int64_t> shifts,
+            std::initializer_list<int64_t> dims);
+Tensor roll(const Tensor& x, int64_t shift);
+Tensor roll(const Tensor& x, int64_t shift, int dim);
+// x tiled repeats[d] times along each dim; extra leading repeats add dims (torch.Tensor.repeat).
+Tensor repeat(const Tensor& x, std::span<const int64_t> repeats);
+Tensor repeat(const Tensor& x, std::initializer_list<int64_t> repeats);
+// Each slice along dim repeated `repeats` times in place ([a, b] -> [a, a, b, b]); without dim,
+// of the flattened x.
+Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int> dim = std::nullopt);
+
 // --- attention pieces -------------------------------------------------------------------------
 // Stable (max subtracted): -inf entries give 0; a row that is all -inf gives NaN, as in torch.
 Tensor softmax(const Tensor& x, int dim);

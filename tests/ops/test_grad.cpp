@@ -442,6 +442,30 @@ std::vector<SecondOrderCase> second_order_cases() {
        },
        {r({2, 3, 2}, 305)}},
       {"movedim", [](S in) { return movedim(in[0] * in[0], 0, 2); }, {r({2, 3, 2}, 306)}},
+      {"stack",
+       [](S in) {
+         return stack({in[0] * in[0], in[1]}, 1);
+       },
+       {r({2, 3}, 307), r({2, 3}, 308)}},
+      {"flip",
+       [](S in) {
+         return flip(in[0] * in[0], {0, 1});
+       },
+       {r({2, 3}, 309)}},
+      {"roll",
+       [](S in) {
+         return roll(in[0] * in[0], {1, -1}, {0, 1});
+       },
+       {r({2, 3}, 310)}},
+      {"roll", [](S in) { return roll(in[0] * in[0], 2); }, {r({2, 3}, 311)}},
+      {"repeat",
+       [](S in) {
+         return repeat(in[0] * in[0], {2, 1, 2});
+       },
+       {r({2, 3}, 312)}},
+      {"repeat_interleave",
+       [](S in) { return repeat_interleave(in[0] * in[0], 2, 1); },
+       {r({2, 3}, 313)}},
   };
 }
 
