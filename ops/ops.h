@@ -220,6 +220,28 @@ Tensor repeat(const Tensor& x, std::initializer_list<int64_t> repeats);
 // of the flattened x.
 Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int> dim = std::nullopt);
 
+// Indexing by integer indices (Ids): every index is checked, an out-of-range one is an Error
+// naming the op, the index and its position. The indices get no gradient.
+// The slices of x at index (0-dim or 1-dim) along dim: x's shape with dim = index.numel().
+Tensor index_select(const Tensor& x, int dim, const Ids& index);
+// Y[p] = x[p with its dim coordinate replaced by index[p]]; index has x's rank and is no larger
+// than x outside dim; Y has index's shape.
+Tensor gather(const Tensor& x, int dim, const Ids& index);
+// x with Y[p with its dim coordinate replaced by index[p]] = src[p] (or = value); src no smaller
+// than index. Where two positions name one element, the last (row-major) write wins; torch calls
+// this undefined, and src's gradient is gathered at every position, as torch's.
+Tensor scatter(const Tensor& x, int dim, const Ids& index, const Tensor& src);
+Tensor scatter(const Tensor& x, int dim, const Ids& index, double value);
+// The same, adding: repeated positions add up, in index's row-major order.
+Tensor scatter_add(const Tensor& x, int dim, const Ids& index, const Tensor& src);
+// x with alpha·source[.., i, ..] added at x[.., index[i], ..] (index 0-dim or 1-dim; source is
+// x's shape with dim = index.numel()); repeated indices add up, in order.
+Tensor index_add(const Tensor& x, int dim, const Ids& index, const Tensor& source,
+                 double alpha = 1.0);
+// gather along dim with x and indices (x's rank) broadcast in the other dims; without dim, the
+// flattened x at the flattened indices.
+Tensor take_along_dim(const Tensor& x, const Ids& indices, std::optional<int> dim = std::nullopt);
+
 // --- attention pieces -------------------------------------------------------------------------
 // Stable (max subtracted): -inf entries give 0; a row that is all -inf gives NaN, as in torch.
 Tensor softmax(const Tensor& x, int dim);

@@ -466,6 +466,37 @@ std::vector<SecondOrderCase> second_order_cases() {
       {"repeat_interleave",
        [](S in) { return repeat_interleave(in[0] * in[0], 2, 1); },
        {r({2, 3}, 313)}},
+      {"index_select",
+       [](S in) {
+         return index_select(in[0] * in[0], 0, Ids::from_row({2, 0, 2}));
+       },
+       {r({3, 2}, 314)}},
+      {"gather",
+       [](S in) {
+         return gather(in[0] * in[0], 1, Ids::from_rows({{0, 0}, {2, 1}}));
+       },
+       {r({2, 3}, 315)}},
+      {"scatter",
+       [](S in) {
+         return scatter(in[0] * in[0], 1, Ids::from_rows({{2}, {0}}), in[1] * in[1]);
+       },
+       {r({2, 3}, 316), r({2, 1}, 317)}},
+      {"scatter",
+       [](S in) {
+         return scatter(in[0] * in[0], 0, Ids::from_rows({{1, 0}}), 0.5);
+       },
+       {r({2, 2}, 318)}},
+      {"scatter_add",
+       [](S in) {
+         return scatter_add(in[0] * in[0], 1, Ids::from_rows({{0, 0, 2}, {1, 1, 1}}),
+                            in[1] * in[1]);
+       },
+       {r({2, 3}, 319), r({2, 3}, 320)}},
+      {"index_add",
+       [](S in) {
+         return index_add(in[0] * in[0], 0, Ids::from_row({1, 1}), in[1] * in[1], 2.0);
+       },
+       {r({3, 2}, 321), r({2, 2}, 322)}},
   };
 }
 
