@@ -70,7 +70,7 @@ TAPEGRAD_REGISTER_OP(kFlip);
 Tensor flip(const Tensor& x, std::span<const int64_t> dims) {
   FlipState s{};
   for (int64_t dim : dims) {
-    const int d = layout::checked_dim("flip", "x", x, static_cast<int>(dim));
+    const int d = layout::checked_dim("flip", "x", x, narrow_dim(dim));
     if (x.rank() == 0) continue;
     if (s.flipped[static_cast<size_t>(d)]) {
       throw_unary_error("flip", x,

@@ -66,6 +66,11 @@ Tensor index_select(const Tensor& x, int dim, const Ids& index) {
   if (index.rank() > 1) {
     throw_unary_error("index_select", x, index_text(index) + " must be 0-dim or 1-dim");
   }
+  if (x.rank() == 0 && index.numel() != 1) {  // torch 1.13 returns garbage for none
+    throw_unary_error("index_select", x,
+                      index_text(index) + ": a 0-dim x takes exactly one index, not " +
+                          std::to_string(index.numel()));
+  }
   const int64_t size = indexed_size(x, d);
   check_index_values("index_select", x, index, dim, size);
   Shape shape = x.shape();

@@ -110,7 +110,7 @@ Tensor roll(const Tensor& x, std::span<const int64_t> shifts, std::span<const in
     }
     if (x.rank() == 0) throw_unary_error("roll", x, "cannot roll a 0-dim tensor along a dim");
     for (size_t i = 0; i < dims.size(); ++i) {
-      const int d = layout::checked_dim("roll", "x", x, static_cast<int>(dims[i]));
+      const int d = layout::checked_dim("roll", "x", x, narrow_dim(dims[i]));
       const auto k = static_cast<size_t>(d);
       s.shift[k] = wrapped(s.shift[k] + wrapped(shifts[i], x.shape()[d]), x.shape()[d]);
     }

@@ -44,6 +44,8 @@ Tensor unflatten(const Tensor& x, int dim, std::span<const int64_t> sizes) {
       throw_unary_error("unflatten", x,
                         what + (sizes[i] == -1 ? " has more than one -1"
                                                : " has invalid size " + std::to_string(sizes[i])));
+    } else if (sizes[i] > 0 && known > (int64_t{1} << 60) / sizes[i]) {
+      throw_unary_error("unflatten", x, what + " multiply to more than 2^60");
     } else {
       known *= sizes[i];
     }

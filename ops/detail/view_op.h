@@ -2,7 +2,9 @@
 // order under a new shape, so they differ only in the shape rule and the name they record.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 
@@ -20,6 +22,13 @@ Tensor record_view(const OpDef& op, const Tensor& x, const Shape& shape, const S
 
 // "[2, -1, 3]".
 std::string int_list_text(std::span<const int64_t> values);
+
+// A dim given as int64 (in a list) as the int checked_dim takes: values beyond int's range become
+// its bounds, still out of range for any tensor, instead of wrapping onto a valid dim.
+inline int narrow_dim(int64_t dim) {
+  return static_cast<int>(
+      std::clamp<int64_t>(dim, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+}
 
 // An Error naming op and x unless a result of rank `rank` fits (rank <= kMaxRank).
 void check_result_rank(const char* op, const Tensor& x, int rank);

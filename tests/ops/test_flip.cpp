@@ -19,6 +19,8 @@ TEST_CASE("flip: repeated or out-of-range dims", "[flip][errors]") {
   Tape tape;
   TapeScope scope(tape);
   CHECK_THROWS_WITH(flip(zeros({2, 3}), {1, -1}), "flip: x [2, 3]: dims [1, -1] repeats dim 1");
+  CHECK_THROWS_WITH(flip(zeros({2, 3}), {int64_t{1} << 32}),
+                    Catch::Contains("flip: x [2, 3]: dim 2147483647 is out of range"));
   CHECK_THROWS_WITH(flip(zeros({2, 3}), {2}),
                     "flip: x [2, 3]: dim 2 is out of range (expected -2..1)");
 }

@@ -34,6 +34,8 @@ TEST_CASE("index_select: an index out of range is an Error naming it and its pos
                     "size 3");
   CHECK_THROWS_WITH(index_select(x, 0, Ids::from_row({-1})),
                     Catch::Contains("index -1 at index[0] is out of range"));
+  CHECK_THROWS_WITH(index_select(scalar(1.0), 0, Ids(Shape{0}, {})),
+                    "index_select: x []: index [0]: a 0-dim x takes exactly one index, not 0");
   CHECK_THROWS_WITH(index_select(x, 0, Ids::from_rows({{0}})),
                     "index_select: x [4, 3]: index [1, 1] must be 0-dim or 1-dim");
 }

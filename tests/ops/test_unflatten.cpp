@@ -30,6 +30,8 @@ TEST_CASE("unflatten: sizes that do not fill the dim, two -1, too high a rank",
   CHECK_THROWS_WITH(unflatten(x, 1, {-1, -1}),
                     "unflatten: x [2, 6]: sizes [-1, -1] has more than one -1");
   CHECK_THROWS_WITH(unflatten(x, 0, {-2, -1}), Catch::Contains("has invalid size -2"));
+  CHECK_THROWS_WITH(unflatten(x, 1, {int64_t{1} << 40, int64_t{1} << 40}),
+                    Catch::Contains("multiply to more than 2^60"));
   CHECK_THROWS_WITH(unflatten(x, 1, {}), "unflatten: x [2, 6]: sizes [] is empty");
   CHECK_THROWS_WITH(unflatten(x, 1, {1, 2, 3, 1}),
                     Catch::Contains("the result would have rank 5, above the maximum of 4"));
