@@ -19,8 +19,8 @@ int64_t wrapped(int64_t shift, int64_t n) {
   return n == 0 ? 0 : ((shift % n) + n) % n;
 }
 
-// Y = X rolled by s (per dim)  =>  Y[(i + s) mod n] = X[i]; with Accumulate the backward's
-// dX[i] += dY[(i + s) mod n], reading `from` as Y and writing `to` as X.
+// Forward: to[(i + s) mod n] = from[i] (per dim). Backward: to[i] += from[(i + s) mod n], `from`
+// being dY and `to` dX.
 template <bool Backward, class T>
 void roll_apply(const T* from, const Shape& shape, const RollState& s, T* to) {
   const int64_t numel = shape.numel();
