@@ -195,6 +195,78 @@ Tensor split_heads(const Tensor& x, int64_t num_heads);
 // [B, H, T, D] -> [B, T, H*D], the inverse of split_heads.
 Tensor merge_heads(const Tensor& x);
 
+// --- shapes and indexing (torch's names, argument order and defaults; each a copy) -----------
+// Reshapes: the same elements in order under a new shape.
+Tensor squeeze(const Tensor& x);             // every dim of size 1 removed
+Tensor squeeze(const Tensor& x, int dim);    // dim removed if its size is 1, else x's shape
+Tensor unsqueeze(const Tensor& x, int dim);  // a dim of size 1 inserted at dim (-rank-1..rank)
+// Dims start_dim..end_dim merged into one; a 0-dim x gives [1].
+Tensor flatten(const Tensor& x, int start_dim = 0, int end_dim = -1);
+// Dim `dim` split into `sizes` (one may be -1, inferred), which multiply to its size.
+Tensor unflatten(const Tensor& x, int dim, std::span<const int64_t> sizes);
+Tensor unflatten(const Tensor& x, int dim, std::initializer_list<int64_t> sizes);
+// Output dim d is x's dim dims[d] (a permutation; negative dims count from the end).
+Tensor permute(const Tensor& x, std::span<const int64_t> dims);
+Tensor permute(const Tensor& x, std::initializer_list<int64_t> dims);
+// Dims `source` moved to positions `destination`, the others keeping their order.
+Tensor movedim(const Tensor& x, std::span<const int64_t> source,
+               std::span<const int64_t> destination);
+Tensor movedim(const Tensor& x, int source, int destination);
+
+// Joining, cutting, reordering and repeating.
+// xs (one shape and dtype) joined along a new dim (-rank-1..rank).
+Tensor stack(std::span<const Tensor> xs, int dim = 0);
+inline Tensor stack(std::initializer_list<Tensor> xs, int dim = 0) {
+  return stack(std::span<const Tensor>(xs.begin(), xs.size()), dim);
+}
+// x cut along dim into pieces of split_size (the last may be smaller), or of the given sizes
+// (adding up to the dim's size). Each piece is a narrow of x, recorded as one.
+std::vector<Tensor> split(const Tensor& x, int64_t split_size, int dim = 0);
+std::vector<Tensor> split(const Tensor& x, std::span<const int64_t> split_sizes, int dim = 0);
+std::vector<Tensor> split(const Tensor& x, std::initializer_list<int64_t> split_sizes, int dim = 0);
+// split into pieces of ceil(size / chunks): at most `chunks` pieces, as torch.
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int dim = 0);
+// Every slice along dim, the dim removed (selects of x).
+std::vector<Tensor> unbind(const Tensor& x, int dim = 0);
+// The order of the elements along each of dims reversed.
+Tensor flip(const Tensor& x, std::span<const int64_t> dims);
+Tensor flip(const Tensor& x, std::initializer_list<int64_t> dims);
+// Elements shifted cyclically by shifts[i] along dims[i]; without dims, along the flattened x
+// (one shift), the shape kept.
+Tensor roll(const Tensor& x, std::span<const int64_t> shifts, std::span<const int64_t> dims = {});
+Tensor roll(const Tensor& x, std::initializer_list<int64_t> shifts,
+            std::initializer_list<int64_t> dims);
+Tensor roll(const Tensor& x, int64_t shift);
+Tensor roll(const Tensor& x, int64_t shift, int dim);
+// x tiled repeats[d] times along each dim; extra leading repeats add dims (torch.Tensor.repeat).
+Tensor repeat(const Tensor& x, std::span<const int64_t> repeats);
+Tensor repeat(const Tensor& x, std::initializer_list<int64_t> repeats);
+// Each slice along dim repeated `repeats` times in place ([a, b] -> [a, a, b, b]); without dim,
+// of the flattened x.
+Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int> dim = std::nullopt);
+
+// Indexing by integer indices (Ids): every index is checked, an out-of-range one is an Error
+// naming the op, the index and its position. The indices get no gradient.
+// The slices of x at index (0-dim or 1-dim) along dim: x's shape with dim = index.numel().
+Tensor index_select(const Tensor& x, int dim, const Ids& index);
+// Y[p] = x[p with its dim coordinate replaced by index[p]]; index has x's rank and is no larger
+// than x outside dim; Y has index's shape.
+Tensor gather(const Tensor& x, int dim, const Ids& index);
+// x with Y[p with its dim coordinate replaced by index[p]] = src[p] (or = value); src no smaller
+// than index. Where two positions name one element, the last (row-major) write wins; torch calls
+// this undefined, and src's gradient is gathered at every position, as torch's.
+Tensor scatter(const Tensor& x, int dim, const Ids& index, const Tensor& src);
+Tensor scatter(const Tensor& x, int dim, const Ids& index, double value);
+// The same, adding: repeated positions add up, in index's row-major order.
+Tensor scatter_add(const Tensor& x, int dim, const Ids& index, const Tensor& src);
+// x with alpha·source[.., i, ..] added at x[.., index[i], ..] (index 0-dim or 1-dim; source is
+// x's shape with dim = index.numel()); repeated indices add up, in order.
+Tensor index_add(const Tensor& x, int dim, const Ids& index, const Tensor& source,
+                 double alpha = 1.0);
+// gather along dim with x and indices (x's rank) broadcast in the other dims; without dim, the
+// flattened x at the flattened indices.
+Tensor take_along_dim(const Tensor& x, const Ids& indices, std::optional<int> dim = std::nullopt);
+
 // --- attention pieces -------------------------------------------------------------------------
 // Stable (max subtracted): -inf entries give 0; a row that is all -inf gives NaN, as in torch.
 Tensor softmax(const Tensor& x, int dim);

@@ -2,9 +2,11 @@
 #include <utility>
 #include <vector>
 
+#include <tapegrad/graph/factory.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/reduce_dim.h>
 #include <tapegrad/ops/detail/topk_row.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -37,6 +39,17 @@ void topk_backward(Tape& tape, const Node& node) {
   });
 }
 
+void topk_grad_graph(GradGraph& g) {
+  // Y = X[.., idx, ..]  =>  dX += scatter(zeros(X), dim, idx, dY) (torch's
+  // value_selecting_reduction_backward; the indices are distinct, a constant)
+  const auto& s = g.state<TopkState>();
+  const int dim = s.dim;
+  const Shape out = g.node().shape;
+  const Ids indices(out, std::vector<int64_t>(s.indices, s.indices + out.numel()));
+  const Shape shape = g.input(0).shape();
+  g.add(0, scatter(zeros(shape, g.grad().dtype()), dim, indices, g.grad()));
+}
+
 const OpDef kTopk{.name = "topk",
                   .backward = topk_backward,
                   .arguments =
@@ -48,7 +61,8 @@ const OpDef kTopk{.name = "topk",
                   .state_bytes =
                       [](const Tape&, const Node& n) {
                         return static_cast<int64_t>(n.shape.numel() * sizeof(int64_t));
-                      }};
+                      },
+                  .grad_graph = topk_grad_graph};
 TAPEGRAD_REGISTER_OP(kTopk);
 
 }  // namespace

@@ -79,6 +79,60 @@ void copy_blocks(const T* src, int64_t src_step, T* dst, int64_t dst_step, int64
     copy_run<Accumulate>(src + i * src_step, dst + i * dst_step, n);
 }
 
+// Calls f(o, index) for every position of the row-major shape `dims` (any rank up to kMaxRank;
+// a rank-0 shape has one position), o counting from 0 and `index` its multi-index.
+template <class F>
+void for_each_position(std::span<const int64_t> dims, F&& f) {
+  const int rank = static_cast<int>(dims.size());
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::array<int64_t, kMaxRank> index{};
+  for (int64_t o = 0; o < n; ++o) {
+    f(o, static_cast<const std::array<int64_t, kMaxRank>&>(index));
+    for (int d = rank - 1; d >= 0; --d) {
+      if (++index[static_cast<size_t>(d)] < dims[static_cast<size_t>(d)]) break;
+      index[static_cast<size_t>(d)] = 0;
+    }
+  }
+}
+
+// Writes (or adds into) the contiguous dst of shape `dims` from src read with `strides` (one per
+// dim, in elements, negative for a reversed dim): dst[i₀, i₁, ..] = src[Σ iₖ·strides[k]].
+// permute (strides permuted) and flip (strides negated, src at the last element) are this.
+template <bool Accumulate, class T>
+void strided_copy(const T* src, std::span<const int64_t> dims, std::span<const int64_t> strides,
+                  T* dst) {
+  const int rank = static_cast<int>(dims.size());
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  if (n == 0) return;
+  if (rank == 0) {
+    copy_run<Accumulate>(src, dst, 1);
+    return;
+  }
+  const int64_t last = dims[static_cast<size_t>(rank - 1)];
+  const int64_t step = strides[static_cast<size_t>(rank - 1)];
+  std::array<int64_t, kMaxRank> index{};
+  int64_t base = 0;
+  for (int64_t o = 0; o < n; o += last) {
+    const T* run = src + base;
+    if (step == 1) {
+      copy_run<Accumulate>(run, dst + o, last);
+    } else if constexpr (Accumulate) {
+      for (int64_t i = 0; i < last; ++i) dst[o + i] += run[i * step];
+    } else {
+      for (int64_t i = 0; i < last; ++i) dst[o + i] = run[i * step];
+    }
+    for (int d = rank - 2; d >= 0; --d) {
+      const auto k = static_cast<size_t>(d);
+      base += strides[k];
+      if (++index[k] < dims[k]) break;
+      base -= index[k] * strides[k];
+      index[k] = 0;
+    }
+  }
+}
+
 // The number of elements before dim `dim` (outer) and after it (inner) in `shape`.
 inline int64_t outer_size(const Shape& shape, int dim) {
   int64_t n = 1;
