@@ -73,23 +73,40 @@ inline void vstore(T* p, const Vec<T>& v) {
 }
 
 // C[i0.., j0..] (+)= alpha·A[i0.., :]·B[:, j0..] for R rows and NV vectors of columns.
+// The loops over rows and vectors are unrolled (the pragmas) before GCC decides where acc lives:
+// left to its later unrolling, it kept acc in memory, zeroed by memset and stored and reloaded
+// around the k loop, at every level. The arguments are read once into locals, since a store
+// through c might otherwise change them for all the compiler knows.
 template <class T, int R, int NV>
 void block(const SmallGemmArgs<T>& g, const T* a, const T* b, T* c) {
   constexpr int64_t L = kLanes<T>;
-  Vec<T> acc[R][NV] = {};
-  for (int64_t p = 0; p < g.k; ++p) {
+  const int64_t k = g.k, a_row = g.a_row, a_col = g.a_col, ldb = g.ldb, ldc = g.ldc;
+  const T alpha = g.alpha;
+  const bool accumulate = g.accumulate;
+  Vec<T> acc[R][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[r][v] = Vec<T>{};
+  }
+  for (int64_t p = 0; p < k; ++p) {
     Vec<T> bv[NV];
-    for (int v = 0; v < NV; ++v) vload(bv[v], b + p * g.ldb + v * L);
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) vload(bv[v], b + p * ldb + v * L);
+#pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
-      const T x = a[r * g.a_row + p * g.a_col];
+      const T x = a[r * a_row + p * a_col];
+#pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) acc[r][v] += x * bv[v];
     }
   }
+#pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
-      Vec<T> out = acc[r][v] * g.alpha;
-      T* dst = c + r * g.ldc + v * L;
-      if (g.accumulate) {
+      Vec<T> out = acc[r][v] * alpha;
+      T* dst = c + r * ldc + v * L;
+      if (accumulate) {
         Vec<T> cur;
         vload(cur, dst);
         out = cur + out;
