@@ -9,7 +9,11 @@
 //    (gemm_dpbf16.cpp).
 // 2. tiny, m + n + k < 20: gemm_tiny, inline in gemm_kernels.h.
 // 3. small, n a multiple of 16 floats or 8 doubles, m·n·k <= 2^22 and n·k <= 2^16: the
-//    register-blocked small kernel (gemm_small.cpp), whatever the backend.
+//    register-blocked small kernel (gemm_small.cpp), whatever the backend, in the variant of the
+//    CPU level in use (kernels/cpu/cpu.h; TAPEGRAD_CPU_CAPABILITY forces a lower one): avx512
+//    and avx512_bf16 8 rows x 2 ZMM vectors, avx2 6 rows x 2 YMM vectors, baseline 4 rows x 2
+//    XMM vectors (gemm_small_isa.cpp, compiled once per level). The same bits at avx2 and above;
+//    baseline has no FMA and differs in the last places.
 // 4. m or n of 1, or k of 0: Eigen's matrix-vector product (gemm.cpp).
 // 5. the backend (below): OpenBLAS's sgemm/dgemm (gemm_openblas.cpp), the default where it is
 //    linked, or Eigen's blocked kernel (gemm_eigen.cpp).
@@ -17,8 +21,9 @@
 // columns, each part taking the rule of the whole product. Beside gemm, for inference layers:
 // gemv.h (one float32 row times a weight, linear's decode step: ops/linear.cpp) and
 // linear_bf16.h (bfloat16 weights: one row through gemv_bf16, more rows widened by blocks into
-// this gemm). A variant for another instruction set is a file of its own beside the one it
-// replaces (gemm_small_avx2.cpp, say), chosen in the same place as the rule above.
+// this gemm). A kernel for several instruction sets is one file compiled once per level, as
+// gemm_small_isa.cpp (CMakeLists.txt's tapegrad_small_gemm_variant), chosen by cpu_capability()
+// where its rule above runs.
 #pragma once
 
 #include <cstdint>

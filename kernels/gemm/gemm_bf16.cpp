@@ -12,7 +12,6 @@
 //   of two bfloat16 values is exact in float32, so this is the same arithmetic (bf16 operands,
 //   float32 sums), in the float32 kernel's order.
 // The per-thread buffers only grow: no allocation per product once the shapes have been seen.
-#include <cpuid.h>
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -21,6 +20,7 @@
 #include <string>
 
 #include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/cpu/cpu.h>
 #include <tapegrad/kernels/gemm/gemm_kernels.h>
 #include <tapegrad/kernels/gemm/matmul_precision.h>
 #include <tapegrad/kernels/scratch.h>
@@ -40,9 +40,7 @@ constexpr double kDnnlMinMultiplyAdds = 1 << 20;
 constexpr int64_t kPanel = detail::kDpbf16Panel;
 
 bool cpu_has_avx512_bf16() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) return false;
-  return (eax >> 5) & 1;  // CPUID.(EAX=7, ECX=1):EAX[5] AVX512_BF16
+  return cpu_detected_capability() >= CpuCapability::Avx512Bf16;
 }
 
 // The bits of x rounded to bfloat16, to nearest, ties to even, as torch's
@@ -83,9 +81,13 @@ size_t stored(MatrixView<const float> v) {
 void set_matmul_precision(MatmulPrecision p) {
   precision.store(static_cast<int>(p), std::memory_order_release);
   if (p == MatmulPrecision::BFloat16 && !bf16_supported() && !noticed.exchange(true)) {
+    const std::string why =
+        cpu_capability() < CpuCapability::Avx512Bf16
+            ? "the CPU level in use has no AVX512_BF16 (" + cpu_capability_info() + ")"
+            : std::string("this CPU has no AVX512_BF16");
     std::fprintf(stderr,
-                 "tapegrad: set_matmul_precision(BFloat16): this CPU has no AVX512_BF16, so "
-                 "matrix products stay float32\n");
+                 "tapegrad: set_matmul_precision(BFloat16): %s, so matrix products stay float32\n",
+                 why.c_str());
   }
 }
 
@@ -94,8 +96,8 @@ MatmulPrecision matmul_precision() {
 }
 
 bool bf16_supported() {
-  static const bool cpu = cpu_has_avx512_bf16();
-  return cpu && !pretend_no_bf16.load(std::memory_order_acquire);
+  return cpu_capability() >= CpuCapability::Avx512Bf16 &&
+         !pretend_no_bf16.load(std::memory_order_acquire);
 }
 
 bool bf16_products() {

@@ -143,7 +143,8 @@ void eigen_blocked_gemm(MatrixView<T> c, MatrixView<const T> a, MatrixView<const
 // The small-product kernel (gemm_small.cpp), for either backend: whether it takes a whole
 // product (by its shape alone: k > 0, n a multiple of the 64-byte vector, m·n·k at most 2^22,
 // n·k at most 2^16), and C = alpha·A·B, or C += alpha·A·B when accumulate, on this thread (for
-// any row or column block of a product it takes).
+// any row or column block of a product it takes), in the variant of the CPU level in use
+// (gemm_small_isa.h).
 template <class T>
 bool small_gemm_takes(int64_t m, int64_t n, int64_t k);
 template <class T>

@@ -1,15 +1,16 @@
 // The small-product kernel of kernels/gemm/gemm.cpp: C (+)= alpha·A·B with no packing of A, for
 // products whose B panel sits in the first-level caches (see small_gemm_takes; a transposed B is
-// packed row-major first). Register blocks
-// of 8 rows x 32 columns of C (16 accumulators): per step of k, two vectors of B's row and eight
-// broadcast elements of A feed sixteen multiply-adds. At the shapes of tapegrad-bench's small
-// attention workload ([512, 64]·[64, 64], [64, 512]·[512, 64], [512, 64]·[64, 64]ᵀ) the step's
-// nine products took 1.3x less time than on OpenBLAS 0.3.21's sgemm (perf shares of the step,
-// AVX-512 Zen 5), whose packing and beta pass cost more there than the multiply-adds. Each
-// element of C is summed in k order by one thread: the same bits whatever the thread split.
-#include <algorithm>
-
+// packed row-major first, here). The register blocks are gemm_small_isa.cpp's, built once per
+// instruction-set level; the level in use (kernels/cpu/cpu.h: the CPU's, or
+// TAPEGRAD_CPU_CAPABILITY's) picks one, through a function pointer. At the shapes of
+// tapegrad-bench's small attention workload ([512, 64]·[64, 64], [64, 512]·[512, 64],
+// [512, 64]·[64, 64]ᵀ) the step's nine products took 1.3x less time on the AVX-512 blocks than on
+// OpenBLAS 0.3.21's sgemm (perf shares of the step, AVX-512 Zen 5), whose packing and beta pass
+// cost more there than the multiply-adds. Each element of C is summed in k order by one thread:
+// the same bits whatever the thread split.
+#include <tapegrad/kernels/cpu/cpu.h>
 #include <tapegrad/kernels/gemm/gemm_kernels.h>
+#include <tapegrad/kernels/gemm/gemm_small_isa.h>
 #include <tapegrad/kernels/scratch.h>
 #include <tapegrad/kernels/vec.h>
 
@@ -17,51 +18,26 @@ namespace tapegrad::detail {
 
 namespace {
 
-constexpr int kRowsPerBlock = 8;
 constexpr int64_t kMaxMultiplyAdds = int64_t{1} << 22;  // m·n·k
 constexpr int64_t kMaxPackedB = int64_t{1} << 16;       // elements of a transposed B, packed
 
 // thread_scratch's tag: B's rows, when B is a transposed view, packed row-major [k, n].
 struct PackedB;
 
-struct Operands {
-  int64_t k, a_row, a_col, ldb, ldc;  // a(i, p) = a[i·a_row + p·a_col], b(p, j) = b[p·ldb + j]
-  bool accumulate;
-};
+template <class T>
+using Kernel = void (*)(const SmallGemmArgs<T>&);
 
-// C[i0.., j0..] (+)= alpha·A[i0.., :]·B[:, j0..] for R rows and NV vectors of columns.
-template <class T, int R, int NV>
-void block(const Operands& o, const T* a, const T* b, T* c, T alpha) {
-  constexpr int64_t L = kLanes<T>;
-  Vec<T> acc[R][NV] = {};
-  for (int64_t p = 0; p < o.k; ++p) {
-    Vec<T> bv[NV];
-    for (int v = 0; v < NV; ++v) vload(bv[v], b + p * o.ldb + v * L);
-    for (int r = 0; r < R; ++r) {
-      const T x = a[r * o.a_row + p * o.a_col];
-      for (int v = 0; v < NV; ++v) acc[r][v] += x * bv[v];
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    for (int v = 0; v < NV; ++v) {
-      Vec<T> out = acc[r][v] * alpha;
-      T* dst = c + r * o.ldc + v * L;
-      if (o.accumulate) {
-        Vec<T> cur;
-        vload(cur, dst);
-        out = cur + out;
-      }
-      vstore(dst, out);
-    }
-  }
-}
-
-// Blocks of 8 rows, then one block of the last m % 8.
-template <class T, int NV>
-void columns(int64_t m, const Operands& o, const T* a, const T* b, T* c, T alpha) {
-  row_blocks<kRowsPerBlock>(m, [&]<int R>(int64_t i0) {
-    block<T, R, NV>(o, a + i0 * o.a_row, b, c + i0 * o.ldc, alpha);
-  });
+// The variant of a level (the level in use is one atomic load, so the pointer is picked per
+// product at no cost, and follows the test hook): AVX-512's blocks at avx512 and above, AVX2's at
+// avx2, else baseline.
+template <class T>
+Kernel<T> kernel_for(CpuCapability level) {
+#if defined(__x86_64__)
+  if (level >= CpuCapability::Avx512) return &small_gemm_avx512::run;
+  if (level == CpuCapability::Avx2) return &small_gemm_avx2::run;
+#endif
+  (void)level;
+  return &small_gemm_baseline::run;
 }
 
 }  // namespace
@@ -98,10 +74,14 @@ void small_gemm(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, T
     bp = packed;
     ldb = n;
   }
-  const Operands o{k, a.transposed ? 1 : a.ld, a.transposed ? a.ld : 1, ldb, c.ld, accumulate};
-  int64_t j0 = 0;
-  for (; j0 + 2 * L <= n; j0 += 2 * L) columns<T, 2>(m, o, a.data, bp + j0, c.data + j0, alpha);
-  if (j0 < n) columns<T, 1>(m, o, a.data, bp + j0, c.data + j0, alpha);
+  SmallGemmArgs<T> args{};
+  args.m = m, args.n = n, args.k = k;
+  args.a_row = a.transposed ? 1 : a.ld;
+  args.a_col = a.transposed ? a.ld : 1;
+  args.ldb = ldb, args.ldc = c.ld;
+  args.a = a.data, args.b = bp, args.c = c.data;
+  args.alpha = alpha, args.accumulate = accumulate;
+  kernel_for<T>(cpu_capability())(args);
 }
 
 template bool small_gemm_takes<float>(int64_t, int64_t, int64_t);

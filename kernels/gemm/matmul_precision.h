@@ -18,7 +18,8 @@ void set_matmul_precision(MatmulPrecision precision);
 MatmulPrecision matmul_precision();
 // Whether float32 products run with bfloat16 operands now (BFloat16 set and supported).
 bool bf16_products();
-// Whether this CPU has AVX512_BF16 (the test hook below can make it say no).
+// Whether the CPU level in use has AVX512_BF16: this CPU's unless TAPEGRAD_CPU_CAPABILITY forces
+// it lower (kernels/cpu/cpu.h); the test hook below can make it say no too.
 bool bf16_supported();
 // What runs bf16 products: "tapegrad's AVX512_BF16 kernel ...; oneDNN 2.6.3 bf16 matmul ... for
 // products of at least 2^20 multiply-adds whose width ...; ...", or the float32 kernel only.

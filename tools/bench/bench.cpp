@@ -36,6 +36,7 @@
 
 #include <tapegrad/graph/threads.h>
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
+#include <tapegrad/kernels/cpu/cpu.h>
 #include <tapegrad/kernels/gemm/gemm.h>
 #endif
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
@@ -200,7 +201,8 @@ int worker_main(const std::vector<std::string>& args) {
     tgb::TapegradEngine e(shape, threads);
     std::string info = "tapegrad, nn::MultiHeadAttention";
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
-    info += std::string(", GEMM: ") + tapegrad::gemm_backend_info();
+    info += std::string(", GEMM: ") + tapegrad::gemm_backend_info() + ", " +
+            tapegrad::cpu_capability_info();
 #endif
     StepFns fns{[&] { return e.step(); }, [&] { return e.checksum(); }, info};
     return run_step_worker(fns, steps);

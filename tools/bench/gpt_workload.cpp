@@ -42,6 +42,7 @@
 #include <tapegrad/graph/random.h>
 #include <tapegrad/graph/tape.h>
 #include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/cpu/cpu.h>
 #include <tapegrad/kernels/gemm/gemm.h>
 #include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/nn/gpt.h>
@@ -289,7 +290,7 @@ int gpt_worker_main(const std::vector<std::string>& args) {
   }
   return serve(step, checksum, gemm_gflops, bf16_gemm_gflops,
                std::string("tapegrad (GEMM: ") + gemm_backend_info() + "; vmath: SLEEF " +
-                   vmath::isa() +
+                   vmath::isa() + "; " + cpu_capability_info() +
                    (w.bf16 ? std::string("; bf16 products: ") + bf16_engine_info() : "") + ")",
                steps);
 }

@@ -113,7 +113,9 @@ def parse_args():
     p.add_argument("--malloc", choices=["default", "tuned"], default="default")
     p.add_argument("--serve", action="store_true", help="tapegrad-bench's worker protocol")
     p.add_argument("--openblas-core", default="auto",
-                   help="OPENBLAS_CORETYPE to force; auto: SkylakeX on CPUs with AVX-512 "
+                   help="OPENBLAS_CORETYPE to force; auto: the environment's OPENBLAS_CORETYPE "
+                        "when set (a peer limited to a CPU level, as tapegrad-bench "
+                        "--keep-openblas-env passes it on), else SkylakeX on CPUs with AVX-512 "
                         "(F, BW, DQ, VL), which OpenBLAS 0.3.21 does not detect on AMD Zen 4 "
                         "and serves with its AVX2 (Haswell) kernels; 'detect': OpenBLAS's choice")
     return p.parse_args()
@@ -128,7 +130,9 @@ def reexec_if_needed(args):
             sys.exit(f"torch_gpt.py: {OPENBLAS} not found: apt-get install libopenblas0-pthread")
         want["LD_PRELOAD"] = OPENBLAS
         core = args.openblas_core
-        if core == "auto":
+        if core == "auto" and os.environ.get("OPENBLAS_CORETYPE"):
+            core = os.environ["OPENBLAS_CORETYPE"]
+        elif core == "auto":
             with open("/proc/cpuinfo") as f:
                 flags = next((line.split() for line in f if line.startswith("flags")), [])
             core = "SkylakeX" if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= set(flags) \
@@ -176,6 +180,14 @@ def blas_report():
         if libs:
             name = "system BLAS (" + ", ".join(sorted(libs)) + ")"
     return name
+
+
+def aten_capability(torch):
+    """ATen's vectorised kernels in use (ATEN_CPU_CAPABILITY forces a lower set): "AVX2", ..."""
+    for line in torch.__config__.show().splitlines():
+        if "CPU capability usage:" in line:
+            return line.split(":", 1)[1].strip()
+    return "unknown"
 
 
 def gemm_gflops(torch, n, dtype=None):
@@ -299,7 +311,8 @@ def run_generate(args, torch):
     print("prefill_seconds " + " ".join(f"{t:.9g}" for t in prefill))
     print("decode_seconds " + " ".join(f"{t:.9g}" for t in decode))
     print(f"peak_rss_kib {peak_rss_kib()}")
-    print(f"info PyTorch eager {torch.__version__} ({blas_report()}; {args.malloc} malloc)",
+    print(f"info PyTorch eager {torch.__version__} ({blas_report()}; ATen CPU capability "
+          f"{aten_capability(torch)}; {args.malloc} malloc)",
           flush=True)
 
 

@@ -1,0 +1,52 @@
+// The small-product kernel's variants per instruction set (kernels/gemm/gemm_small_isa.cpp, built
+// once per level with that level's compiler flags), as gemm_small.cpp calls them.
+//
+// The one-definition-rule trap: an inline function or template instantiated in a file built with
+// AVX-512 flags is a weak symbol like the baseline file's copy of it, and the linker keeps one of
+// them for the whole program, so a baseline caller could end up running AVX-512 code. So every
+// entity gemm_small_isa.cpp defines lives in a namespace of its level (small_gemm_avx2, ...),
+// its helpers in an anonymous namespace inside it, and it includes nothing but this header and
+// <cstdint>: no inline function or template from elsewhere (not even std::min or
+// thread_scratch) is instantiated under its flags. Only plain structs and declarations here.
+#pragma once
+
+#include <cstdint>
+
+namespace tapegrad::detail {
+
+// C (+)= alpha·A·B for C [m, n] (n a multiple of 16 floats or 8 doubles, k > 0):
+// a(i, p) = a[i·a_row + p·a_col], b(p, j) = b[p·ldb + j], c(i, j) = c[i·ldc + j].
+template <class T>
+struct SmallGemmArgs {
+  int64_t m, n, k, a_row, a_col, ldb, ldc;
+  const T* a;
+  const T* b;
+  T* c;
+  T alpha;
+  bool accumulate;
+};
+
+// Baseline x86-64 (SSE2, 16-byte vectors; the only variant on other CPUs): blocks of 4 rows x 2
+// vectors. Its products are rounded before they are added (no FMA), so its bits differ from the
+// others' in the last places.
+namespace small_gemm_baseline {
+void run(const SmallGemmArgs<float>& args);
+void run(const SmallGemmArgs<double>& args);
+}  // namespace small_gemm_baseline
+
+#if defined(__x86_64__)
+// AVX2 and FMA (16 YMM registers): blocks of 6 rows x 2 vectors of 32 bytes, 12 accumulators.
+namespace small_gemm_avx2 {
+void run(const SmallGemmArgs<float>& args);
+void run(const SmallGemmArgs<double>& args);
+}  // namespace small_gemm_avx2
+
+// AVX-512 F/BW/DQ/VL (32 ZMM registers): blocks of 8 rows x 2 vectors of 64 bytes, 16
+// accumulators.
+namespace small_gemm_avx512 {
+void run(const SmallGemmArgs<float>& args);
+void run(const SmallGemmArgs<double>& args);
+}  // namespace small_gemm_avx512
+#endif
+
+}  // namespace tapegrad::detail
