@@ -107,6 +107,13 @@ void block(const SmallGemmArgs<T>& g, const T* a, const T* b, T* c) {
       Vec<T> out = acc[r][v] * alpha;
       T* dst = c + r * ldc + v * L;
       if (accumulate) {
+        // acc·alpha rounded before C's value is added, as the reference loop does, in every
+        // build: an empty asm keeps GCC from fusing the two (the sanitizer build's inlining did).
+#if defined(__GNUC__) && defined(__x86_64__)
+        asm("" : "+v"(out));
+#elif defined(__GNUC__) && defined(__aarch64__)
+        asm("" : "+w"(out));
+#endif
         Vec<T> cur;
         vload(cur, dst);
         out = cur + out;
