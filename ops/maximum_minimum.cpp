@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include <tapegrad/ops/detail/binary.h>
 #include <tapegrad/ops/detail/broadcast.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/grad.h>
@@ -23,33 +24,14 @@ void extremum_backward(Tape& tape, const Node& node) {
   // Y = max(A, B)  =>  dA += reduce(where(A = B, dY/2, dY) masked to 0 where A < B),
   //                    dB += reduce(where(A = B, dY/2, dY) masked to 0 where A > B)
   // (minimum: the masks swapped; a nan in A or B passes dY to both, as torch's formula does)
-  dispatch(node.dtype, [&]<class T>() {
-    const Node& a = tape.input(node, 0);
-    const Node& b = tape.input(node, 1);
-    const T* av = a.value_as<const T>();
-    const T* bv = b.value_as<const T>();
-    const T* dy = node.grad_as<const T>();
-    const Shape out = node.shape;
-    const Strides as = broadcast_strides(a.shape, out), bs = broadcast_strides(b.shape, out);
-    for (int k = 0; k < 2; ++k) {
-      T* d = tape.input_grad<T>(node, k).to_add();
-      if (d == nullptr) continue;
-      const Shape shape = k == 0 ? a.shape : b.shape;
-      // The term over `out`, then reduced to the operand's shape (as torch sums it)
-      const bool direct = shape.numel() == out.numel();
-      T* term = direct ? d : tape.arena().allocate_array<T>(out.numel());
-      for_each_broadcast(out, as, bs, [&](int64_t o, int64_t i, int64_t j) {
-        const T self = k == 0 ? av[i] : bv[j], other = k == 0 ? bv[j] : av[i];
-        const T g = self == other ? dy[o] / T(2) : beats<Max>(other, self) ? T(0) : dy[o];
-        if (direct) {
-          term[o] += g;
-        } else {
-          term[o] = g;
-        }
-      });
-      if (!direct) reduce_broadcast(term, out, d, shape);
-    }
-  });
+  binary_backward(
+      tape, node,
+      []<class T>(T dy, T a, T b, T) { return a == b             ? dy / T(2)
+                                              : beats<Max>(b, a) ? T(0)
+                                                                 : dy; },
+      []<class T>(T dy, T a, T b, T) { return b == a             ? dy / T(2)
+                                              : beats<Max>(a, b) ? T(0)
+                                                                 : dy; });
 }
 
 template <bool Max>
