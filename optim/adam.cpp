@@ -10,7 +10,6 @@
 
 namespace tapegrad {
 
-using optim_detail::AdamStep;
 using optim_detail::dispatch_dtype;
 using optim_detail::for_all_elements;
 using optim_detail::format_number;
@@ -28,6 +27,22 @@ AdamOptions from_adamw(const AdamWOptions& o) {
 }
 
 }  // namespace
+
+// A parameter's buffers and its own hyper-parameters and step count.
+struct Adam::Segment {
+  void* param;
+  const void* grad;
+  double grad_scale;  // the gradient's pending clip coefficient (Parameter::grad_keeping_scale)
+  void* m;
+  void* v;
+  void* v_max;  // null without amsgrad
+  int64_t n;
+  DType dtype;
+  bool coupled_decay;
+  optim_kernels::AdamScalars s;
+};
+
+Adam::~Adam() = default;
 
 Adam::Adam(std::vector<Parameter> params, AdamOptions options)
     : Adam("Adam", one_group(std::move(params)), options, false) {}
@@ -67,31 +82,31 @@ void Adam::step() {
       ensure_state(st, p);
       ++st.step;
       if (p.numel() == 0) continue;
-      segments_.push_back(Segment{.param = p.raw_data(),
-                                  .grad = p.grad_keeping_scale(),
-                                  .grad_scale = p.grad_scale(),
-                                  .m = st.slots[0].data(),
-                                  .v = st.slots[1].data(),
-                                  .v_max = st.slots[2].data(),  // null without amsgrad
-                                  .n = p.numel(),
-                                  .dtype = p.dtype(),
-                                  .coupled_decay = !decoupled_ && group.weight_decay != 0.0,
-                                  .s = AdamStep{group.lr, options_.betas[0], options_.betas[1],
-                                                options_.eps, group.weight_decay, st.step}});
+      segments_.push_back(
+          Segment{.param = p.raw_data(),
+                  .grad = p.grad_keeping_scale(),
+                  .grad_scale = p.grad_scale(),
+                  .m = st.slots[0].data(),
+                  .v = st.slots[1].data(),
+                  .v_max = st.slots[2].data(),  // null without amsgrad
+                  .n = p.numel(),
+                  .dtype = p.dtype(),
+                  .coupled_decay = !decoupled_ && group.weight_decay != 0.0,
+                  .s = optim_kernels::AdamScalars{group.lr, options_.betas[0], options_.betas[1],
+                                                  options_.eps, group.weight_decay, st.step}});
     }
   }
   for_all_elements(segments_, 20.0, [&](const Segment& seg, int64_t begin, int64_t end) {
     dispatch_dtype(seg.dtype, [&]<class T>() {
       T* v_max = seg.v_max != nullptr ? static_cast<T*>(seg.v_max) + begin : nullptr;
-      optim_kernels::adam_update<T>(
-          static_cast<T*>(seg.param) + begin, static_cast<const T*>(seg.grad) + begin,
-          static_cast<T>(seg.grad_scale), static_cast<T*>(seg.m) + begin,
-          static_cast<T*>(seg.v) + begin, v_max, end - begin,
-          {seg.s.lr, seg.s.beta1, seg.s.beta2, seg.s.eps, seg.s.weight_decay, seg.s.t},
-          {.maximize = options_.maximize,
-           .decoupled = decoupled_,
-           .coupled_decay = seg.coupled_decay,
-           .amsgrad = options_.amsgrad});
+      optim_kernels::adam_update<T>(static_cast<T*>(seg.param) + begin,
+                                    static_cast<const T*>(seg.grad) + begin,
+                                    static_cast<T>(seg.grad_scale), static_cast<T*>(seg.m) + begin,
+                                    static_cast<T*>(seg.v) + begin, v_max, end - begin, seg.s,
+                                    {.maximize = options_.maximize,
+                                     .decoupled = decoupled_,
+                                     .coupled_decay = seg.coupled_decay,
+                                     .amsgrad = options_.amsgrad});
     });
   });
   ++steps_;

@@ -21,14 +21,6 @@
 
 namespace tapegrad {
 
-namespace optim_detail {
-// One parameter's hyper-parameters and step count, for its share of Adam::step().
-struct AdamStep {
-  double lr, beta1, beta2, eps, weight_decay;
-  int64_t t;  // this parameter's step, from 1
-};
-}  // namespace optim_detail
-
 struct AdamOptions {
   double lr = 1e-3;
   std::array<double, 2> betas{0.9, 0.999};  // each in [0, 1)
@@ -54,6 +46,7 @@ class Adam : public Optimizer {
   explicit Adam(std::vector<Parameter> params, AdamOptions options = {});
   explicit Adam(std::vector<ParamGroup> groups, AdamOptions options = {});
 
+  ~Adam() override;
   void step() override;
   const AdamOptions& options() const { return options_; }
   bool decoupled_weight_decay() const { return decoupled_; }
@@ -63,19 +56,9 @@ class Adam : public Optimizer {
        bool decoupled);
 
  private:
-  // One parameter's share of step(): its buffers and its own hyper-parameters and step count.
-  struct Segment {
-    void* param;
-    const void* grad;
-    double grad_scale;  // the gradient's pending clip coefficient (Parameter::grad_keeping_scale)
-    void* m;
-    void* v;
-    void* v_max;  // null without amsgrad
-    int64_t n;
-    DType dtype;
-    bool coupled_decay;
-    optim_detail::AdamStep s;
-  };
+  // One parameter's share of step() (adam.cpp: it holds the kernel's arguments, whose header is
+  // not installed).
+  struct Segment;
 
   AdamOptions options_;
   bool decoupled_;
