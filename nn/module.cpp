@@ -117,8 +117,8 @@ Module& Module::slot_module(const ChildSlot& slot) const {
   return slot.member(const_cast<Module&>(*this));
 }
 
-void Module::add_parameter(const std::string& name, Parameter& p,
-                           std::function<Parameter&(Module&)> member) {
+void Module::add_parameter(const std::string& name, std::function<Parameter&(Module&)> member) {
+  Parameter& p = member(*this);
   if (!p.defined()) throw Error(name_ + ": register_parameter(\"" + name + "\"): undefined");
   if (p.name().empty()) p.set_name(name);
   parameters_.push_back({name, std::move(member)});
@@ -137,9 +137,8 @@ void Module::rename(const std::string& prefix) {
   for (const ChildSlot& slot : children_) slot_module(slot).rename(prefix + slot.name + ".");
 }
 
-void Module::add_child(const std::string& name, Module& child,
-                       std::function<Module&(Module&)> member) {
-  child.rename(name + ".");
+void Module::add_child(const std::string& name, std::function<Module&(Module&)> member) {
+  member(*this).rename(name + ".");
   children_.push_back({name, std::move(member), nullptr});
 }
 

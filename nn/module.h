@@ -172,9 +172,9 @@ class Module {
     std::shared_ptr<Module> owned;
   };
   Parameter& parameter_at(const ParameterSlot& slot) const;
-  void add_parameter(const std::string& name, Parameter& p,
-                     std::function<Parameter&(Module&)> member);
-  void add_child(const std::string& name, Module& child, std::function<Module&(Module&)> member);
+  // The member is reached through `member` on this module, which the caller has checked is an M.
+  void add_parameter(const std::string& name, std::function<Parameter&(Module&)> member);
+  void add_child(const std::string& name, std::function<Module&(Module&)> member);
   // Throws unless this module is an M (what a pointer-to-member of M needs).
   template <class M>
   M& as_class(const std::string& what) {
@@ -230,17 +230,16 @@ requires std::derived_from<M, Module> M& Module::replace_module(const std::strin
 template <class M>
 requires std::derived_from<M, Module>
 void Module::register_parameter(const std::string& name, Parameter M::*member) {
-  Parameter& p = as_class<M>("parameter \"" + name + "\"").*member;
-  add_parameter(name, p,
+  as_class<M>("parameter \"" + name + "\"");
+  add_parameter(name,
                 [member](Module& self) -> Parameter& { return static_cast<M&>(self).*member; });
 }
 
 template <class M, class Child>
 requires std::derived_from<M, Module> && std::derived_from<Child, Module>
 void Module::register_module(const std::string& name, Child M::*member) {
-  Module& child = as_class<M>("child \"" + name + "\"").*member;
-  add_child(name, child,
-            [member](Module& self) -> Module& { return static_cast<M&>(self).*member; });
+  as_class<M>("child \"" + name + "\"");
+  add_child(name, [member](Module& self) -> Module& { return static_cast<M&>(self).*member; });
 }
 
 // A state dict as a safetensors file (F32/F64 tensors, written atomically, io/safetensors.h), and
