@@ -26,12 +26,9 @@ void amax_backward(Tape& tape, const Node& node) {
   // Y = amax_dims X  =>  dX += (dY / Σ_dims M) ⊙ M, M = [X = Y] (torch's scale_grad_by_count:
   // ties share dY evenly; a NaN Y matches nothing, so its group gets dY / 0 · 0 = NaN)
   dispatch(node.dtype, [&]<class T>() {
-    T* dx = tape.input_grad<T>(node, 0).to_add();
+    const auto [dx, xv, yv, dy] = unary_grad<T>(tape, node);
     if (dx == nullptr) return;
     const Node& x = tape.input(node, 0);
-    const T* xv = x.value_as<const T>();
-    const T* yv = node.value_as<const T>();
-    const T* dy = node.grad_as<const T>();
     const uint32_t mask = node.state_as<ExtremeDimsState>().dims.mask;
     const int64_t n_out = node.shape.numel();
     T* count = tape.arena().allocate_array<T>(n_out);

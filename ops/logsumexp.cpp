@@ -18,12 +18,9 @@ struct LogsumexpState {
 void logsumexp_backward(Tape& tape, const Node& node) {
   // Y = log Σ_dims exp X  =>  dX += dY ⊙ exp(X − Y) (broadcast over the reduced dims)
   dispatch(node.dtype, [&]<class T>() {
-    T* dx = tape.input_grad<T>(node, 0).to_add();
+    const auto [dx, xv, yv, dy] = unary_grad<T>(tape, node);
     if (dx == nullptr) return;
     const Node& x = tape.input(node, 0);
-    const T* xv = x.value_as<const T>();
-    const T* yv = node.value_as<const T>();
-    const T* dy = node.grad_as<const T>();
     for_each_in_reduction(x.shape, node.state_as<LogsumexpState>().dims.mask,
                           [&](int64_t o, int64_t i) { dx[i] += dy[o] * std::exp(xv[i] - yv[o]); });
   });

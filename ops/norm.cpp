@@ -35,12 +35,9 @@ void norm_backward(Tape& tape, const Node& node) {
   // p = 1: dX += sgn(X) ⊙ dY;  p = 2: dX += dY ⊙ where(Y = 0, 0, X / Y);
   // p = inf: dX += sgn(X) ⊙ (dY / Σ M) ⊙ M, M = [|X| = Y or X is NaN]  (all broadcast over dims)
   dispatch(node.dtype, [&]<class T>() {
-    T* dx = tape.input_grad<T>(node, 0).to_add();
+    const auto [dx, xv, yv, dy] = unary_grad<T>(tape, node);
     if (dx == nullptr) return;
     const Node& x = tape.input(node, 0);
-    const T* xv = x.value_as<const T>();
-    const T* yv = node.value_as<const T>();
-    const T* dy = node.grad_as<const T>();
     const NormState& st = node.state_as<NormState>();
     const uint32_t mask = st.dims.mask;
     if (st.p == 1.0) {

@@ -118,12 +118,9 @@ void prod_dim_backward(Tape& tape, const Node& node) {
   // Y = Π_dim X  =>  dX += dY ⊙ (Y / X) broadcast along dim; when X holds any zero,
   // dY ⊙ Π_{j≠k} X_j along dim (torch's prod_backward)
   dispatch(node.dtype, [&]<class T>() {
-    T* dx = tape.input_grad<T>(node, 0).to_add();
+    const auto [dx, xv, yv, dy] = unary_grad<T>(tape, node);
     if (dx == nullptr) return;
     const Node& x = tape.input(node, 0);
-    const T* xv = x.value_as<const T>();
-    const T* yv = node.value_as<const T>();
-    const T* dy = node.grad_as<const T>();
     const DimView v = node.state_as<ProdDimState>().view;
     if (x.shape.rank() == 0) {
       dx[0] += dy[0];

@@ -16,6 +16,23 @@ decltype(auto) dispatch(DType dtype, F&& f) {
   return f.template operator()<double>();
 }
 
+// What a kernel backward of y = f(x) that saved x and y reads and writes: dX (null when x needs no
+// gradient), X, Y, dY, e.g.
+//   const auto [dx, xv, yv, dy] = unary_grad<T>(tape, node);
+//   if (dx == nullptr) return;
+template <class T>
+struct UnaryGrad {
+  T* dx;
+  const T* x;
+  const T* y;
+  const T* dy;
+};
+template <class T>
+UnaryGrad<T> unary_grad(Tape& tape, const Node& node) {
+  return {tape.input_grad<T>(node, 0).to_add(), tape.input(node, 0).value_as<const T>(),
+          node.value_as<const T>(), node.grad_as<const T>()};
+}
+
 // `a "W_query" [3, 2]`, or `a [3, 2]` when the tensor has no name: the way errors name operands.
 std::string describe(const char* role, const Tensor& t);
 

@@ -2,6 +2,8 @@
 #include <tapegrad/ops/detail/reduce_dim.h>
 
 #include <array>
+#include <cmath>
+#include <functional>
 
 #include <tapegrad/ops/detail/op_util.h>
 
@@ -34,6 +36,40 @@ DimReduction plan_dim_reduction(const char* op, const Tensor& x, int dim, bool k
   r.view.size = s[r.dim];
   r.out_shape = Shape(std::span<const int64_t>(dims.data(), static_cast<size_t>(out_rank)));
   return r;
+}
+
+void arg_extreme_along(const char* op, const Tensor& x, int dim, bool keepdim, bool largest,
+                       Ids& out) {
+  const DimReduction r = plan_dim_reduction(op, x, dim, keepdim);
+  const DimView v = r.view;
+  if (v.size == 0) {
+    throw_unary_error(
+        op, x,
+        std::string("cannot take the ") + op + " along dim " + std::to_string(dim) + " of size 0");
+  }
+  out.resize(r.out_shape);
+  int64_t* ids = out.values().data();
+  dispatch(x.dtype(), [&]<class T>() {
+    const T* xv = x.data<T>();
+    const auto scan = [&](auto better) {
+      for (int64_t o = 0; o < v.outer; ++o) {
+        for (int64_t i = 0; i < v.inner; ++i) {
+          const T* row = xv + o * v.size * v.inner + i;
+          int64_t best = 0;
+          for (int64_t k = 1; k < v.size && !std::isnan(row[best * v.inner]); ++k) {
+            const T e = row[k * v.inner];
+            if (better(e, row[best * v.inner]) || std::isnan(e)) best = k;
+          }
+          ids[o * v.inner + i] = best;
+        }
+      }
+    };
+    if (largest) {
+      scan(std::greater<T>());
+    } else {
+      scan(std::less<T>());
+    }
+  });
 }
 
 std::string reduction_text(int dim, const Node& x, const Node& y) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <type_traits>
 
+#include <tapegrad/graph/ids.h>
 #include <tapegrad/graph/tape.h>
 
 namespace tapegrad {
@@ -34,6 +35,12 @@ struct DimReduction {
 // Checks dim against x's rank and plans the reduction; throws
 // `max_dim: x "scores" [2, 3]: dim 2 is out of range for rank 2 (expected -2..1)`.
 DimReduction plan_dim_reduction(const char* op, const Tensor& x, int dim, bool keepdim);
+
+// argmax (largest) or argmin along dim into out, as torch's CPU kernels: ties give the first
+// index, and a NaN counts as the extreme value (the first NaN wins). An Error naming op when dim
+// is out of range or of size 0.
+void arg_extreme_along(const char* op, const Tensor& x, int dim, bool keepdim, bool largest,
+                       Ids& out);
 
 // A reduction's arguments as drawings show them: "dim 1, keepdim" (x's rank and the output's
 // rank tell whether it kept the dim).

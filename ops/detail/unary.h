@@ -1,7 +1,9 @@
 // The loops of a unary elementwise op (y = f(x), same shape, no arguments), so its file holds
 // only its math:
-//   Tensor sin(const Tensor& x) { return unary_forward(kSin, x, [](auto v) { return std::sin(v);
-//   }); } void sin_backward(Tape& tape, const Node& node) {
+//   Tensor sin(const Tensor& x) {
+//     return unary_forward(kSin, x, [](auto v) { return std::sin(v); });
+//   }
+//   void sin_backward(Tape& tape, const Node& node) {
 //     // Y = sin X  =>  dX += dY ⊙ cos X
 //     unary_backward_from_input(tape, node, [](auto dy, auto x) { return dy * std::cos(x); });
 //   }
