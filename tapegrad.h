@@ -14,6 +14,7 @@
 #include <tapegrad/io/print.h>
 #include <tapegrad/io/safetensors.h>
 #include <tapegrad/kernels/gemm/matmul_precision.h>
+#include <tapegrad/nn/activations.h>
 #include <tapegrad/nn/attention.h>
 #include <tapegrad/nn/generate.h>
 #include <tapegrad/nn/gpt.h>
