@@ -1,6 +1,7 @@
 // The umbrella header: everything a training script uses (installed as <tapegrad/tapegrad.h>).
 #pragma once
 
+#include <tapegrad/data/tensor_dataset.h>
 #include <tapegrad/graph/error.h>
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/graph/gradcheck.h>
