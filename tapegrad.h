@@ -1,6 +1,7 @@
 // The umbrella header: everything a training script uses (installed as <tapegrad/tapegrad.h>).
 #pragma once
 
+#include <tapegrad/data/tensor_dataset.h>
 #include <tapegrad/graph/error.h>
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/graph/gradcheck.h>
@@ -14,6 +15,7 @@
 #include <tapegrad/io/print.h>
 #include <tapegrad/io/safetensors.h>
 #include <tapegrad/kernels/gemm/matmul_precision.h>
+#include <tapegrad/nn/activations.h>
 #include <tapegrad/nn/attention.h>
 #include <tapegrad/nn/generate.h>
 #include <tapegrad/nn/gpt.h>

@@ -411,6 +411,47 @@ void Module::load(const std::string& path, bool strict) {
   }
 }
 
+// --- ModuleDict ----------------------------------------------------------------------------------
+
+ModuleDict::ModuleDict(std::vector<std::pair<std::string, std::shared_ptr<Module>>> modules,
+                       std::string name)
+    : Module(std::move(name)), modules_(std::move(modules)) {
+  std::set<std::string> seen;
+  for (const auto& [key, module] : modules_) {
+    const std::string where = this->name() + ": key \"" + key + "\"";
+    if (key.empty()) throw Error(this->name() + ": a key is empty");
+    if (key.find('.') != std::string::npos) {
+      throw Error(where + " holds '.' (it would split the parameter names' paths)");
+    }
+    if (!seen.insert(key).second) throw Error(where + " is given twice");
+    if (!module) throw Error(where + ": null module");
+  }
+  for (const auto& [key, module] : modules_) register_module(key, module);
+}
+
+bool ModuleDict::contains(const std::string& key) const {
+  return std::any_of(modules_.begin(), modules_.end(),
+                     [&](const auto& entry) { return entry.first == key; });
+}
+
+std::vector<std::string> ModuleDict::keys() const {
+  std::vector<std::string> out;
+  for (const auto& entry : modules_) out.push_back(entry.first);
+  return out;
+}
+
+Module& ModuleDict::operator[](const std::string& key) const {
+  for (const auto& [k, module] : modules_) {
+    if (k == key) return *module;
+  }
+  throw Error(name() + ": no key \"" + key + "\" (keys: " + join(keys()) + ")");
+}
+
+void ModuleDict::throw_wrong_class(const std::string& key) const {
+  throw Error(name() + ": the module under \"" + key + "\" is a " + class_name((*this)[key]) +
+              ", not of the class asked for");
+}
+
 // --- Sequential ----------------------------------------------------------------------------------
 
 Sequential::Sequential(std::vector<std::shared_ptr<UnaryModule>> modules, std::string name)

@@ -281,8 +281,10 @@ class Sequential : public UnaryModule {
   std::vector<std::shared_ptr<UnaryModule>> modules_;
 };
 
-// torch.nn.ModuleList of one module class: children named "0", "1", ...; no forward of its own.
-template <class M>
+// torch.nn.ModuleList: children named "0", "1", ...; no forward of its own. M is the class the
+// elements share; ModuleList<Module> (or ModuleList<UnaryModule>) holds modules of mixed classes,
+// as torch's does, each reached as its own class by at<C>(i).
+template <class M = Module>
 class ModuleList : public Module {
  public:
   explicit ModuleList(std::vector<std::unique_ptr<M>> modules, std::string name = "ModuleList")
@@ -295,9 +297,41 @@ class ModuleList : public Module {
   bool empty() const { return modules_.empty(); }
   M& operator[](size_t i) const { return *modules_.at(i); }
   M& front() const { return *modules_.front(); }
+  // The i-th module as its own class C (std::bad_cast when it is not one).
+  template <class C>
+  C& at(size_t i) const {
+    return dynamic_cast<C&>(*modules_.at(i));
+  }
 
  private:
   std::vector<std::shared_ptr<M>> modules_;
+};
+
+// torch.nn.ModuleDict: children registered under their keys, in the order given, so parameters
+// are named "<key>.<path>" ("encoder.weight") as in torch's state_dict. Modules of any class; no
+// forward of its own. Throws Error when a module is null or a key is empty, holds '.', or repeats.
+class ModuleDict : public Module {
+ public:
+  explicit ModuleDict(std::vector<std::pair<std::string, std::shared_ptr<Module>>> modules,
+                      std::string name = "ModuleDict");
+  size_t size() const { return modules_.size(); }
+  bool empty() const { return modules_.empty(); }
+  bool contains(const std::string& key) const;
+  std::vector<std::string> keys() const;  // in order
+  // The module under `key`; throws Error listing the keys when there is none.
+  Module& operator[](const std::string& key) const;
+  // The same as its own class C; throws Error naming the key when it is not a C.
+  template <class C>
+  C& at(const std::string& key) const {
+    Module& m = (*this)[key];
+    C* typed = dynamic_cast<C*>(&m);
+    if (typed == nullptr) throw_wrong_class(key);
+    return *typed;
+  }
+
+ private:
+  [[noreturn]] void throw_wrong_class(const std::string& key) const;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> modules_;
 };
 
 }  // namespace tapegrad::nn

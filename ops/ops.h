@@ -121,6 +121,14 @@ Tensor relu(const Tensor& x);     // max(x, 0); NaN stays NaN
 Tensor tanh(const Tensor& x);     // the hyperbolic tangent
 Tensor sigmoid(const Tensor& x);  // 1 / (1 + exp(-x)), torch's order of operations
 Tensor silu(const Tensor& x);     // x * sigmoid(x), computed as torch does: x / (1 + exp(-x))
+// torch.nn.functional's leaky_relu, elu, softplus and mish, each in torch's CPU order of
+// operations; at a kink the gradient is torch's (ops/DERIVATIVES.md). A scalar argument must be
+// finite (and fit x's dtype); it is rounded to x's dtype, as torch rounds a Python number.
+Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);  // x > 0 ? x : slope·x
+Tensor elu(const Tensor& x, double alpha = 1.0);  // x > 0 ? x : alpha·(exp(x) − 1)
+// log(1 + exp(beta·x)) / beta, and x itself where beta·x > threshold; beta must not be 0.
+Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0);
+Tensor mish(const Tensor& x);  // x·tanh(softplus(x))
 // torch.where(cond, a, b): a where cond is nonzero (NaN counts as nonzero), else b. cond is a
 // float32/float64 mask as for masked_fill and gets no gradient; cond, a and b broadcast together.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);

@@ -26,6 +26,7 @@ const std::map<std::string, std::set<std::string>>& allowed_includes() {
       {"nn", {"graph", "kernels", "ops", "io", "nn"}},
       {"viz", {"graph", "io", "viz"}},
       {"text", {"graph", "text"}},
+      {"data", {"graph", "text", "data"}},  // text: BatchSampler and randperm (torch's order)
       {"train", {"graph", "kernels", "ops", "nn", "optim", "io", "text", "train"}},
       {"dist",
        {"graph", "kernels", "ops", "nn", "optim", "io", "train", "dist"}},  // train: sharding
@@ -107,11 +108,11 @@ TEST_CASE("layout: includes run one way between the library's folders") {
 TEST_CASE("layout: every file of the tree includes tapegrad's headers as <tapegrad/...>") {
   const fs::path root = TAPEGRAD_SOURCE_DIR;
   static const std::regex quoted(
-      R"(^\s*#\s*include\s*"(tapegrad\.h|(graph|kernels|ops|nn|optim|io|viz|text|train|dist|cli)/))");
+      R"(^\s*#\s*include\s*"(tapegrad\.h|(graph|kernels|ops|nn|optim|io|viz|text|data|train|dist|cli)/))");
   std::vector<std::string> quoted_includes;
   size_t files = 0;
-  for (const char* folder : {"graph", "kernels", "ops", "nn", "optim", "io", "viz", "text", "train",
-                             "dist", "cli", "apps", "examples", "tools", "tests"}) {
+  for (const char* folder : {"graph", "kernels", "ops", "nn", "optim", "io", "viz", "text", "data",
+                             "train", "dist", "cli", "apps", "examples", "tools", "tests"}) {
     for (const auto& entry : fs::recursive_directory_iterator(root / folder)) {
       const std::string ext = entry.path().extension().string();
       if (ext != ".h" && ext != ".cpp") continue;

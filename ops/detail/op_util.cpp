@@ -1,6 +1,9 @@
 // Helpers shared by the ops: error messages and the inference-only ops' guard.
 #include <tapegrad/ops/detail/op_util.h>
 
+#include <cmath>
+#include <limits>
+
 #include <tapegrad/graph/scope.h>
 
 namespace tapegrad {
@@ -27,6 +30,16 @@ void throw_binary_error(const char* op, const Tensor& a, const char* joiner, con
 
 void throw_unary_error(const char* op, const Tensor& x, const std::string& what) {
   throw Error(std::string(op) + ": " + describe("x", x) + ": " + what);
+}
+
+void check_scalar_argument(const char* op, const Tensor& x, const char* name, double value) {
+  if (!std::isfinite(value)) {
+    throw_unary_error(op, x, std::string(name) + " " + number_text(value) + " must be finite");
+  }
+  if (x.dtype() == DType::Float32 &&
+      std::abs(value) > static_cast<double>(std::numeric_limits<float>::max())) {
+    throw_unary_error(op, x, std::string(name) + " " + number_text(value) + " overflows float32");
+  }
 }
 
 void check_inference_only(const char* op, const Tensor& x) {

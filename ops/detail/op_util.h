@@ -45,6 +45,11 @@ void check_same_dtype(const char* op, const Tensor& a, const Tensor& b);
                                      const Tensor& b, const std::string& what);
 [[noreturn]] void throw_unary_error(const char* op, const Tensor& x, const std::string& what);
 
+// Throws `op: <x described>: <name> <value> ...` unless the scalar argument `value` is finite and,
+// for a float32 x, within float32's range (it is rounded to x's dtype, as torch rounds a Python
+// number), so a bad slope or coefficient is an Error, not a tensor of inf or NaN.
+void check_scalar_argument(const char* op, const Tensor& x, const char* name, double value);
+
 // For the inference-only ops (ops.h): throws `op: <x described>: inference only (...)` when
 // grad mode is on, before anything is recorded.
 void check_inference_only(const char* op, const Tensor& x);

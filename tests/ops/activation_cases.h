@@ -1,5 +1,6 @@
-// The torch golden check shared by relu, tanh, sigmoid, silu and log_softmax: forward and
-// backward on tests/goldens/activations/activations.txt, in float32 and float64.
+// The torch golden check shared by the activations (relu, tanh, sigmoid, silu, log_softmax, and
+// leaky_relu, elu, softplus and mish): forward and backward on a file of tests/goldens/
+// activations/ (activations.txt unless given), in float32 and float64.
 #pragma once
 
 #include <functional>
@@ -13,9 +14,9 @@ namespace tapegrad::testing {
 // `case_name` is the golden's prefix ("tanh"); `ulps` the tolerance (0: bit for bit). Returns
 // the number of elements (y and dx, both dtypes) equal to torch's bit for bit.
 inline int64_t check_activation_goldens(const std::string& case_name,
-                                        const std::function<Tensor(const Tensor&)>& f,
-                                        double ulps) {
-  const GoldenFile golden("activations", "activations.txt");
+                                        const std::function<Tensor(const Tensor&)>& f, double ulps,
+                                        const std::string& file = "activations.txt") {
+  const GoldenFile golden("activations", file);
   int64_t equal = 0;
   for (const auto& [tag, dtype] : {std::pair<std::string, DType>{"f32", DType::Float32},
                                    std::pair<std::string, DType>{"f64", DType::Float64}}) {
