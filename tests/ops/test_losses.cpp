@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/losses.h>
 #include <tapegrad/ops/ops.h>
 #include "tests/ops/gradcheck_registry.h"
@@ -436,4 +437,37 @@ TEST_CASE("losses: float64 gradient checks of every loss", "[losses][gradcheck]"
     INFO(report.message);
     CHECK(report.passed);
   }
+}
+
+TEST_CASE("losses: second derivatives through the composites (gradgradcheck)", "[losses][grad]") {
+  using S = std::span<const Tensor>;
+  const Ids target({2, 2}, {0, 2, -100, 1});
+  const GradcheckReport ce = gradgradcheck(
+      "cross_entropy",
+      [&](S in) {
+        return cross_entropy(in[0], target,
+                             CrossEntropyOptions{.weight = tensor({0.5, 2.0, 1.5}, DType::Float64),
+                                                 .label_smoothing = 0.2});
+      },
+      {random_input({2, 3, 2}, 41)});
+  INFO(ce.message);
+  CHECK(ce.passed);
+  const GradcheckReport bce =
+      gradgradcheck("binary_cross_entropy_with_logits",
+                    [](S in) {
+                      return binary_cross_entropy_with_logits(
+                          in[0], in[1], {.pos_weight = tensor({2.0, 0.5, 1.0}, DType::Float64)});
+                    },
+                    {random_input({2, 3}, 42, -3.0, 3.0), random_input({2, 3}, 43, 0.0, 1.0)});
+  INFO(bce.message);
+  CHECK(bce.passed);
+  const GradcheckReport cos =
+      gradgradcheck("cosine_embedding_loss",
+                    [](S in) {
+                      return cosine_embedding_loss(
+                          in[0], in[1], tensor({1.0, -1.0}, DType::Float64), {.margin = -0.9});
+                    },
+                    {random_input({2, 3}, 44), random_input({2, 3}, 45)});
+  INFO(cos.message);
+  CHECK(cos.passed);
 }
