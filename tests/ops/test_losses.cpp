@@ -299,6 +299,12 @@ TEST_CASE("nll_loss and cross_entropy: ignored targets, all ignored, -inf elsewh
   Tensor w = tensor({1.0, 3.0, 0.5}, DType::Float64);
   const Ids both({2}, {1, 2});
   CHECK(nll_loss(x, both, {.weight = w}).item() == (3.0 * 0.5 + 0.5 * 0.1) / 3.5);
+  // An input [C] with a target [] is the row [1, C] with the target [1].
+  Tensor row = tensor({0.3, -1.2, 2.0}, DType::Float64);
+  const CrossEntropyOptions smooth{
+      .weight = w, .reduction = Reduction::Sum, .label_smoothing = 0.3};
+  CHECK(cross_entropy(row, Ids({}, {2}), smooth).item() ==
+        cross_entropy(reshape(row, {1, 3}), Ids({1}, {2}), smooth).item());
   // The call forms of ops.h are the fused op, bit for bit.
   Tensor logits = tensor({{0.3, -1.2, 2.0}, {1.0, 0.0, -0.5}}, DType::Float64);
   CHECK(cross_entropy(logits, both, CrossEntropyOptions{}).item() ==
