@@ -23,8 +23,10 @@
 #include <tapegrad/nn/init.h>
 #include <tapegrad/nn/layers.h>
 #include <tapegrad/nn/lora.h>
+#include <tapegrad/nn/losses.h>
 #include <tapegrad/nn/module.h>
 #include <tapegrad/ops/grad.h>
+#include <tapegrad/ops/losses.h>
 #include <tapegrad/ops/ops.h>
 #include <tapegrad/optim/optim.h>
 #include <tapegrad/text/classification.h>

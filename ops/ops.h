@@ -412,7 +412,8 @@ Tensor max(const Tensor& x, int dim, bool keepdim = false);       // values; gra
 Tensor mse_loss(const Tensor& prediction, const Tensor& target);  // mean of squared errors
 // logits [N, C] (or [C]), targets in [0, C) or ignore_index: mean cross entropy via a stable
 // log-softmax over the rows whose target is not ignore_index (torch's default −100; the padding
-// targets of chapter 7's collate). Every row ignored gives NaN, as in torch.
+// targets of chapter 7's collate). Every row ignored gives NaN, as in torch. Class weights, the
+// other reductions, label smoothing, probability targets and more losses: ops/losses.h.
 Tensor cross_entropy(const Tensor& logits, std::span<const int64_t> targets,
                      int64_t ignore_index = -100);
 // The same with targets as Ids ([N], or [] for logits [C]).

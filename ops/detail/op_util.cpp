@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include <tapegrad/graph/scope.h>
 
@@ -55,6 +56,17 @@ void inference_only_backward(Tape&, const Node& node) {
 
 std::string dim_text(int64_t dim, int rank) {
   return "dim " + std::to_string(dim == rank - 1 ? int64_t{-1} : dim);
+}
+
+std::string position_text(const Shape& shape, int64_t flat) {
+  std::vector<int64_t> coords(static_cast<size_t>(shape.rank()));
+  for (int d = shape.rank() - 1; d >= 0; --d) {
+    coords[static_cast<size_t>(d)] = flat % shape[d];
+    flat /= shape[d];
+  }
+  std::string out = "[";
+  for (size_t d = 0; d < coords.size(); ++d) out += (d ? ", " : "") + std::to_string(coords[d]);
+  return out + "]";
 }
 
 }  // namespace tapegrad

@@ -56,6 +56,10 @@ void check_inference_only(const char* op, const Tensor& x);
 // Their OpDef::backward: never reached, as they record nothing in grad mode; throws if it is.
 void inference_only_backward(Tape& tape, const Node& node);
 
+// "[1, 2]": the coordinates of element `flat` (row-major) of a tensor of `shape`; "[]" for a
+// scalar. How errors name a bad element.
+std::string position_text(const Shape& shape, int64_t flat);
+
 // A dim as drawings show it ("dim -1"): the last one as -1, as the book writes softmax(x, dim=-1),
 // others counted from the front. `dim` is normalised to 0..rank-1.
 std::string dim_text(int64_t dim, int rank);

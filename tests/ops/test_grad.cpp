@@ -3,6 +3,7 @@
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/graph/random.h>
 #include <tapegrad/ops/grad.h>
+#include <tapegrad/ops/losses.h>
 #include <tapegrad/ops/ops.h>
 #include <tapegrad/viz/dot.h>
 
@@ -452,6 +453,9 @@ std::vector<SecondOrderCase> second_order_cases() {
       // Piecewise: abs'' and the masks' derivatives are zero; x² around each keeps a second
       // derivative to check. Inputs away from the kinks (0, the clamp bounds, ties).
       {"abs", [](S in) { return abs(in[0]) * in[0]; }, {away_from_zero({4}, 87)}},
+      {"binary_cross_entropy",
+       [](S in) { return binary_cross_entropy_elementwise(in[0], in[1]); },
+       {random_input({2, 3}, 200, 0.2, 0.8), random_input({2, 3}, 201, 0.0, 1.0)}},
       {"sign", [](S in) { return sign(in[0]) * in[0] * in[0]; }, {away_from_zero({4}, 88)}},
       {"clamp", [](S in) { return clamp(in[0] * in[0], 0.3, 0.8); }, {r({2, 3}, 89)}},
       {"clamp", [](S in) { return clamp_max(in[0] * in[0], 0.5); }, {r({4}, 90)}},
