@@ -24,6 +24,7 @@
 #include <tapegrad/nn/layers.h>
 #include <tapegrad/nn/lora.h>
 #include <tapegrad/nn/module.h>
+#include <tapegrad/nn/qwen3.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 #include <tapegrad/optim/optim.h>
