@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numbers>
 
+#include <tapegrad/kernels/gemm/gemm_kernels.h>
+#include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/ops/detail/grad_util.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/grad.h>
@@ -114,7 +116,7 @@ Tensor rope(const Tensor& x, const Tensor& cos, const Tensor& sin) {
         // (x·cos) + (rotated·sin), each product rounded, as the book's expression computes it
         for (int64_t i = 0; i < d; ++i) {
           const T rot = i < h ? -xi[i + h] : xi[i - h];
-          const T a = xi[i] * ci[i], b = rot * si[i];
+          const T a = detail::unfused(xi[i] * ci[i]), b = detail::unfused(rot * si[i]);
           out[row + i] = a + b;
         }
       }
@@ -139,11 +141,13 @@ RopeTables compute_rope_params(int64_t head_dim, double theta_base, int64_t cont
   // float32 throughout, as the book's tensors: theta ** (arange(0, D, 2) / D), then 1.0 / that.
   const int64_t half = head_dim / 2;
   std::vector<float> inv_freq(static_cast<size_t>(half));
-  const float base = static_cast<float>(theta_base);
   for (int64_t i = 0; i < half; ++i) {
-    const float exponent = static_cast<float>(2 * i) / static_cast<float>(head_dim);
-    inv_freq[static_cast<size_t>(i)] = 1.0f / std::pow(base, exponent);  // reciprocal(pow)
+    inv_freq[static_cast<size_t>(i)] = static_cast<float>(2 * i) / static_cast<float>(head_dim);
   }
+  // torch's pow, cos and sin are SLEEF's 1-ulp functions (vmath's), not the C library's: the
+  // tables' bits depend on it.
+  vmath::pow_base(static_cast<float>(theta_base), inv_freq.data(), inv_freq.data(), half);
+  for (float& v : inv_freq) v = 1.0f / v;  // 1.0 / tensor: torch's reciprocal
   if (freq_config) {
     // Llama 3's smoothing: low frequencies divided by factor, high ones kept, the band between
     // interpolated (the book's llama3.py, in its float32 tensor arithmetic).
@@ -156,10 +160,13 @@ RopeTables compute_rope_params(int64_t head_dim, double theta_base, int64_t cont
     for (float& inv : inv_freq) {
       const float wavelen = (1.0f / inv) * two_pi;
       const float scaled = wavelen > static_cast<float>(low_wavelen) ? inv / factor : inv;
-      const float smooth = ((1.0f / wavelen) * static_cast<float>(f.original_context_length) -
-                            static_cast<float>(f.low_freq_factor)) /
+      // Each product rounded before the sum, as torch's separate ops (no multiply-add).
+      const float ratio =
+          detail::unfused((1.0f / wavelen) * static_cast<float>(f.original_context_length));
+      const float smooth = (ratio - static_cast<float>(f.low_freq_factor)) /
                            static_cast<float>(f.high_freq_factor - f.low_freq_factor);
-      const float smoothed = (1.0f - smooth) * (inv / factor) + smooth * inv;
+      const float smoothed =
+          detail::unfused((1.0f - smooth) * (inv / factor)) + detail::unfused(smooth * inv);
       const bool medium =
           wavelen <= static_cast<float>(low_wavelen) && wavelen >= static_cast<float>(high_wavelen);
       inv = medium ? smoothed : scaled;
@@ -169,13 +176,15 @@ RopeTables compute_rope_params(int64_t head_dim, double theta_base, int64_t cont
   tables.cos.resize(static_cast<size_t>(context_length * head_dim));
   tables.sin.resize(tables.cos.size());
   for (int64_t p = 0; p < context_length; ++p) {
+    // angles = positions[:, None] * inv_freq[None, :], then cat([angles, angles], dim=1)
+    float* row = tables.cos.data() + p * head_dim;
     for (int64_t i = 0; i < head_dim; ++i) {
-      // angles = positions[:, None] * inv_freq[None, :], then cat([angles, angles], dim=1)
-      const float angle = static_cast<float>(p) * inv_freq[static_cast<size_t>(i % half)];
-      tables.cos[static_cast<size_t>(p * head_dim + i)] = std::cos(angle);
-      tables.sin[static_cast<size_t>(p * head_dim + i)] = std::sin(angle);
+      row[i] = static_cast<float>(p) * inv_freq[static_cast<size_t>(i % half)];
     }
   }
+  const int64_t n = context_length * head_dim;
+  vmath::sin(tables.cos.data(), tables.sin.data(), n);
+  vmath::cos(tables.cos.data(), tables.cos.data(), n);
   return tables;
 }
 

@@ -7,6 +7,7 @@
 
 #include <tapegrad/graph/random.h>
 #include <tapegrad/nn/qwen3.h>
+#include <tapegrad/optim/optim.h>
 #include "tests/goldens.h"
 
 using namespace tapegrad;
@@ -109,4 +110,29 @@ TEST_CASE("Qwen3Model: bad configs and ids are named", "[qwen3][errors]") {
                     "Qwen3Model: in_idx [1, 17] has 17 tokens, more than context_length 16");
   CHECK_THROWS_WITH(model(Ids::from_row({1, 2})),
                     "Qwen3Model: in_idx [2] must be [B, T] (batch, tokens)");
+}
+
+TEST_CASE("Qwen3Model: 20 AdamW steps give the book's model's losses under torch within 1e-5",
+          "[qwen3][goldens][train]") {
+  using test_qwen3::kTiny;
+  const testing::GoldenFile golden("qwen3", "qwen3.txt");
+  manual_seed(123);
+  nn::Qwen3Model model(kTiny);
+  model.train();
+  AdamW optimizer(model.parameters(), AdamWOptions{.lr = 5e-4, .weight_decay = 0.1});
+  const Ids inputs(golden["train.inputs"].shape, golden["train.inputs"].ints());
+  const std::vector<int64_t> targets = golden["train.targets"].ints();
+  const std::vector<double>& want = golden["train.losses"].values;
+  Tape tape;
+  TapeScope scope(tape);
+  for (size_t step = 0; step < want.size(); ++step) {
+    tape.reset();
+    optimizer.zero_grad();
+    Tensor loss = cross_entropy(flatten(model(inputs), 0, 1), targets);  // []
+    loss.backward();
+    optimizer.step();
+    INFO("step " << step << ": loss " << loss.item() << " vs torch " << want[step]);
+    REQUIRE(std::abs(loss.item() - want[step]) <= 1e-5 * std::abs(want[step]));
+  }
+  CHECK(want.back() < want.front());  // it learns
 }

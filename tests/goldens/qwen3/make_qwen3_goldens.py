@@ -429,6 +429,28 @@ def model_records(records, names):
                     torch.tensor(total - model.out_head.weight.numel())))
 
 
+def train_records(records):
+    # 20 steps of the book's training step (ch05's calc_loss_batch: cross_entropy of the
+    # flattened logits; zero_grad, backward, step) with torch.optim.AdamW on the tiny config.
+    torch.manual_seed(123)
+    model = Qwen3Model(QWEN3_CONFIG_TINY)
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=5e-4, weight_decay=0.1)
+    g = torch.Generator().manual_seed(5)
+    inputs = torch.randint(0, 97, (2, 8), generator=g)
+    targets = torch.randint(0, 97, (2, 8), generator=g)
+    losses = []
+    for _ in range(20):
+        optimizer.zero_grad()
+        logits = model(inputs)
+        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    records += [("train.inputs", inputs), ("train.targets", targets),
+                ("train.losses", torch.tensor(losses, dtype=torch.float64))]
+
+
 def main():
     records = []
     rms_norm_records(records)
@@ -436,6 +458,7 @@ def main():
     gqa_records(records)
     names = []
     model_records(records, names)
+    train_records(records)
     with open(os.path.join(HERE, "qwen3.txt"), "w") as f:
         f.write(f"# Written by make_qwen3_goldens.py with torch {torch.__version__}.\n")
         for name, t in records:
