@@ -95,10 +95,14 @@ namespace qwen3 {
 
 FeedForward::FeedForward(const Qwen3Config& cfg, DType dtype, Generator& generator,
                          std::string name)
+    : FeedForward(cfg.emb_dim, cfg.hidden_dim, dtype, generator, std::move(name)) {}
+
+FeedForward::FeedForward(int64_t emb_dim, int64_t hidden_dim, DType dtype, Generator& generator,
+                         std::string name)
     : UnaryModule(std::move(name)),
-      fc1(cfg.emb_dim, cfg.hidden_dim, false, dtype, "fc1", generator),
-      fc2(cfg.emb_dim, cfg.hidden_dim, false, dtype, "fc2", generator),
-      fc3(cfg.hidden_dim, cfg.emb_dim, false, dtype, "fc3", generator) {
+      fc1(emb_dim, hidden_dim, false, dtype, "fc1", generator),
+      fc2(emb_dim, hidden_dim, false, dtype, "fc2", generator),
+      fc3(hidden_dim, emb_dim, false, dtype, "fc3", generator) {
   register_module("fc1", &FeedForward::fc1);
   register_module("fc2", &FeedForward::fc2);
   register_module("fc3", &FeedForward::fc3);

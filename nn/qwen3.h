@@ -67,6 +67,9 @@ class FeedForward : public UnaryModule {
  public:
   FeedForward(const Qwen3Config& cfg, DType dtype, Generator& generator,
               std::string name = "FeedForward");
+  // The same layers for C = emb_dim, F = hidden_dim (Llama 3's FeedForward is this one).
+  FeedForward(int64_t emb_dim, int64_t hidden_dim, DType dtype, Generator& generator,
+              std::string name = "FeedForward");
   Tensor forward(const Tensor& x) const override;  // [B, T, C] -> [B, T, C]
 
   Linear fc1;  // [F, C]

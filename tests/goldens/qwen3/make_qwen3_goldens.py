@@ -7,9 +7,11 @@ format of ../golden_format.py (values exact, as float.hex()).
 The classes and functions between the "book's code" markers are copied verbatim from the book's
 repository, rasbt/LLMs-from-scratch (Apache License 2.0, (c) Sebastian Raschka):
 pkg/llms_from_scratch/qwen3.py (QWEN_CONFIG_06_B, Qwen3Model, TransformerBlock, FeedForward,
-GroupedQueryAttention, compute_rope_params, apply_rope, RMSNorm) and, renamed with a llama3_
-prefix, pkg/llms_from_scratch/llama3.py's compute_rope_params and LLAMA32_CONFIG_1B's rope_freq.
-Nothing in them needed torch > 1.13: the config's dtype is torch.bfloat16, which 1.13 has.
+GroupedQueryAttention, compute_rope_params, apply_rope, RMSNorm) and, renamed with a llama3_ or
+Llama3 prefix, pkg/llms_from_scratch/llama3.py's compute_rope_params, LLAMA32_CONFIG_1B,
+Llama3Model, TransformerBlock, GroupedQueryAttention and rescale_theta (its FeedForward and
+apply_rope are qwen3.py's, the same code). Only llama3.py's nn.RMSNorm needs torch >= 2.4: it is
+replaced by TorchRMSNorm, torch 2.4's formula (see there).
 """
 import os
 import sys
@@ -315,6 +317,190 @@ def llama3_compute_rope_params(head_dim, theta_base=10_000, context_length=4096,
 
     return cos, sin
 
+
+
+# torch.nn.RMSNorm is torch 2.4's; under 1.13 the book's nn.RMSNorm calls below use this stand-in,
+# torch 2.4's formula (x * rsqrt(mean(x², -1) + eps), then * weight) with its parameter name.
+class TorchRMSNorm(nn.Module):
+    def __init__(self, normalized_shape, eps=None, dtype=None):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(normalized_shape, dtype=dtype))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+# The book's llama3.py classes, renamed with a Llama3 prefix (qwen3.py's share their names);
+# nn.RMSNorm -> TorchRMSNorm is the only other change.
+LLAMA32_CONFIG_1B = {
+    "vocab_size": 128_256,           # Vocabulary size
+    "context_length": 8192,          # Maximum context length to use (reduced to save memory)
+    "orig_context_length": 131_072,  # Context length that was used to train the model
+    "emb_dim": 2048,                 # Embedding dimension
+    "n_heads": 32,                   # Number of attention heads
+    "n_layers": 16,                  # Number of layers
+    "hidden_dim": 8192,              # Size of the intermediate dimension in FeedForward
+    "n_kv_groups": 8,                # Key-Value groups for grouped-query attention
+    "rope_base": 500_000.0,          # The base in RoPE's "theta"
+    "dtype": torch.bfloat16,         # Lower-precision dtype to reduce memory usage
+    "rope_freq": {                   # RoPE frequency scaling
+        "factor": 32.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_context_length": 8192,
+    }
+}
+
+
+class Llama3Model(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+
+        # Main model parameters
+        self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"], dtype=cfg["dtype"])
+
+        self.trf_blocks = nn.ModuleList(  # ModuleList since Sequential can only accept one input, and we need `x, mask, cos, sin`
+            [Llama3TransformerBlock(cfg) for _ in range(cfg["n_layers"])]
+        )
+
+        self.final_norm = TorchRMSNorm(cfg["emb_dim"], eps=1e-5, dtype=cfg["dtype"])
+        self.out_head = nn.Linear(cfg["emb_dim"], cfg["vocab_size"], bias=False, dtype=cfg["dtype"])
+
+        # Reusuable utilities
+        self.register_buffer(
+            "mask", torch.triu(torch.ones(cfg["context_length"], cfg["context_length"]), diagonal=1).bool(),
+            persistent=False
+        )
+
+        if cfg["orig_context_length"] != cfg["context_length"]:
+            cfg["rope_base"] = rescale_theta(
+                            cfg["rope_base"],
+                            cfg["orig_context_length"],
+                            cfg["context_length"]
+                        )
+        cos, sin = llama3_compute_rope_params(
+            head_dim=cfg["emb_dim"] // cfg["n_heads"],
+            theta_base=cfg["rope_base"],
+            context_length=cfg["context_length"],
+            freq_config=cfg["rope_freq"]
+        )
+        self.register_buffer("cos", cos, persistent=False)
+        self.register_buffer("sin", sin, persistent=False)
+        self.cfg = cfg
+
+    def forward(self, in_idx):
+        tok_embeds = self.tok_emb(in_idx)
+        x = tok_embeds
+
+        for block in self.trf_blocks:
+            x = block(x, self.mask, self.cos, self.sin)
+        x = self.final_norm(x)
+        logits = self.out_head(x.to(self.cfg["dtype"]))
+        return logits
+
+
+class Llama3TransformerBlock(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.att = Llama3GroupedQueryAttention(
+            d_in=cfg["emb_dim"],
+            d_out=cfg["emb_dim"],
+            num_heads=cfg["n_heads"],
+            num_kv_groups=cfg["n_kv_groups"],
+            dtype=cfg["dtype"]
+        )
+        self.ff = FeedForward(cfg)
+        self.norm1 = TorchRMSNorm(cfg["emb_dim"], eps=1e-5, dtype=cfg["dtype"])
+        self.norm2 = TorchRMSNorm(cfg["emb_dim"], eps=1e-5, dtype=cfg["dtype"])
+
+    def forward(self, x, mask, cos, sin):
+        # Shortcut connection for attention block
+        shortcut = x
+        x = self.norm1(x)
+        x = self.att(x, mask, cos, sin)  # Shape [batch_size, num_tokens, emb_size]
+        x = x + shortcut  # Add the original input back
+
+        # Shortcut connection for feed-forward block
+        shortcut = x
+        x = self.norm2(x)
+        x = self.ff(x)
+        x = x + shortcut  # Add the original input back
+
+        return x
+
+
+class Llama3GroupedQueryAttention(nn.Module):
+    def __init__(
+            self, d_in, d_out, num_heads, num_kv_groups, dtype=None
+    ):
+        super().__init__()
+        assert d_out % num_heads == 0, "d_out must be divisible by num_heads"
+        assert num_heads % num_kv_groups == 0, "num_heads must be divisible by num_kv_groups"
+
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.head_dim = d_out // num_heads
+
+        self.W_key = nn.Linear(d_in, num_kv_groups * self.head_dim, bias=False, dtype=dtype)
+        self.W_value = nn.Linear(d_in, num_kv_groups * self.head_dim, bias=False, dtype=dtype)
+        self.num_kv_groups = num_kv_groups
+        self.group_size = num_heads // num_kv_groups
+
+        self.W_query = nn.Linear(d_in, d_out, bias=False, dtype=dtype)
+        self.out_proj = nn.Linear(d_out, d_out, bias=False, dtype=dtype)
+
+    def forward(self, x, mask, cos, sin):
+        b, num_tokens, d_in = x.shape
+
+        queries = self.W_query(x)  # Shape: (b, num_tokens, d_out)
+        keys = self.W_key(x)  # Shape: (b, num_tokens, num_kv_groups * head_dim)
+        values = self.W_value(x)  # Shape: (b, num_tokens, num_kv_groups * head_dim)
+
+        # Reshape queries, keys, and values
+        queries = queries.view(b, num_tokens, self.num_heads, self.head_dim)
+        keys = keys.view(b, num_tokens, self.num_kv_groups, self.head_dim)
+        values = values.view(b, num_tokens, self.num_kv_groups, self.head_dim)
+
+        # Transpose keys, values, and queries
+        keys = keys.transpose(1, 2)  # Shape: (b, num_heads, num_tokens, head_dim)
+        values = values.transpose(1, 2)  # Shape: (b, num_heads, num_tokens, head_dim)
+        queries = queries.transpose(1, 2)  # Shape: (b, num_query_groups, num_tokens, head_dim)
+
+        # Apply RoPE
+        keys = apply_rope(keys, cos, sin)
+        queries = apply_rope(queries, cos, sin)
+
+        # Expand keys and values to match the number of heads
+        # Shape: (b, num_heads, num_tokens, head_dim)
+        keys = keys.repeat_interleave(self.group_size, dim=1)  # Shape: (b, num_heads, num_tokens, head_dim)
+        values = values.repeat_interleave(self.group_size, dim=1)  # Shape: (b, num_heads, num_tokens, head_dim)
+
+        # Compute scaled dot-product attention (aka self-attention) with a causal mask
+        # Shape: (b, num_heads, num_tokens, num_tokens)
+        attn_scores = queries @ keys.transpose(2, 3)  # Dot product for each head
+
+        # Use the mask to fill attention scores
+        attn_scores = attn_scores.masked_fill(mask[:num_tokens, :num_tokens], -torch.inf)
+
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)
+        assert keys.shape[-1] == self.head_dim
+
+        # Shape: (b, num_tokens, num_heads, head_dim)
+        context_vec = (attn_weights @ values).transpose(1, 2)
+
+        # Combine heads, where self.d_out = self.num_heads * self.head_dim
+        context_vec = context_vec.reshape(b, num_tokens, self.d_out)
+        context_vec = self.out_proj(context_vec)  # optional projection
+
+        return context_vec
+
+
+def rescale_theta(theta_old, context_length_old, context_length_new):
+    scaling_factor = context_length_new / context_length_old
+    theta_new = theta_old * scaling_factor
+    return theta_new
+
 # ---- end of the book's code ---------------------------------------------------------------------
 
 # The tests' small config: every feature of the 0.6B one (qk_norm, head_dim set, 2 heads per kv
@@ -451,6 +637,49 @@ def train_records(records):
                 ("train.losses", torch.tensor(losses, dtype=torch.float64))]
 
 
+# The tests' small Llama config: the rope_base rescaling (16 of 64 positions) and every band of
+# the frequency smoothing (head dim 8: wavelengths about 6, 180, 5000 and 1e5 after rescaling).
+LLAMA3_CONFIG_TINY = {
+    "vocab_size": 97, "context_length": 16, "orig_context_length": 64, "emb_dim": 32,
+    "n_heads": 4, "n_layers": 2, "hidden_dim": 48, "n_kv_groups": 2, "rope_base": 500_000.0,
+    "dtype": torch.float32,
+    "rope_freq": {"factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                  "original_context_length": 8192},
+}
+
+
+def llama_records(records, names):
+    torch.manual_seed(123)
+    model = Llama3Model(dict(LLAMA3_CONFIG_TINY))  # a copy: __init__ rescales cfg["rope_base"]
+    names.append(" ".join(name for name, _ in model.named_parameters()))
+    for name, p in model.named_parameters():
+        if name in ("trf_blocks.0.att.W_key.weight", "trf_blocks.1.att.W_query.weight"):
+            records.append(("llama_tiny.param." + name, p))
+    records += [("llama_tiny.cos", model.cos), ("llama_tiny.sin", model.sin)]
+    in_idx = torch.tensor([[3, 41, 7, 96, 0, 12], [55, 55, 2, 80, 61, 9]])
+    with torch.no_grad():
+        logits = model(in_idx)
+    records += [("llama_tiny.in_idx", in_idx), ("llama_tiny.logits", logits)]
+    torch.manual_seed(123)
+    model = Llama3Model(dict(LLAMA3_CONFIG_TINY))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=5e-4, weight_decay=0.1)
+    g = torch.Generator().manual_seed(5)
+    inputs = torch.randint(0, 97, (2, 8), generator=g)
+    targets = torch.randint(0, 97, (2, 8), generator=g)
+    losses = []
+    for _ in range(20):
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(inputs).flatten(0, 1), targets.flatten())
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    records.append(("llama_tiny.train_losses", torch.tensor(losses, dtype=torch.float64)))
+    # The real 1B config's parameter count (bfloat16, as the book builds it).
+    model = Llama3Model(dict(LLAMA32_CONFIG_1B))
+    records.append(("llama32_1b.num_parameters",
+                    torch.tensor(sum(p.numel() for p in model.parameters()))))
+
+
 def main():
     records = []
     rms_norm_records(records)
@@ -459,11 +688,14 @@ def main():
     names = []
     model_records(records, names)
     train_records(records)
+    llama_names = []
+    llama_records(records, llama_names)
     with open(os.path.join(HERE, "qwen3.txt"), "w") as f:
         f.write(f"# Written by make_qwen3_goldens.py with torch {torch.__version__}.\n")
         for name, t in records:
             f.write(golden_line(name, t.detach()) + "\n")
         f.write(text_line("tiny.param_names", names[0]) + "\n")
+        f.write(text_line("llama_tiny.param_names", llama_names[0]) + "\n")
 
 
 main()
