@@ -22,9 +22,11 @@
 #include <tapegrad/nn/gpt2_weights.h>
 #include <tapegrad/nn/init.h>
 #include <tapegrad/nn/layers.h>
+#include <tapegrad/nn/llama3.h>
 #include <tapegrad/nn/lora.h>
 #include <tapegrad/nn/losses.h>
 #include <tapegrad/nn/module.h>
+#include <tapegrad/nn/qwen3.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/losses.h>
 #include <tapegrad/ops/ops.h>

@@ -531,6 +531,39 @@ Tensor cumprod(const Tensor& x, int dim);
 // Normalises over the last dim; weight and bias ([C]) may be undefined Tensors.
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
 Tensor gelu(const Tensor& x);  // tanh approximation, as the book's GPT
+// --- Qwen3 and Llama 3 blocks (the book's qwen3.py and llama3.py) ------------------------------
+// The book's RMSNorm: x·rsqrt(mean(x², -1) + eps)·weight + bias over the last dim; weight and bias
+// ([C]) may be undefined Tensors.
+Tensor rms_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-6);
+// The book's apply_rope: x [.., T, D] (D even) rotated by the first T rows of the tables cos and
+// sin [L, D] (L >= T): x·cos + cat(-x[.., D/2:], x[.., :D/2])·sin, halves rotated (not
+// interleaved). Gradients flow to x and, when they require grad, to the tables.
+Tensor rope(const Tensor& x, const Tensor& cos, const Tensor& sin);
+// Grouped-query causal attention, the book's Qwen3 and Llama 3 GroupedQueryAttention without its
+// projections: q [B, H, T, D], k and v [B, G, T, D] with H a multiple of G (query head h uses kv
+// head h / (H / G)) -> softmax(causal_mask(q·kᵀ) / √D)·v [B, H, T, D]. Composed from
+// repeat_interleave and causal_attention (so the gradient of a kv head sums over the query heads
+// that share it); the repeated keys and values are materialised.
+Tensor grouped_query_attention(const Tensor& q, const Tensor& k, const Tensor& v);
+// Llama 3's frequency smoothing (the book's cfg["rope_freq"]).
+struct RopeFreqConfig {
+  double factor = 32.0;
+  double low_freq_factor = 1.0;
+  double high_freq_factor = 4.0;
+  double original_context_length = 8192;
+};
+// The cos and sin tables [context_length, head_dim], row-major float32.
+struct RopeTables {
+  int64_t context_length = 0, head_dim = 0;
+  std::vector<float> cos, sin;
+};
+// The book's compute_rope_params (qwen3.py; llama3.py with freq_config), in its float32
+// arithmetic: inv_freq = 1 / theta_base^(2i / head_dim), angles = position · inv_freq (repeated
+// for both halves), then cos and sin. Throws Error unless head_dim is positive and even,
+// context_length positive and theta_base > 0.
+RopeTables compute_rope_params(int64_t head_dim, double theta_base = 10000.0,
+                               int64_t context_length = 4096,
+                               const std::optional<RopeFreqConfig>& freq_config = std::nullopt);
 // weight [V, C], ids (any shape `ids_shape`, values in [0, V)) -> ids_shape + [C].
 Tensor embedding(const Tensor& weight, std::span<const int64_t> ids, const Shape& ids_shape);
 // The same with Ids ([B, T] -> [B, T, C]).

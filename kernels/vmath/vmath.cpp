@@ -17,7 +17,7 @@
 namespace tapegrad::vmath {
 namespace {
 
-enum class Fn { kExp, kExpm1, kLog, kTanh };
+enum class Fn { kExp, kExpm1, kLog, kTanh, kCos, kSin };
 
 // The work goes in chunks through stack buffers, so the SLEEF pass and the arithmetic passes
 // around it stay in L1.
@@ -38,6 +38,8 @@ __m512 call(__m512 v) {
   if constexpr (F == Fn::kExpm1) return Sleef_expm1f16_u10(v);
   if constexpr (F == Fn::kLog) return Sleef_logf16_u10(v);
   if constexpr (F == Fn::kTanh) return Sleef_tanhf16_u10(v);
+  if constexpr (F == Fn::kCos) return Sleef_cosf16_u10(v);
+  if constexpr (F == Fn::kSin) return Sleef_sinf16_u10(v);
 }
 template <Fn F>
 __m512d call(__m512d v) {
@@ -45,6 +47,12 @@ __m512d call(__m512d v) {
   if constexpr (F == Fn::kExpm1) return Sleef_expm1d8_u10(v);
   if constexpr (F == Fn::kLog) return Sleef_logd8_u10(v);
   if constexpr (F == Fn::kTanh) return Sleef_tanhd8_u10(v);
+  if constexpr (F == Fn::kCos) return Sleef_cosd8_u10(v);
+  if constexpr (F == Fn::kSin) return Sleef_sind8_u10(v);
+}
+// base^v, torch's Vectorized<float>::pow.
+inline __m512 pow_of(float base, __m512 v) {
+  return Sleef_powf16_u10(_mm512_set1_ps(base), v);
 }
 inline __m512 load(const float* p) {
   return _mm512_loadu_ps(p);
@@ -78,6 +86,8 @@ __m256 call(__m256 v) {
   if constexpr (F == Fn::kExpm1) return Sleef_expm1f8_u10(v);
   if constexpr (F == Fn::kLog) return Sleef_logf8_u10(v);
   if constexpr (F == Fn::kTanh) return Sleef_tanhf8_u10(v);
+  if constexpr (F == Fn::kCos) return Sleef_cosf8_u10(v);
+  if constexpr (F == Fn::kSin) return Sleef_sinf8_u10(v);
 }
 template <Fn F>
 __m256d call(__m256d v) {
@@ -85,6 +95,11 @@ __m256d call(__m256d v) {
   if constexpr (F == Fn::kExpm1) return Sleef_expm1d4_u10(v);
   if constexpr (F == Fn::kLog) return Sleef_logd4_u10(v);
   if constexpr (F == Fn::kTanh) return Sleef_tanhd4_u10(v);
+  if constexpr (F == Fn::kCos) return Sleef_cosd4_u10(v);
+  if constexpr (F == Fn::kSin) return Sleef_sind4_u10(v);
+}
+inline __m256 pow_of(float base, __m256 v) {
+  return Sleef_powf8_u10(_mm256_set1_ps(base), v);
 }
 inline __m256 load(const float* p) {
   return _mm256_loadu_ps(p);
@@ -105,6 +120,8 @@ float call(float v) {
   if constexpr (F == Fn::kExpm1) return Sleef_expm1f_u10(v);
   if constexpr (F == Fn::kLog) return Sleef_logf_u10(v);
   if constexpr (F == Fn::kTanh) return Sleef_tanhf_u10(v);
+  if constexpr (F == Fn::kCos) return Sleef_cosf_u10(v);
+  if constexpr (F == Fn::kSin) return Sleef_sinf_u10(v);
 }
 template <Fn F>
 double call(double v) {
@@ -112,6 +129,11 @@ double call(double v) {
   if constexpr (F == Fn::kExpm1) return Sleef_expm1_u10(v);
   if constexpr (F == Fn::kLog) return Sleef_log_u10(v);
   if constexpr (F == Fn::kTanh) return Sleef_tanh_u10(v);
+  if constexpr (F == Fn::kCos) return Sleef_cos_u10(v);
+  if constexpr (F == Fn::kSin) return Sleef_sin_u10(v);
+}
+inline float pow_of(float base, float v) {
+  return Sleef_powf_u10(base, v);
 }
 inline float load(const float* p) {
   return *p;
@@ -129,21 +151,26 @@ inline void store(double* p, double v) {
 
 // y = F(x) over n elements (y may alias x); the tail goes through a zero-padded vector (with
 // AVX-512, masked loads and stores: short rows such as the book's attention rows are all tail).
-template <Fn F, class T>
-void apply(const T* x, T* y, int64_t n) {
+template <class T, class G>
+void apply_vector(const T* x, T* y, int64_t n, G g) {
   constexpr int kLanes = std::is_same_v<T, float> ? kFloatLanes : kDoubleLanes;
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) store(y + i, call<F>(load(x + i)));
+  for (; i + kLanes <= n; i += kLanes) store(y + i, g(load(x + i)));
 #if defined(__AVX512F__)
-  if (i < n) store_first(y + i, call<F>(load_first(x + i, n - i)), n - i);
+  if (i < n) store_first(y + i, g(load_first(x + i, n - i)), n - i);
 #else
   if (i < n) {
     T pad[kLanes] = {};
     std::memcpy(pad, x + i, static_cast<size_t>(n - i) * sizeof(T));
-    store(pad, call<F>(load(pad)));
+    store(pad, g(load(pad)));
     std::memcpy(y + i, pad, static_cast<size_t>(n - i) * sizeof(T));
   }
 #endif
+}
+
+template <Fn F, class T>
+void apply(const T* x, T* y, int64_t n) {
+  apply_vector(x, y, n, [](auto v) { return call<F>(v); });
 }
 
 template <class T>
@@ -391,6 +418,21 @@ void tanh(const float* x, float* y, int64_t n) {
 }
 void tanh(const double* x, double* y, int64_t n) {
   apply<Fn::kTanh>(x, y, n);
+}
+void cos(const float* x, float* y, int64_t n) {
+  apply<Fn::kCos>(x, y, n);
+}
+void cos(const double* x, double* y, int64_t n) {
+  apply<Fn::kCos>(x, y, n);
+}
+void sin(const float* x, float* y, int64_t n) {
+  apply<Fn::kSin>(x, y, n);
+}
+void sin(const double* x, double* y, int64_t n) {
+  apply<Fn::kSin>(x, y, n);
+}
+void pow_base(float base, const float* x, float* y, int64_t n) {
+  apply_vector(x, y, n, [base](auto v) { return pow_of(base, v); });
 }
 void sigmoid(const float* x, float* y, int64_t n) {
   sigmoid_impl(x, y, n);

@@ -28,6 +28,12 @@ void log(const float* x, float* y, int64_t n);
 void log(const double* x, double* y, int64_t n);
 void tanh(const float* x, float* y, int64_t n);
 void tanh(const double* x, double* y, int64_t n);
+void cos(const float* x, float* y, int64_t n);
+void cos(const double* x, double* y, int64_t n);
+void sin(const float* x, float* y, int64_t n);
+void sin(const double* x, double* y, int64_t n);
+// y = base^x (torch's pow of a float32 number and a tensor, SLEEF's powf).
+void pow_base(float base, const float* x, float* y, int64_t n);
 // y = 1 / (1 + exp(-x)), torch's sigmoid kernel.
 void sigmoid(const float* x, float* y, int64_t n);
 void sigmoid(const double* x, double* y, int64_t n);
