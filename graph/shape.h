@@ -1,4 +1,4 @@
-// Shape and DType: the dimension list (rank 0 to 4) and element type every tensor carries.
+// Shape and DType: the dimension list (rank 0 to 8) and element type every tensor carries.
 #pragma once
 
 #include <array>
@@ -10,7 +10,7 @@
 
 namespace tapegrad {
 
-inline constexpr int kMaxRank = 4;
+inline constexpr int kMaxRank = 8;
 
 enum class DType : uint8_t { Float32, Float64 };
 

@@ -98,7 +98,7 @@ class Loader {
     return v;
   }
 
-  // The entry `name`, which must be float32/float64 (returned) and of rank <= 4.
+  // The entry `name`, which must be float32/float64 (returned) and of rank <= kMaxRank.
   DType float_entry(const SafetensorsEntry& e) const {
     if (e.dtype != "F32" && e.dtype != "F64") {
       fail("tensor " + describe_entry(e) + ": expected dtype F32 or F64");

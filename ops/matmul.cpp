@@ -14,24 +14,41 @@ namespace tapegrad {
 
 namespace {
 
-// How the operands split into matrices: Y[p, q] = A[p, q] · B[p, q] over an output batch of
-// [P, Q] (rank-3 batches have P = 1), where A[p, q] starts at matrix (p*a_step[0] + q*a_step[1])
-// of a: a step is 0 along a dim that operand is broadcast in.
+constexpr int kMaxBatch = kMaxRank - 2;  // batch dims beside the two matrix dims
+using BatchDims = std::array<int64_t, kMaxBatch>;
+
+// How the operands split into matrices: Y[i] = A[i] · B[i] for every slice i of the output batch
+// (`batch`, right-aligned into kMaxBatch slots, 1 where unused), where A[i] starts at matrix
+// Σ_d index_d(i)·a_step[d] of a: a step is 0 along a dim that operand is broadcast in.
 struct Geometry {
   int64_t m = 1, k = 1, n = 1;
   int64_t kb = 1;  // b's inner dim, to check against k
-  std::array<int64_t, 2> batch{1, 1};
-  std::array<int64_t, 2> a_step{0, 0}, b_step{0, 0};
+  BatchDims batch{};
+  BatchDims a_step{}, b_step{};
+  int64_t slices = 1;  // the output's matrices: the product of `batch`
   int batch_rank = 0;
   bool broadcasts = true;
 };
 
-// The batch dims of an operand (all but its last two), right-aligned into two slots.
-std::array<int64_t, 2> batch_dims(const Shape& s) {
-  std::array<int64_t, 2> out{1, 1};
+// The batch dims of an operand (all but its last two), right-aligned into kMaxBatch slots.
+BatchDims batch_dims(const Shape& s) {
+  BatchDims out;
+  out.fill(1);
   const int r = std::max(s.rank() - 2, 0);
-  for (int i = 0; i < r; ++i) out[static_cast<size_t>(2 - r + i)] = s[i];
+  for (int i = 0; i < r; ++i) out[static_cast<size_t>(kMaxBatch - r + i)] = s[i];
   return out;
+}
+
+// An operand's matrix strides per batch dim: row-major over its own batch, 0 where it is 1.
+BatchDims batch_steps(const BatchDims& dims) {
+  BatchDims step{};
+  int64_t stride = 1;
+  for (int d = kMaxBatch - 1; d >= 0; --d) {
+    const auto u = static_cast<size_t>(d);
+    step[u] = dims[u] == 1 ? 0 : stride;
+    stride *= dims[u];
+  }
+  return step;
 }
 
 Geometry geometry(const Shape& a, const Shape& b) {
@@ -42,38 +59,50 @@ Geometry geometry(const Shape& a, const Shape& b) {
   g.kb = b_vec ? b[0] : b[b.rank() - 2];
   g.n = b_vec ? 1 : b[b.rank() - 1];
   g.batch_rank = std::max({a.rank() - 2, b.rank() - 2, 0});
-  const std::array<int64_t, 2> ab = batch_dims(a), bb = batch_dims(b);
-  for (size_t d = 0; d < 2; ++d) {
+  const BatchDims ab = batch_dims(a), bb = batch_dims(b);
+  for (size_t d = 0; d < kMaxBatch; ++d) {
     if (ab[d] != bb[d] && ab[d] != 1 && bb[d] != 1) g.broadcasts = false;
     g.batch[d] = ab[d] == 1 ? bb[d] : ab[d];
+    g.slices *= g.batch[d];
   }
-  g.a_step = {ab[0] == 1 ? 0 : ab[1], ab[1] == 1 ? 0 : 1};
-  g.b_step = {bb[0] == 1 ? 0 : bb[1], bb[1] == 1 ? 0 : 1};
+  g.a_step = batch_steps(ab);
+  g.b_step = batch_steps(bb);
   return g;
 }
 
 // How many matrices an operand holds: less than the output batch when it broadcasts.
-int64_t matrices(const std::array<int64_t, 2>& dims) {
-  return dims[0] * dims[1];
+int64_t matrices(const BatchDims& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
 }
 
-// Runs f(p, q) for every output batch slice. Slices are independent when each writes its own
-// output: then they are split over the threads (each product on one thread, in a fixed order);
-// otherwise (an operand's gradient is shared by broadcast slices) they run in order and each
-// product splits itself over the threads.
+// The first matrix of output slice i in an operand read with `step`.
+int64_t slice_offset(const Geometry& g, int64_t i, const BatchDims& step) {
+  int64_t offset = 0;
+  for (int d = kMaxBatch - 1; d >= 0 && i > 0; --d) {
+    const auto u = static_cast<size_t>(d);
+    offset += (i % g.batch[u]) * step[u];
+    i /= g.batch[u];
+  }
+  return offset;
+}
+
+// Runs f(i, parallel) for every output batch slice i. Slices are independent when each writes
+// its own output: then they are split over the threads (each product on one thread, in a fixed
+// order); otherwise (an operand's gradient is shared by broadcast slices) they run in order and
+// each product splits itself over the threads.
 template <class F>
 void for_each_slice(const Geometry& g, bool independent, F&& f) {
-  const int64_t count = g.batch[0] * g.batch[1];
+  const int64_t count = g.slices;
   const double flops = 2.0 * static_cast<double>(g.m * g.n * g.k);
   if (independent && count >= num_threads()) {
     parallel_for(count, flops, [&](int, int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) f(i / g.batch[1], i % g.batch[1], false);
+      for (int64_t i = begin; i < end; ++i) f(i, false);
     });
     return;
   }
-  for (int64_t p = 0; p < g.batch[0]; ++p) {
-    for (int64_t q = 0; q < g.batch[1]; ++q) f(p, q, true);
-  }
+  for (int64_t i = 0; i < count; ++i) f(i, true);
 }
 
 // When b has no batch dims, a's batch is the output's and A reads as one [batch·M, K] matrix.
@@ -91,7 +120,7 @@ void matmul_backward(Tape& tape, const Node& node) {
     const T* av = a.value_as<T>();
     const T* bv = b.value_as<T>();
     const T* dy = node.grad_as<T>();
-    const int64_t slices = g.batch[0] * g.batch[1];
+    const int64_t slices = g.slices;
     // An operand's gradient that is still zero is written, not accumulated (BLAS's beta 0;
     // InputGrad::overwrite), when each of its elements gets one product: always when b folds,
     // else unless the operand was broadcast over the batch (its slices then sum).
@@ -105,7 +134,7 @@ void matmul_backward(Tape& tape, const Node& node) {
     T* db = db_target.data;
     const bool da_overwrite = da_target.overwrite, db_overwrite = db_target.overwrite;
     if (folds(b.shape)) {
-      const int64_t rows = g.batch[0] * g.batch[1] * m;
+      const int64_t rows = g.slices * m;
       if (da) {
         gemm(matrix(da, rows, k), matrix(dy, rows, n), matrix(bv, k, n).t(),
              {.accumulate = !da_overwrite});
@@ -116,26 +145,21 @@ void matmul_backward(Tape& tape, const Node& node) {
       }
       return;
     }
-    const auto slice = [&](int64_t p, int64_t q, const std::array<int64_t, 2>& step) {
-      return p * step[0] + q * step[1];
-    };
     if (da) {
-      for_each_slice(g, matrices(batch_dims(a.shape)) == slices,
-                     [&](int64_t p, int64_t q, bool par) {
-                       const T* dys = dy + (p * g.batch[1] + q) * m * n;
-                       const T* bs = bv + slice(p, q, g.b_step) * k * n;
-                       gemm(matrix(da + slice(p, q, g.a_step) * m * k, m, k), matrix(dys, m, n),
-                            matrix(bs, k, n).t(), {.accumulate = !da_overwrite, .parallel = par});
-                     });
+      for_each_slice(g, matrices(batch_dims(a.shape)) == slices, [&](int64_t i, bool par) {
+        const T* dys = dy + i * m * n;
+        const T* bs = bv + slice_offset(g, i, g.b_step) * k * n;
+        gemm(matrix(da + slice_offset(g, i, g.a_step) * m * k, m, k), matrix(dys, m, n),
+             matrix(bs, k, n).t(), {.accumulate = !da_overwrite, .parallel = par});
+      });
     }
     if (db) {
-      for_each_slice(g, matrices(batch_dims(b.shape)) == slices,
-                     [&](int64_t p, int64_t q, bool par) {
-                       const T* dys = dy + (p * g.batch[1] + q) * m * n;
-                       const T* as = av + slice(p, q, g.a_step) * m * k;
-                       gemm(matrix(db + slice(p, q, g.b_step) * k * n, k, n), matrix(as, m, k).t(),
-                            matrix(dys, m, n), {.accumulate = !db_overwrite, .parallel = par});
-                     });
+      for_each_slice(g, matrices(batch_dims(b.shape)) == slices, [&](int64_t i, bool par) {
+        const T* dys = dy + i * m * n;
+        const T* as = av + slice_offset(g, i, g.a_step) * m * k;
+        gemm(matrix(db + slice_offset(g, i, g.b_step) * k * n, k, n), matrix(as, m, k).t(),
+             matrix(dys, m, n), {.accumulate = !db_overwrite, .parallel = par});
+      });
     }
   });
 }
@@ -189,7 +213,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   }
   std::array<int64_t, kMaxRank> dims{};
   size_t r = 0;
-  for (int d = 2 - g.batch_rank; d < 2; ++d) dims[r++] = g.batch[static_cast<size_t>(d)];
+  for (int d = kMaxBatch - g.batch_rank; d < kMaxBatch; ++d) {
+    dims[r++] = g.batch[static_cast<size_t>(d)];
+  }
   if (a.rank() > 1) dims[r++] = g.m;
   if (b.rank() > 1) dims[r++] = g.n;
   const Shape out(std::span<const int64_t>(dims.data(), r));
@@ -201,15 +227,15 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     const T* bv = b.data<T>();
     T* yv = output_data<T>(y);
     if (folds(b.shape())) {
-      const int64_t rows = g.batch[0] * g.batch[1] * m;
+      const int64_t rows = g.slices * m;
       gemm(matrix(yv, rows, n), matrix(av, rows, k), matrix(bv, k, n));
       return;
     }
-    for_each_slice(g, true, [&](int64_t p, int64_t q, bool par) {
-      const int64_t ao = (p * g.a_step[0] + q * g.a_step[1]) * m * k;
-      const int64_t bo = (p * g.b_step[0] + q * g.b_step[1]) * k * n;
-      gemm(matrix(yv + (p * g.batch[1] + q) * m * n, m, n), matrix(av + ao, m, k),
-           matrix(bv + bo, k, n), {.parallel = par});
+    for_each_slice(g, true, [&](int64_t i, bool par) {
+      const int64_t ao = slice_offset(g, i, g.a_step) * m * k;
+      const int64_t bo = slice_offset(g, i, g.b_step) * k * n;
+      gemm(matrix(yv + i * m * n, m, n), matrix(av + ao, m, k), matrix(bv + bo, k, n),
+           {.parallel = par});
     });
   });
   return y;

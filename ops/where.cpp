@@ -18,21 +18,14 @@ namespace {
 // Calls f(out_index, cond_index, a_index, b_index) over `out` in row-major order.
 template <class F>
 void for_each_where(const Shape& out, const Strides& c, const Strides& a, const Strides& b, F&& f) {
-  std::array<int64_t, kMaxRank> dims{1, 1, 1, 1};
-  const int offset = kMaxRank - out.rank();
-  for (int d = 0; d < out.rank(); ++d) dims[static_cast<size_t>(offset + d)] = out[d];
-  int64_t o = 0;
-  for (int64_t i0 = 0; i0 < dims[0]; ++i0) {
-    for (int64_t i1 = 0; i1 < dims[1]; ++i1) {
-      for (int64_t i2 = 0; i2 < dims[2]; ++i2) {
-        for (int64_t i3 = 0; i3 < dims[3]; ++i3, ++o) {
-          f(o, i0 * c[0] + i1 * c[1] + i2 * c[2] + i3 * c[3],
-            i0 * a[0] + i1 * a[1] + i2 * a[2] + i3 * a[3],
-            i0 * b[0] + i1 * b[1] + i2 * b[2] + i3 * b[3]);
-        }
-      }
+  const int64_t c_step = c[kMaxRank - 1], a_step = a[kMaxRank - 1], b_step = b[kMaxRank - 1];
+  const std::array<int64_t, kMaxRank> dims = padded_dims(out);
+  const int64_t n = dims[kMaxRank - 1];
+  for_each_strided_row<3>(dims, {&c, &a, &b}, [&](int64_t o, const std::array<int64_t, 3>& base) {
+    for (int64_t i = 0; i < n; ++i) {
+      f(o + i, base[0] + i * c_step, base[1] + i * a_step, base[2] + i * b_step);
     }
-  }
+  });
 }
 
 void where_backward(Tape& tape, const Node& node) {

@@ -39,7 +39,7 @@ Shape broadcast_shape(const char* op, const Tensor& a, const char* joiner, const
 }
 
 Strides broadcast_strides(const Shape& shape, const Shape& out) {
-  Strides result{0, 0, 0, 0};
+  Strides result{};
   const Strides own = shape.strides();
   const int offset = kMaxRank - out.rank();
   for (int d = 0; d < shape.rank(); ++d) {
@@ -54,7 +54,8 @@ BroadcastOperand classify_broadcast(const Shape& x, const Shape& out) {
   if (n == out.numel()) return {BroadcastKind::Same, n};
   if (n == 1) return {BroadcastKind::Scalar, 1};
   // x right-aligned against out; its missing leading dims read as 1.
-  std::array<int64_t, kMaxRank> padded{1, 1, 1, 1};
+  std::array<int64_t, kMaxRank> padded;
+  padded.fill(1);
   const int offset = out.rank() - x.rank();
   for (int d = 0; d < x.rank(); ++d) padded[static_cast<size_t>(offset + d)] = x[d];
   int first = 0;  // the first dim of x that is not 1

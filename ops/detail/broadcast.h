@@ -9,10 +9,9 @@
 #include <tapegrad/graph/tape.h>
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/detail/strided_loop.h>
 
 namespace tapegrad {
-
-using Strides = std::array<int64_t, kMaxRank>;
 
 // The broadcast shape of a and b (dims aligned on the right; each pair equal or one of them 1).
 // Throws `op: a [2, 3] <joiner> b [4]: cannot broadcast (dim -1: 3 vs 4)`.
@@ -27,21 +26,15 @@ Strides broadcast_strides(const Shape& shape, const Shape& out);
 template <class F>
 void for_each_broadcast(const Shape& out, const Strides& a_strides, const Strides& b_strides,
                         F&& f) {
-  std::array<int64_t, kMaxRank> dims{1, 1, 1, 1};
-  const int offset = kMaxRank - out.rank();
-  for (int d = 0; d < out.rank(); ++d) dims[static_cast<size_t>(offset + d)] = out[d];
-  int64_t o = 0;
-  for (int64_t i0 = 0; i0 < dims[0]; ++i0) {
-    for (int64_t i1 = 0; i1 < dims[1]; ++i1) {
-      for (int64_t i2 = 0; i2 < dims[2]; ++i2) {
-        const int64_t a_base = i0 * a_strides[0] + i1 * a_strides[1] + i2 * a_strides[2];
-        const int64_t b_base = i0 * b_strides[0] + i1 * b_strides[1] + i2 * b_strides[2];
-        for (int64_t i3 = 0; i3 < dims[3]; ++i3, ++o) {
-          f(o, a_base + i3 * a_strides[3], b_base + i3 * b_strides[3]);
-        }
-      }
-    }
-  }
+  const int64_t a_step = a_strides[kMaxRank - 1], b_step = b_strides[kMaxRank - 1];
+  const std::array<int64_t, kMaxRank> dims = padded_dims(out);
+  const int64_t n = dims[kMaxRank - 1];
+  for_each_strided_row<2>(dims, {&a_strides, &b_strides},
+                          [&](int64_t o, const std::array<int64_t, 2>& base) {
+                            for (int64_t i = 0; i < n; ++i) {
+                              f(o + i, base[0] + i * a_step, base[1] + i * b_step);
+                            }
+                          });
 }
 
 // How an operand broadcast to `out` is read at out's row-major index o. The first four kinds

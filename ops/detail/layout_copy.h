@@ -10,6 +10,7 @@
 #include <utility>
 
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/detail/strided_loop.h>
 
 namespace tapegrad::layout {
 
@@ -23,7 +24,7 @@ inline void copy_run(const T* src, T* dst, int64_t n) {
   }
 }
 
-// Writes the contiguous tensor of shape `dims` (row-major, rank `rank` <= 4) with dims p and q
+// Writes the contiguous tensor of shape `dims` (row-major, rank up to kMaxRank) with dims p and q
 // swapped, reading the contiguous `src` of shape `dims`. Runs along the last output dim are
 // contiguous in src unless the last dim is one of the swapped ones; those are copied whole.
 template <bool Accumulate, class T>
@@ -36,38 +37,31 @@ void swap_dims(const T* src, std::span<const int64_t> dims, int p, int q, T* dst
     return;
   }
   const int pad = kMaxRank - rank;
-  std::array<int64_t, kMaxRank> in{1, 1, 1, 1};
+  std::array<int64_t, kMaxRank> in;
+  in.fill(1);
   for (int d = 0; d < rank; ++d) in[static_cast<size_t>(pad + d)] = dims[static_cast<size_t>(d)];
-  std::array<int64_t, kMaxRank> in_stride{};
+  Strides in_stride{};
   int64_t s = 1;
   for (int d = kMaxRank - 1; d >= 0; --d) {
     in_stride[static_cast<size_t>(d)] = s;
     s *= in[static_cast<size_t>(d)];
   }
-  // Output dim d reads input dim perm[d].
-  std::array<size_t, kMaxRank> perm{0, 1, 2, 3};
-  std::swap(perm[static_cast<size_t>(pad + p)], perm[static_cast<size_t>(pad + q)]);
-  std::array<int64_t, kMaxRank> out{}, rs{};
-  for (size_t d = 0; d < kMaxRank; ++d) {
-    out[d] = in[perm[d]];
-    rs[d] = in_stride[perm[d]];
-  }
-  int64_t o = 0;
-  for (int64_t i0 = 0; i0 < out[0]; ++i0) {
-    for (int64_t i1 = 0; i1 < out[1]; ++i1) {
-      for (int64_t i2 = 0; i2 < out[2]; ++i2) {
-        const T* base = src + i0 * rs[0] + i1 * rs[1] + i2 * rs[2];
-        if (rs[3] == 1) {
-          copy_run<Accumulate>(base, dst + o, out[3]);
-          o += out[3];
-        } else if constexpr (Accumulate) {
-          for (int64_t i3 = 0; i3 < out[3]; ++i3) dst[o++] += base[i3 * rs[3]];
-        } else {
-          for (int64_t i3 = 0; i3 < out[3]; ++i3) dst[o++] = base[i3 * rs[3]];
-        }
-      }
+  // Output dim d reads input dim d, with p and q exchanged.
+  std::swap(in[static_cast<size_t>(pad + p)], in[static_cast<size_t>(pad + q)]);
+  std::swap(in_stride[static_cast<size_t>(pad + p)], in_stride[static_cast<size_t>(pad + q)]);
+  const std::array<int64_t, kMaxRank>& out = in;
+  const Strides& rs = in_stride;
+  const int64_t n = out[kMaxRank - 1], step = rs[kMaxRank - 1];
+  for_each_strided_row<1>(out, {&rs}, [&](int64_t o, const std::array<int64_t, 1>& base) {
+    const T* run = src + base[0];
+    if (step == 1) {
+      copy_run<Accumulate>(run, dst + o, n);
+    } else if constexpr (Accumulate) {
+      for (int64_t i = 0; i < n; ++i) dst[o + i] += run[i * step];
+    } else {
+      for (int64_t i = 0; i < n; ++i) dst[o + i] = run[i * step];
     }
-  }
+  });
 }
 
 // For `outer` blocks: copies a run of `n` elements from src (blocks `src_step` apart) to dst

@@ -259,9 +259,9 @@ TEST_CASE("bad inputs: layout ops and heads", "[bad_inputs]") {
       {"reshape to a negative dim",
        OP(reshape(T({2, 3}), {-2, -3})),
        {"reshape: x [2, 3]: shape [-2, -3] has invalid size -2"}},
-      {"reshape to rank 5",
-       OP(reshape(T({2, 3}), {1, 1, 2, 3, 1})),
-       {"reshape: x [2, 3]: shape [1, 1, 2, 3, 1] has rank 5, above the maximum of 4"}},
+      {"reshape to rank 9",
+       OP(reshape(T({2, 3}), {1, 1, 2, 1, 1, 1, 1, 3, 1})),
+       {"reshape: x [2, 3]: shape [1, 1, 2, 1, 1, 1, 1, 3, 1] has rank 9, above the maximum of 8"}},
       {"reshape of an empty tensor with -1",
        OP(reshape(T({0, 3}), {-1, 0})),
        {"reshape: x [0, 3]: shape [-1, 0] is ambiguous"}},
@@ -421,25 +421,26 @@ TEST_CASE("bad inputs: reductions, losses and the GPT block", "[bad_inputs]") {
          embedding(weight, ids, Shape{2});
        },
        {"embedding: weight [5, 3]: 3 ids for ids shape [2] (2 elements)"}},
-      {"embedding output above rank 4",
+      {"embedding output above rank 8",
        [](Probe& p) {
          const std::vector<int64_t> ids{0};
          Tensor weight = T({5, 3});
          p.mark();
-         embedding(weight, ids, Shape{1, 1, 1, 1});
+         embedding(weight, ids, Shape{1, 1, 1, 1, 1, 1, 1, 1});
        },
-       {"embedding: ids of shape [1, 1, 1, 1] would give an output of rank 5 (at most 4)"}},
+       {"embedding: ids of shape [1, 1, 1, 1, 1, 1, 1, 1] would give an output of rank 9 (at most "
+        "8)"}},
   });
 }
 
 TEST_CASE("bad inputs: shapes, factories and tensors", "[bad_inputs]") {
   run_rows({
-      {"a rank-5 shape",
+      {"a rank-9 shape",
        [](Probe& p) {
          p.mark_all();
-         zeros({1, 2, 3, 4, 5});
+         zeros({1, 2, 3, 4, 5, 1, 1, 1, 1});
        },
-       {"Shape: [1, 2, 3, 4, 5] has rank 5, above the maximum of 4"}},
+       {"Shape: [1, 2, 3, 4, 5, 1, 1, 1, 1] has rank 9, above the maximum of 8"}},
       {"a negative dim",
        [](Probe& p) {
          p.mark_all();

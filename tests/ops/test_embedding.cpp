@@ -64,9 +64,9 @@ TEST_CASE("embedding: bad ids and shapes are errors", "[embedding][errors]") {
   CHECK_THROWS_WITH(
       embedding(w, four, Shape{2, 3}),
       "embedding: weight \"tok_emb\" [10, 4]: 4 ids for ids shape [2, 3] (6 elements)");
-  CHECK_THROWS_WITH(
-      embedding(w, four, Shape{1, 1, 2, 2}),
-      "embedding: ids of shape [1, 1, 2, 2] would give an output of rank 5 (at most 4)");
+  CHECK_THROWS_WITH(embedding(w, four, Shape{1, 1, 1, 1, 1, 1, 2, 2}),
+                    "embedding: ids of shape [1, 1, 1, 1, 1, 1, 2, 2] would give an output of rank "
+                    "9 (at most 8)");
   CHECK_THROWS_WITH(embedding(zeros({10}), four, Shape{4}),
                     "embedding: weight [10]: expected a weight of shape [V, C]");
   CHECK(tape.size() == 2);  // nothing recorded by the failed calls

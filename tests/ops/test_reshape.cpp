@@ -33,9 +33,9 @@ TEST_CASE("reshape: invalid shapes", "[reshape][errors]") {
                     "reshape: x \"context\" [2, 3]: shape [-1, -1] has more than one -1");
   CHECK_THROWS_WITH(reshape(x, {-2, -3}),
                     "reshape: x \"context\" [2, 3]: shape [-2, -3] has invalid size -2");
-  CHECK_THROWS_WITH(reshape(x, {1, 1, 1, 2, 3}),
-                    "reshape: x \"context\" [2, 3]: shape [1, 1, 1, 2, 3] has rank 5, above the "
-                    "maximum of 4");
+  CHECK_THROWS_WITH(reshape(x, {1, 1, 1, 1, 1, 1, 1, 2, 3}),
+                    "reshape: x \"context\" [2, 3]: shape [1, 1, 1, 1, 1, 1, 1, 2, 3] has rank 9, "
+                    "above the maximum of 8");
   CHECK_THROWS_WITH(reshape(zeros({0, 3}), {0, -1}),
                     "reshape: x [0, 3]: shape [0, -1] is ambiguous: the -1 could be any size");
 }
