@@ -7,6 +7,7 @@
 
 #include <tapegrad/graph/error.h>
 #include <tapegrad/graph/scope.h>
+#include <tapegrad/nn/token_ids.h>
 
 namespace tapegrad::nn {
 
@@ -128,27 +129,8 @@ GPTModel::GPTModel(const GPTConfig& cfg, DType dtype, Generator& generator, std:
 
 Tensor GPTModel::embed(const Ids& in_idx, int64_t first_position) const {
   // batch_size, seq_len = in_idx.shape; every id checked before anything is recorded.
-  if (in_idx.rank() != 2) {
-    throw Error(name() + ": in_idx " + in_idx.shape().str() + " must be [B, T] (batch, tokens)");
-  }
+  check_token_ids(name(), in_idx, cfg_.context_length, cfg_.vocab_size, first_position);
   const int64_t T = in_idx.size(1);
-  if (first_position + T > cfg_.context_length) {
-    if (first_position == 0) {
-      throw Error(name() + ": in_idx " + in_idx.shape().str() + " has " + std::to_string(T) +
-                  " tokens, more than context_length " + std::to_string(cfg_.context_length));
-    }
-    throw Error(name() + ": in_idx " + in_idx.shape().str() + " at cache position " +
-                std::to_string(first_position) + " would need positions up to " +
-                std::to_string(first_position + T - 1) + ", past context_length " +
-                std::to_string(cfg_.context_length) + ": call reset_cache() and prefill again");
-  }
-  for (int64_t i = 0; i < in_idx.numel(); ++i) {
-    if (in_idx[i] < 0 || in_idx[i] >= cfg_.vocab_size) {
-      throw Error(name() + ": in_idx " + in_idx.shape().str() + ": id " +
-                  std::to_string(in_idx[i]) + " at element " + std::to_string(i) +
-                  " is outside the vocabulary [0, " + std::to_string(cfg_.vocab_size) + ")");
-    }
-  }
   // torch.arange(first, first + T), in the tape's arena so that a step allocates nothing.
   int64_t* positions = current_tape().arena().allocate_array<int64_t>(T);
   for (int64_t t = 0; t < T; ++t) positions[t] = first_position + t;

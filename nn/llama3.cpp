@@ -7,6 +7,7 @@
 #include <tapegrad/graph/error.h>
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/graph/scope.h>
+#include <tapegrad/nn/token_ids.h>
 
 namespace tapegrad::nn {
 
@@ -176,31 +177,11 @@ int64_t Llama3Model::count_parameters(const Llama3Config& cfg) {
 }
 
 Tensor Llama3Model::forward(const Ids& in_idx) const {
-  if (in_idx.rank() != 2) {
-    throw Error(name() + ": in_idx " + in_idx.shape().str() + " must be [B, T] (batch, tokens)");
-  }
+  check_token_ids(name(), in_idx, cfg_.context_length, cfg_.vocab_size);
   const int64_t T = in_idx.size(1);
-  if (T > cfg_.context_length) {
-    throw Error(name() + ": in_idx " + in_idx.shape().str() + " has " + std::to_string(T) +
-                " tokens, more than context_length " + std::to_string(cfg_.context_length));
-  }
-  for (int64_t i = 0; i < in_idx.numel(); ++i) {
-    if (in_idx[i] < 0 || in_idx[i] >= cfg_.vocab_size) {
-      throw Error(name() + ": in_idx " + in_idx.shape().str() + ": id " +
-                  std::to_string(in_idx[i]) + " at element " + std::to_string(i) +
-                  " is outside the vocabulary [0, " + std::to_string(cfg_.vocab_size) + ")");
-    }
-  }
-  Tape& tape = current_tape();
-  NameScope scope(name(), tape);
-  // The book's self.cos and self.sin buffers, their first T rows (all apply_rope reads).
-  const int64_t d = rope_.head_dim;
-  const auto rows = static_cast<size_t>(T * d);
-  const std::vector<double> cos_rows(rope_.cos.begin(), rope_.cos.begin() + rows);
-  const std::vector<double> sin_rows(rope_.sin.begin(), rope_.sin.begin() + rows);
-  const Tensor cos = from_values(Shape{T, d}, cos_rows, dtype_);  // [T, D]
-  const Tensor sin = from_values(Shape{T, d}, sin_rows, dtype_);  // [T, D]
-  Tensor x = tok_emb(in_idx);                                     // [B, T, C]
+  NameScope scope(name(), current_tape());
+  const auto [cos, sin] = rope_rows(rope_, T, dtype_);  // [T, D] each
+  Tensor x = tok_emb(in_idx);                           // [B, T, C]
   for (size_t i = 0; i < trf_blocks.size(); ++i) x = trf_blocks[i].forward(x, cos, sin);
   x = final_norm(x);   // [B, T, C]
   return out_head(x);  // [B, T, V]

@@ -15,12 +15,17 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <tapegrad/graph/ids.h>
 #include <tapegrad/nn/layers.h>
 #include <tapegrad/nn/module.h>
 
 namespace tapegrad::nn {
+
+// The first T rows of RoPE's tables (the book's self.cos[:T], self.sin[:T]) as [T, D] tensors
+// of dtype on the current tape (Qwen3Model and Llama3Model).
+std::pair<Tensor, Tensor> rope_rows(const RopeTables& rope, int64_t T, DType dtype);
 
 // The book's cfg dict (its "dtype" is the constructors' dtype argument: float32 or float64 here).
 struct Qwen3Config {
