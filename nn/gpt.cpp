@@ -7,22 +7,16 @@
 
 #include <tapegrad/graph/error.h>
 #include <tapegrad/graph/scope.h>
-#include <tapegrad/nn/token_ids.h>
+#include <tapegrad/nn/model_checks.h>
 
 namespace tapegrad::nn {
 
 void check_config(const GPTConfig& cfg) {
-  auto positive = [](const char* field, int64_t v) {
-    if (v <= 0) {
-      throw Error(std::string("GPTConfig: ") + field + " " + std::to_string(v) +
-                  " must be positive");
-    }
-  };
-  positive("vocab_size", cfg.vocab_size);
-  positive("context_length", cfg.context_length);
-  positive("emb_dim", cfg.emb_dim);
-  positive("n_heads", cfg.n_heads);
-  positive("n_layers", cfg.n_layers);
+  check_positive("GPTConfig", "vocab_size", cfg.vocab_size);
+  check_positive("GPTConfig", "context_length", cfg.context_length);
+  check_positive("GPTConfig", "emb_dim", cfg.emb_dim);
+  check_positive("GPTConfig", "n_heads", cfg.n_heads);
+  check_positive("GPTConfig", "n_layers", cfg.n_layers);
   if (cfg.emb_dim % cfg.n_heads != 0) {
     throw Error("GPTConfig: emb_dim " + std::to_string(cfg.emb_dim) +
                 " must be divisible by n_heads " + std::to_string(cfg.n_heads));

@@ -7,25 +7,19 @@
 #include <tapegrad/graph/error.h>
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/graph/scope.h>
-#include <tapegrad/nn/token_ids.h>
+#include <tapegrad/nn/model_checks.h>
 
 namespace tapegrad::nn {
 
 void check_config(const Llama3Config& cfg) {
-  auto positive = [](const char* field, int64_t v) {
-    if (v <= 0) {
-      throw Error(std::string("Llama3Config: ") + field + " " + std::to_string(v) +
-                  " must be positive");
-    }
-  };
-  positive("vocab_size", cfg.vocab_size);
-  positive("context_length", cfg.context_length);
-  positive("orig_context_length", cfg.orig_context_length);
-  positive("emb_dim", cfg.emb_dim);
-  positive("n_heads", cfg.n_heads);
-  positive("n_layers", cfg.n_layers);
-  positive("hidden_dim", cfg.hidden_dim);
-  positive("n_kv_groups", cfg.n_kv_groups);
+  check_positive("Llama3Config", "vocab_size", cfg.vocab_size);
+  check_positive("Llama3Config", "context_length", cfg.context_length);
+  check_positive("Llama3Config", "orig_context_length", cfg.orig_context_length);
+  check_positive("Llama3Config", "emb_dim", cfg.emb_dim);
+  check_positive("Llama3Config", "n_heads", cfg.n_heads);
+  check_positive("Llama3Config", "n_layers", cfg.n_layers);
+  check_positive("Llama3Config", "hidden_dim", cfg.hidden_dim);
+  check_positive("Llama3Config", "n_kv_groups", cfg.n_kv_groups);
   if (cfg.emb_dim % cfg.n_heads != 0) {
     throw Error("Llama3Config: emb_dim " + std::to_string(cfg.emb_dim) +
                 " must be divisible by n_heads " + std::to_string(cfg.n_heads));

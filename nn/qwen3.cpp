@@ -7,24 +7,18 @@
 #include <tapegrad/graph/error.h>
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/graph/scope.h>
-#include <tapegrad/nn/token_ids.h>
+#include <tapegrad/nn/model_checks.h>
 
 namespace tapegrad::nn {
 
 void check_config(const Qwen3Config& cfg) {
-  auto positive = [](const char* field, int64_t v) {
-    if (v <= 0) {
-      throw Error(std::string("Qwen3Config: ") + field + " " + std::to_string(v) +
-                  " must be positive");
-    }
-  };
-  positive("vocab_size", cfg.vocab_size);
-  positive("context_length", cfg.context_length);
-  positive("emb_dim", cfg.emb_dim);
-  positive("n_heads", cfg.n_heads);
-  positive("n_layers", cfg.n_layers);
-  positive("hidden_dim", cfg.hidden_dim);
-  positive("n_kv_groups", cfg.n_kv_groups);
+  check_positive("Qwen3Config", "vocab_size", cfg.vocab_size);
+  check_positive("Qwen3Config", "context_length", cfg.context_length);
+  check_positive("Qwen3Config", "emb_dim", cfg.emb_dim);
+  check_positive("Qwen3Config", "n_heads", cfg.n_heads);
+  check_positive("Qwen3Config", "n_layers", cfg.n_layers);
+  check_positive("Qwen3Config", "hidden_dim", cfg.hidden_dim);
+  check_positive("Qwen3Config", "n_kv_groups", cfg.n_kv_groups);
   if (cfg.head_dim < 0) {
     throw Error("Qwen3Config: head_dim " + std::to_string(cfg.head_dim) +
                 " must be positive (or 0: emb_dim / n_heads)");

@@ -1,9 +1,16 @@
-// The input-id checks the language models share.
-#include <tapegrad/nn/token_ids.h>
+// The config and input-id checks the language models share.
+#include <tapegrad/nn/model_checks.h>
 
 #include <tapegrad/graph/error.h>
 
 namespace tapegrad::nn {
+
+void check_positive(const char* config, const char* field, int64_t value) {
+  if (value <= 0) {
+    throw Error(std::string(config) + ": " + field + " " + std::to_string(value) +
+                " must be positive");
+  }
+}
 
 void check_token_ids(const std::string& model, const Ids& in_idx, int64_t context_length,
                      int64_t vocab_size, int64_t first_position) {

@@ -1,6 +1,6 @@
-// What a language model checks of its input ids before it records anything (GPTModel, Qwen3Model,
-// Llama3Model), so a bad call is an Error naming the model and the ids' shape, never a read past
-// an embedding table or a position table.
+// What the language models (GPTModel, Qwen3Model, Llama3Model) check of their configs when built
+// and of their input ids before they record anything, so a bad call is an Error naming the config
+// field or the model and the ids' shape, never a read past an embedding or position table.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,9 @@
 #include <tapegrad/graph/ids.h>
 
 namespace tapegrad::nn {
+
+// Throws `<config>: <field> <value> must be positive` unless value > 0 ("GPTConfig", "n_heads").
+void check_positive(const char* config, const char* field, int64_t value);
 
 // Throws unless in_idx is [B, T], positions first_position .. first_position + T − 1 are below
 // context_length, and every id is in [0, vocab_size). `model` names the model in the message
