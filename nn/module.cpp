@@ -149,7 +149,7 @@ void Module::register_module(const std::string& name, std::shared_ptr<Module> ch
 }
 
 void Module::register_buffer(const std::string& name, std::function<Parameter()> make) {
-  buffers_.emplace_back(name, std::move(make));
+  buffers_.push_back({name, std::move(make), nullptr});
 }
 
 void Module::collect(const std::string& prefix, bool with_buffers, std::vector<Entry>& out) const {
@@ -158,10 +158,16 @@ void Module::collect(const std::string& prefix, bool with_buffers, std::vector<E
     return;
   }
   for (const ParameterSlot& slot : parameters_) {
-    out.push_back({prefix + slot.name, parameter_at(slot), false});
+    out.push_back({prefix + slot.name, parameter_at(slot), false, false});
   }
   if (with_buffers) {
-    for (const auto& [name, make] : buffers_) out.push_back({prefix + name, make(), true});
+    for (const BufferSlot& b : buffers_) {
+      if (b.make) {
+        out.push_back({prefix + b.name, b.make(), true, true});
+      } else {
+        out.push_back({prefix + b.name, b.member(const_cast<Module&>(*this)), true, false});
+      }
+    }
   }
   for (const ChildSlot& slot : children_) {
     slot_module(slot).collect(prefix + slot.name + ".", with_buffers, out);
@@ -324,12 +330,12 @@ void Module::load_state_dict(const StateDict& state, bool strict) {
       throw Error(where + "size mismatch for \"" + e.name + "\": copying a tensor of shape " +
                   src.shape().str() + ", the shape in the module is " + e.tensor.shape().str());
     }
-    if (!e.buffer) {
+    if (!e.computed) {
       // Throws, naming the tensor, when its values were released (bfloat16 weights).
       e.tensor.raw_data();
       src.raw_data();
     }
-    if (e.buffer && src.values() != e.tensor.values()) {
+    if (e.computed && src.values() != e.tensor.values()) {
       throw Error(where + "buffer \"" + e.name + "\" " + src.shape().str() +
                   " differs from the module's (it is computed, not loaded)");
     }
@@ -345,7 +351,7 @@ void Module::load_state_dict(const StateDict& state, bool strict) {
   }
   for (const Entry& e : own) {
     auto it = given.find(e.name);
-    if (!e.buffer && it != given.end()) copy_values(e.tensor, *it->second);
+    if (!e.computed && it != given.end()) copy_values(e.tensor, *it->second);
   }
 }
 
@@ -371,11 +377,11 @@ StateDict load_state_dict_file(const std::string& path) {
     DType dtype;
     if (entry.dtype == "F32") {
       dtype = DType::Float32;
-    } else if (entry.dtype == "F64") {
+    } else if (entry.dtype == "F64" || entry.dtype == "I64") {
       dtype = DType::Float64;
     } else {
       throw Error(path + ": tensor " + describe_entry(entry) +
-                  ": only F32 and F64 tensors can be loaded");
+                  ": only F32, F64 and I64 (read as float64) tensors can be loaded");
     }
     if (entry.shape.size() > static_cast<size_t>(kMaxRank)) {
       throw Error(path + ": tensor " + describe_entry(entry) + ": rank above " +
@@ -383,7 +389,18 @@ StateDict load_state_dict_file(const std::string& path) {
     }
     Parameter p(Shape(std::span<const int64_t>(entry.shape)), dtype, entry.name);
     const auto bytes = view.bytes(entry);
-    if (!bytes.empty()) std::memcpy(p.raw_data(), bytes.data(), bytes.size());
+    if (entry.dtype == "I64") {
+      // An integer tensor (BatchNorm's num_batches_tracked) as float64: exact below 2^53.
+      std::vector<double> values(bytes.size() / sizeof(int64_t));
+      for (size_t i = 0; i < values.size(); ++i) {
+        int64_t v;
+        std::memcpy(&v, bytes.data() + i * sizeof(int64_t), sizeof v);
+        values[i] = static_cast<double>(v);
+      }
+      p.assign(values);
+    } else if (!bytes.empty()) {
+      std::memcpy(p.raw_data(), bytes.data(), bytes.size());
+    }
     state.emplace_back(entry.name, std::move(p));
   }
   return state;

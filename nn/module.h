@@ -143,6 +143,12 @@ class Module {
   // A persistent, computed buffer: `make` returns its current value (a fresh tensor). It must
   // not capture `this` (the module may move): capture the values it is computed from.
   void register_buffer(const std::string& name, std::function<Parameter()> make);
+  // A persistent buffer the module updates and load_state_dict copies into, as torch's
+  // BatchNorm running statistics: in state_dict (after the parameters, with the other buffers,
+  // in registration order), never in parameters(), so no optimiser steps it.
+  template <class M>
+  requires std::derived_from<M, Module>
+  void register_buffer(const std::string& name, Parameter M::*member);
 
   // Replacement rules of a class (see replacement_problem): "" when `replacement`, of the same
   // class as this module, fits this module's place; the default accepts any.
@@ -159,6 +165,13 @@ class Module {
     std::string name;
     Parameter tensor;
     bool buffer;
+    bool computed;  // a computed buffer: load_state_dict checks it, does not copy into it
+  };
+  // A buffer: computed by `make`, or (loaded) the member reached by `member`.
+  struct BufferSlot {
+    std::string name;
+    std::function<Parameter()> make;
+    std::function<Parameter&(Module&)> member;
   };
   // How to reach a registered member from this module (any object of its class, so also after a
   // move), or, for a child, `owned` when the module holds it through a shared_ptr.
@@ -200,7 +213,7 @@ class Module {
   std::string prefix_;  // this module's path in the outermost module that registered it, + "."
   bool training_ = true;
   std::vector<ParameterSlot> parameters_;
-  std::vector<std::pair<std::string, std::function<Parameter()>>> buffers_;
+  std::vector<BufferSlot> buffers_;
   std::vector<ChildSlot> children_;
   std::shared_ptr<Module> stand_in_;
 };
@@ -235,6 +248,15 @@ void Module::register_parameter(const std::string& name, Parameter M::*member) {
                 [member](Module& self) -> Parameter& { return static_cast<M&>(self).*member; });
 }
 
+template <class M>
+requires std::derived_from<M, Module>
+void Module::register_buffer(const std::string& name, Parameter M::*member) {
+  as_class<M>("buffer \"" + name + "\"");
+  buffers_.push_back({name, nullptr, [member](Module& self) -> Parameter& {
+                        return static_cast<M&>(self).*member;
+                      }});
+}
+
 template <class M, class Child>
 requires std::derived_from<M, Module> && std::derived_from<Child, Module>
 void Module::register_module(const std::string& name, Child M::*member) {
@@ -242,7 +264,8 @@ void Module::register_module(const std::string& name, Child M::*member) {
   add_child(name, [member](Module& self) -> Module& { return static_cast<M&>(self).*member; });
 }
 
-// A state dict as a safetensors file (F32/F64 tensors, written atomically, io/safetensors.h), and
+// A state dict as a safetensors file (F32/F64 tensors, written atomically, io/safetensors.h; I64
+// entries read back as float64), and
 // such a file read back (from tapegrad or torch); Module::save / load use them.
 void save_state_dict(const StateDict& state, const std::string& path);
 StateDict load_state_dict_file(const std::string& path);

@@ -1,8 +1,10 @@
-// torch.nn's normalisation modules beyond the book's LayerNorm (nn/layers.h): GroupNorm, with
-// torch's names (weight, bias), constructor arguments, defaults and initialisation.
+// torch.nn's normalisation modules beyond the book's LayerNorm (nn/layers.h): GroupNorm,
+// BatchNorm1d and BatchNorm2d, with torch's names (weight, bias, running_mean, running_var,
+// num_batches_tracked), constructor arguments, defaults and initialisation.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <tapegrad/graph/parameter.h>
@@ -33,6 +35,69 @@ class GroupNorm : public UnaryModule {
  private:
   int64_t num_groups_, num_channels_;
   double eps_;
+};
+
+// torch.nn.BatchNorm1d / 2d (num_features, eps = 1e-5, momentum = 0.1, affine = true,
+// track_running_stats = true): the batch_norm op per channel of [N, C] or [N, C, L] (1d) or
+// [N, C, H, W] (2d). In training mode the batch's statistics normalise and, when tracked, the
+// running statistics move by momentum (by 1/num_batches_tracked, a cumulative average, when
+// momentum is nullopt); in eval mode the running statistics normalise (the batch's when they
+// are not tracked). Buffers running_mean (zeros), running_var (ones) and num_batches_tracked (a
+// float64 count: torch's int64 in files is read as float64, and torch's load_state_dict copies a
+// float64 back into its int64) are in state_dict, not in parameters(). One cluster in drawings.
+class BatchNorm : public UnaryModule {
+ public:
+  Tensor forward(const Tensor& x) const override;  // [N, C, *] -> [N, C, *]
+
+  int64_t num_features() const { return num_features_; }
+  double eps() const { return eps_; }
+  std::optional<double> momentum() const { return momentum_; }
+  bool affine() const { return weight.defined(); }
+  bool track_running_stats() const { return running_mean.defined(); }
+
+  Parameter weight;               // [C], ones (undefined without affine)
+  Parameter bias;                 // [C], zeros (undefined without affine)
+  Parameter running_mean;         // [C], zeros (undefined without track_running_stats)
+  Parameter running_var;          // [C], ones
+  Parameter num_batches_tracked;  // [], float64, 0
+
+ protected:
+  BatchNorm(const char* kind, int64_t num_features, double eps, std::optional<double> momentum,
+            bool affine, bool track_running_stats, DType dtype, std::string name);
+  // "expected 2D or 3D input" when `rank` does not fit, "" when it does.
+  virtual std::string rank_problem(int64_t rank) const = 0;
+
+ private:
+  const char* kind_;
+  int64_t num_features_;
+  double eps_;
+  std::optional<double> momentum_;
+};
+
+class BatchNorm1d : public BatchNorm {
+ public:
+  explicit BatchNorm1d(int64_t num_features, double eps = 1e-5,
+                       std::optional<double> momentum = 0.1, bool affine = true,
+                       bool track_running_stats = true, DType dtype = DType::Float32,
+                       std::string name = "BatchNorm1d")
+      : BatchNorm("BatchNorm1d", num_features, eps, momentum, affine, track_running_stats, dtype,
+                  std::move(name)) {}
+
+ protected:
+  std::string rank_problem(int64_t rank) const override;
+};
+
+class BatchNorm2d : public BatchNorm {
+ public:
+  explicit BatchNorm2d(int64_t num_features, double eps = 1e-5,
+                       std::optional<double> momentum = 0.1, bool affine = true,
+                       bool track_running_stats = true, DType dtype = DType::Float32,
+                       std::string name = "BatchNorm2d")
+      : BatchNorm("BatchNorm2d", num_features, eps, momentum, affine, track_running_stats, dtype,
+                  std::move(name)) {}
+
+ protected:
+  std::string rank_problem(int64_t rank) const override;
 };
 
 }  // namespace tapegrad::nn

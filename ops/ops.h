@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <tapegrad/graph/ids.h>
+#include <tapegrad/graph/parameter.h>
 #include <tapegrad/graph/tape.h>
 
 namespace tapegrad {
@@ -536,6 +537,14 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
 // bias [C] (either may be undefined) per channel. Composed from reshape, layer_norm, mul and add.
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = Tensor(),
                   const Tensor& bias = Tensor(), double eps = 1e-5);
+// torch.nn.functional.batch_norm: x [N, C, *] normalised per channel C. Training: by the batch's
+// mean and biased variance over every dim but 1 (more than one value per channel, else Error),
+// and running_mean / running_var (either may be undefined) move to (1 − momentum)·running +
+// momentum·(the batch's mean, unbiased variance). Not training: by running_mean and running_var
+// (both required). Then weight and bias [C] (either may be undefined). Composed from ops.
+Tensor batch_norm(const Tensor& x, Parameter running_mean, Parameter running_var,
+                  const Tensor& weight = Tensor(), const Tensor& bias = Tensor(),
+                  bool training = false, double momentum = 0.1, double eps = 1e-5);
 // torch.nn.functional.gelu: approximate "none" (x·Φ(x), by erf) or "tanh" (the book's GPT's);
 // anything else throws Error naming the option.
 Tensor gelu(const Tensor& x, std::string_view approximate = "none");
