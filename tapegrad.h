@@ -27,10 +27,12 @@
 #include <tapegrad/nn/lora.h>
 #include <tapegrad/nn/losses.h>
 #include <tapegrad/nn/module.h>
+#include <tapegrad/nn/pooling.h>
 #include <tapegrad/nn/qwen3.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/losses.h>
 #include <tapegrad/ops/ops.h>
+#include <tapegrad/ops/pooling.h>
 #include <tapegrad/optim/optim.h>
 #include <tapegrad/text/classification.h>
 #include <tapegrad/text/dataset.h>

@@ -5,6 +5,7 @@
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/losses.h>
 #include <tapegrad/ops/ops.h>
+#include <tapegrad/ops/pooling.h>
 #include <tapegrad/viz/dot.h>
 
 #include <algorithm>
@@ -602,6 +603,44 @@ std::vector<SecondOrderCase> second_order_cases() {
        },
        {r({3, 2}, 321), r({2, 2}, 322)}},
       {"topk", [](S in) { return topk(in[0] * in[0], 2, 1).values; }, {r({2, 4}, 323)}},
+      {"max_pool2d", [](S in) { return max_pool2d(in[0] * in[0], 2, 1); }, {r({1, 2, 3, 4}, 330)}},
+      {"max_pool1d", [](S in) { return max_pool1d(in[0] * in[0], 2, 1, 1); }, {r({2, 5}, 331)}},
+      {"adaptive_max_pool2d",
+       [](S in) {
+         return adaptive_max_pool2d(in[0] * in[0], {2, 3});
+       },
+       {r({1, 2, 3, 4}, 332)}},
+      {"avg_pool2d",
+       [](S in) { return avg_pool2d(in[0] * in[0], 3, 2, 1, true, false); },
+       {r({1, 2, 5, 4}, 333)}},
+      {"avg_pool1d", [](S in) { return avg_pool1d(in[0] * in[0], 3, 2, 1); }, {r({2, 6}, 334)}},
+      {"adaptive_avg_pool2d",
+       [](S in) {
+         return adaptive_avg_pool2d(in[0] * in[0], {2, 3});
+       },
+       {r({1, 2, 3, 4}, 335)}},
+      {"avg_pool_backward",
+       [](S in) {
+         const Tensor x = requires_grad(zeros({1, 2, 5, 4}, DType::Float64));
+         const Tensor y = avg_pool2d(x, 3, 2, 1);
+         return grad(std::vector<Tensor>{y}, std::vector<Tensor>{x},
+                     std::vector<Tensor>{in[0] * in[0]}, {.create_graph = true})[0];
+       },
+       {r({1, 2, 3, 2}, 336)}},
+      {"interpolate",
+       [](S in) {
+         return interpolate(in[0] * in[0],
+                            {.size = Size2{5, 3}, .mode = InterpolateMode::Bilinear});
+       },
+       {r({1, 2, 3, 4}, 337)}},
+      {"interpolate_backward",
+       [](S in) {
+         const Tensor x = requires_grad(zeros({1, 2, 3, 4}, DType::Float64));
+         const Tensor y = interpolate(x, {.size = Size2{5, 3}, .mode = InterpolateMode::Bilinear});
+         return grad(std::vector<Tensor>{y}, std::vector<Tensor>{x},
+                     std::vector<Tensor>{in[0] * in[0]}, {.create_graph = true})[0];
+       },
+       {r({1, 2, 5, 3}, 338)}},
   };
 }
 
