@@ -77,20 +77,3 @@ GRADCHECK_TEST_CASE("conv_transpose2d", "stride, output_padding, groups, dilatio
                 {random_input({2, 3, 3}, 44), random_input({2, 2, 2, 2}, 45)}),
       "conv_transpose2d");
 }
-
-GRADCHECK_TEST_CASE("conv2d_weight_grad", "conv2d's weight gradient recorded, then checked") {
-  // conv2d_weight_grad is what create_graph records for conv2d's weight: its own gradients are
-  // checked through a recorded backward, w.r.t. dY and X.
-  using S = std::span<const Tensor>;
-  const GradcheckReport report =
-      gradcheck("conv2d_weight_grad",
-                [](S in) {
-                  const Tensor w = from_values({2, 2, 2, 2}, random_input({2, 2, 2, 2}, 51).values,
-                                               DType::Float64, true);
-                  const Tensor y = conv2d(in[0], w, Tensor(), 2, 1, 1, 1);
-                  return grad(std::vector<Tensor>{y}, std::vector<Tensor>{w},
-                              std::vector<Tensor>{in[1]}, {.create_graph = true})[0];
-                },
-                {random_input({1, 2, 4, 5}, 52), random_input({1, 2, 3, 3}, 53)});
-  testing::require_gradcheck(report, "conv2d_weight_grad");
-}

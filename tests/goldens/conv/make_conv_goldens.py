@@ -5,6 +5,8 @@ Run with /usr/bin/python3 (Debian's python3-torch 1.13). conv.txt holds one tens
 format of ../golden_format.py). For each case and dtype: the input x, weight w, bias b (when the
 case has one), an upstream gradient dy, torch's output y and the gradients dx, dw, db that
 torch.autograd.grad gives for dy. Then the modules' initial weights after manual_seed(123).
+Written with the reference BLAS (docs/testing.md); for one run without changing the system's
+alternative: LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas /usr/bin/python3 make_conv_goldens.py
 """
 import os
 import sys
