@@ -17,6 +17,7 @@
 #include <tapegrad/kernels/gemm/matmul_precision.h>
 #include <tapegrad/nn/activations.h>
 #include <tapegrad/nn/attention.h>
+#include <tapegrad/nn/conv.h>
 #include <tapegrad/nn/generate.h>
 #include <tapegrad/nn/gpt.h>
 #include <tapegrad/nn/gpt2_weights.h>

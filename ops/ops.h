@@ -186,6 +186,49 @@ Tensor dot(const Tensor& a, const Tensor& b);  // 1-D · 1-D -> scalar (matmul o
 // nn.Linear's layout: W [out, in], y = x Wᵀ + b; bias may be an undefined Tensor.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
 
+// --- convolution (torch.nn.functional's names, argument order and defaults) -------------------
+// An argument torch takes as one int or a pair: 3 is 3×3, {2, 1} is 2 rows by 1 column.
+struct Size2 {
+  int64_t h, w;
+  Size2(int64_t both)
+      : h(both), w(both) {}  // NOLINT(google-explicit-constructor): as torch's _pair
+  Size2(int64_t rows, int64_t cols) : h(rows), w(cols) {}
+};
+// conv2d's and conv1d's padding: zeros on each side (an int or a pair), or torch's "valid" (none)
+// or "same" (the output keeps the input's size; stride 1 only; an odd total pads one more at the
+// bottom and right, as torch). Any other string is an Error of the op.
+struct ConvPadding {
+  Size2 size;
+  std::string_view mode;                     // empty for sizes
+  bool pair = false;                         // given as two numbers (conv1d takes one)
+  ConvPadding(int64_t both) : size(both) {}  // NOLINT(google-explicit-constructor)
+  ConvPadding(int64_t rows, int64_t cols) : size(rows, cols), pair(true) {}
+  template <size_t N>
+  ConvPadding(const char (&name)[N]) : size(0), mode(name, N - 1) {}  // NOLINT: "same", "valid"
+};
+// torch.nn.functional.conv2d: input [N, C_in, H, W] (or unbatched [C_in, H, W]), weight
+// [C_out, C_in / groups, kH, kW], bias [C_out] or undefined -> [N, C_out, H_out, W_out] with
+// H_out = (H + 2·padding − dilation·(kH − 1) − 1) / stride + 1 (rounded down), W_out alike. Runs
+// as im2col and one GEMM per image and group (kernels/conv/conv.h). Throws Error naming conv2d,
+// the argument and the shapes for bad ranks, channels that do not match the weight, groups that
+// do not divide the channels, a (dilated) kernel larger than the padded input, a stride or
+// dilation below 1, negative padding, and "same" with a stride above 1.
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
+              Size2 stride = 1, ConvPadding padding = 0, Size2 dilation = 1, int64_t groups = 1);
+// torch.nn.functional.conv1d: input [N, C_in, L] (or [C_in, L]), weight [C_out, C_in / groups,
+// k] -> [N, C_out, L_out]: conv2d on a height-1 view, its checks named conv1d.
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
+              int64_t stride = 1, ConvPadding padding = 0, int64_t dilation = 1,
+              int64_t groups = 1);
+// torch.nn.functional.conv_transpose2d (note torch's order: groups before dilation): input
+// [N, C_in, H, W] (or unbatched), weight [C_in, C_out / groups, kH, kW], bias [C_out] ->
+// [N, C_out, H_out, W_out] with H_out = (H − 1)·stride − 2·padding + dilation·(kH − 1) +
+// output_padding + 1: conv2d's gradient w.r.t. its input, plus the bias. output_padding must be
+// smaller than the stride or the dilation, as torch.
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
+                        Size2 stride = 1, Size2 padding = 0, Size2 output_padding = 0,
+                        int64_t groups = 1, Size2 dilation = 1);
+
 // --- layout (each copies into a new contiguous tensor) -----------------------------------------
 Tensor transpose(const Tensor& x, int dim0, int dim1);
 inline Tensor t(const Tensor& x) {

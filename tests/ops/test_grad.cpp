@@ -335,6 +335,23 @@ std::vector<SecondOrderCase> second_order_cases() {
       {"sum_dim", [](S in) { return sum(in[0] * in[0], -1, true); }, {r({2, 3}, 27)}},
       {"mean", [](S in) { return mean(in[0] * in[0]); }, {r({2, 3}, 28)}},
       {"mean_dim", [](S in) { return mean(in[0] * in[0], 0); }, {r({3, 2}, 29)}},
+      {"conv2d",
+       [](S in) { return conv2d(in[0], in[1], in[2], 2, 1, 1, 2); },
+       {r({1, 4, 4, 3}, 340), r({2, 2, 2, 2}, 341), r({2}, 342)}},
+      {"conv_transpose2d",
+       [](S in) { return conv_transpose2d(in[0], in[1], in[2], 2, 1, 1); },
+       {r({1, 2, 2, 3}, 343), r({2, 2, 3, 2}, 344), r({2}, 345)}},
+      {"conv2d_weight_grad",
+       [](S in) {
+         // conv2d's weight gradient, recorded: dW = conv2d_weight_grad(dY = in[1], X = in[0]).
+         const Tensor w = from_values(
+             {2, 1, 2, 2}, std::vector<double>{0.5, -0.3, 0.2, 0.8, -0.6, 0.1, 0.4, -0.2},
+             DType::Float64, true);
+         const Tensor y = conv2d(in[0], w, Tensor(), 1, 0, {1, 2}, 1);
+         return grad(std::vector<Tensor>{y}, std::vector<Tensor>{w}, std::vector<Tensor>{in[1]},
+                     {.create_graph = true})[0];
+       },
+       {r({1, 1, 3, 4}, 346), r({1, 2, 2, 2}, 347)}},
       {"matmul", [](S in) { return matmul(in[0], in[1]); }, {r({2, 3}, 30), r({3, 2}, 31)}},
       {"matmul",
        [](S in) { return matmul(in[0], in[1]); },
