@@ -7,23 +7,12 @@
 #include <tapegrad/graph/error.h>
 #include <tapegrad/graph/op.h>
 #include <tapegrad/graph/scope.h>
+#include <tapegrad/nn/module_scope.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad::nn {
 
 namespace {
-
-// op() recorded inside the module's scope; an Error from the op (a dim outside x's rank, sizes
-// that do not fit) is rethrown naming the module first: `Flatten "flat": flatten: x [3]: ...`.
-template <class Op>
-Tensor in_scope(const char* kind, const Module& m, const Tensor& x, Op op) {
-  NameScope scope(m.name(), x.tape());
-  try {
-    return op();
-  } catch (const Error& e) {
-    throw Error(std::string(kind) + " \"" + m.name() + "\": " + e.what());
-  }
-}
 
 // Throws Error naming the module and the option unless `value` is finite.
 void check_finite(const char* kind, const std::string& name, const char* option, double value) {
@@ -36,7 +25,7 @@ void check_finite(const char* kind, const std::string& name, const char* option,
 }  // namespace
 
 Tensor ReLU::forward(const Tensor& x) const {
-  return in_scope("ReLU", *this, x, [&] { return relu(x); });
+  return in_module_scope("ReLU", *this, x, [&] { return relu(x); });
 }
 
 LeakyReLU::LeakyReLU(double negative_slope, std::string name)
@@ -45,7 +34,7 @@ LeakyReLU::LeakyReLU(double negative_slope, std::string name)
 }
 
 Tensor LeakyReLU::forward(const Tensor& x) const {
-  return in_scope("LeakyReLU", *this, x, [&] { return leaky_relu(x, negative_slope_); });
+  return in_module_scope("LeakyReLU", *this, x, [&] { return leaky_relu(x, negative_slope_); });
 }
 
 ELU::ELU(double alpha, std::string name) : UnaryModule(std::move(name)), alpha_(alpha) {
@@ -53,23 +42,23 @@ ELU::ELU(double alpha, std::string name) : UnaryModule(std::move(name)), alpha_(
 }
 
 Tensor ELU::forward(const Tensor& x) const {
-  return in_scope("ELU", *this, x, [&] { return elu(x, alpha_); });
+  return in_module_scope("ELU", *this, x, [&] { return elu(x, alpha_); });
 }
 
 Tensor SiLU::forward(const Tensor& x) const {
-  return in_scope("SiLU", *this, x, [&] { return silu(x); });
+  return in_module_scope("SiLU", *this, x, [&] { return silu(x); });
 }
 
 Tensor Mish::forward(const Tensor& x) const {
-  return in_scope("Mish", *this, x, [&] { return mish(x); });
+  return in_module_scope("Mish", *this, x, [&] { return mish(x); });
 }
 
 Tensor Sigmoid::forward(const Tensor& x) const {
-  return in_scope("Sigmoid", *this, x, [&] { return sigmoid(x); });
+  return in_module_scope("Sigmoid", *this, x, [&] { return sigmoid(x); });
 }
 
 Tensor Tanh::forward(const Tensor& x) const {
-  return in_scope("Tanh", *this, x, [&] { return tanh(x); });
+  return in_module_scope("Tanh", *this, x, [&] { return tanh(x); });
 }
 
 Softplus::Softplus(double beta, double threshold, std::string name)
@@ -80,19 +69,19 @@ Softplus::Softplus(double beta, double threshold, std::string name)
 }
 
 Tensor Softplus::forward(const Tensor& x) const {
-  return in_scope("Softplus", *this, x, [&] { return softplus(x, beta_, threshold_); });
+  return in_module_scope("Softplus", *this, x, [&] { return softplus(x, beta_, threshold_); });
 }
 
 Tensor Softmax::forward(const Tensor& x) const {
-  return in_scope("Softmax", *this, x, [&] { return softmax(x, dim_); });
+  return in_module_scope("Softmax", *this, x, [&] { return softmax(x, dim_); });
 }
 
 Tensor LogSoftmax::forward(const Tensor& x) const {
-  return in_scope("LogSoftmax", *this, x, [&] { return log_softmax(x, dim_); });
+  return in_module_scope("LogSoftmax", *this, x, [&] { return log_softmax(x, dim_); });
 }
 
 Tensor Flatten::forward(const Tensor& x) const {
-  return in_scope("Flatten", *this, x, [&] { return flatten(x, start_dim_, end_dim_); });
+  return in_module_scope("Flatten", *this, x, [&] { return flatten(x, start_dim_, end_dim_); });
 }
 
 Unflatten::Unflatten(int dim, std::vector<int64_t> sizes, std::string name)
@@ -107,7 +96,7 @@ Unflatten::Unflatten(int dim, std::vector<int64_t> sizes, std::string name)
 }
 
 Tensor Unflatten::forward(const Tensor& x) const {
-  return in_scope("Unflatten", *this, x, [&] { return unflatten(x, dim_, sizes_); });
+  return in_module_scope("Unflatten", *this, x, [&] { return unflatten(x, dim_, sizes_); });
 }
 
 }  // namespace tapegrad::nn

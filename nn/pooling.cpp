@@ -3,26 +3,9 @@
 
 #include <utility>
 
-#include <tapegrad/graph/error.h>
-#include <tapegrad/graph/scope.h>
+#include <tapegrad/nn/module_scope.h>
 
 namespace tapegrad::nn {
-
-namespace {
-
-// op() recorded inside the module's scope; an Error from the op is rethrown naming the module
-// first: `MaxPool2d "pool": max_pool2d: x [3]: ...`.
-template <class Op>
-Tensor in_pool_scope(const char* kind, const Module& m, const Tensor& x, Op op) {
-  NameScope scope(m.name(), x.tape());
-  try {
-    return op();
-  } catch (const Error& e) {
-    throw Error(std::string(kind) + " \"" + m.name() + "\": " + e.what());
-  }
-}
-
-}  // namespace
 
 MaxPool2d::MaxPool2d(Size2 kernel_size, std::optional<Size2> stride, Size2 padding, Size2 dilation,
                      bool ceil_mode, std::string name)
@@ -34,7 +17,7 @@ MaxPool2d::MaxPool2d(Size2 kernel_size, std::optional<Size2> stride, Size2 paddi
       ceil_mode_(ceil_mode) {}
 
 Tensor MaxPool2d::forward(const Tensor& x) const {
-  return in_pool_scope("MaxPool2d", *this, x, [&] {
+  return in_module_scope("MaxPool2d", *this, x, [&] {
     return max_pool2d(x, kernel_size_, stride_, padding_, dilation_, ceil_mode_);
   });
 }
@@ -49,7 +32,7 @@ MaxPool1d::MaxPool1d(int64_t kernel_size, std::optional<int64_t> stride, int64_t
       ceil_mode_(ceil_mode) {}
 
 Tensor MaxPool1d::forward(const Tensor& x) const {
-  return in_pool_scope("MaxPool1d", *this, x, [&] {
+  return in_module_scope("MaxPool1d", *this, x, [&] {
     return max_pool1d(x, kernel_size_, stride_, padding_, dilation_, ceil_mode_);
   });
 }
@@ -66,7 +49,7 @@ AvgPool2d::AvgPool2d(Size2 kernel_size, std::optional<Size2> stride, Size2 paddi
       divisor_override_(divisor_override) {}
 
 Tensor AvgPool2d::forward(const Tensor& x) const {
-  return in_pool_scope("AvgPool2d", *this, x, [&] {
+  return in_module_scope("AvgPool2d", *this, x, [&] {
     return avg_pool2d(x, kernel_size_, stride_, padding_, ceil_mode_, count_include_pad_,
                       divisor_override_);
   });
@@ -82,23 +65,23 @@ AvgPool1d::AvgPool1d(int64_t kernel_size, std::optional<int64_t> stride, int64_t
       count_include_pad_(count_include_pad) {}
 
 Tensor AvgPool1d::forward(const Tensor& x) const {
-  return in_pool_scope("AvgPool1d", *this, x, [&] {
+  return in_module_scope("AvgPool1d", *this, x, [&] {
     return avg_pool1d(x, kernel_size_, stride_, padding_, ceil_mode_, count_include_pad_);
   });
 }
 
 Tensor AdaptiveAvgPool2d::forward(const Tensor& x) const {
-  return in_pool_scope("AdaptiveAvgPool2d", *this, x,
+  return in_module_scope("AdaptiveAvgPool2d", *this, x,
                        [&] { return adaptive_avg_pool2d(x, output_size_); });
 }
 
 Tensor AdaptiveMaxPool2d::forward(const Tensor& x) const {
-  return in_pool_scope("AdaptiveMaxPool2d", *this, x,
+  return in_module_scope("AdaptiveMaxPool2d", *this, x,
                        [&] { return adaptive_max_pool2d(x, output_size_); });
 }
 
 Tensor Upsample::forward(const Tensor& x) const {
-  return in_pool_scope("Upsample", *this, x, [&] { return interpolate(x, options_); });
+  return in_module_scope("Upsample", *this, x, [&] { return interpolate(x, options_); });
 }
 
 }  // namespace tapegrad::nn

@@ -20,6 +20,7 @@
 #include <tapegrad/graph/ids.h>
 #include <tapegrad/graph/parameter.h>
 #include <tapegrad/graph/tape.h>
+#include <tapegrad/ops/size2.h>
 
 namespace tapegrad {
 
@@ -187,13 +188,7 @@ Tensor dot(const Tensor& a, const Tensor& b);  // 1-D · 1-D -> scalar (matmul o
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
 
 // --- convolution (torch.nn.functional's names, argument order and defaults) -------------------
-// An argument torch takes as one int or a pair: 3 is 3×3, {2, 1} is 2 rows by 1 column.
-struct Size2 {
-  int64_t h, w;
-  Size2(int64_t both)
-      : h(both), w(both) {}  // NOLINT(google-explicit-constructor): as torch's _pair
-  Size2(int64_t rows, int64_t cols) : h(rows), w(cols) {}
-};
+// Sizes as one int or a pair: Size2 (ops/size2.h).
 // conv2d's and conv1d's padding: zeros on each side (an int or a pair), or torch's "valid" (none)
 // or "same" (the output keeps the input's size; stride 1 only; an odd total pads one more at the
 // bottom and right, as torch). Any other string is an Error of the op.

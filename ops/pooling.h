@@ -17,15 +17,9 @@
 
 #include <tapegrad/graph/ids.h>
 #include <tapegrad/graph/tape.h>
+#include <tapegrad/ops/size2.h>
 
 namespace tapegrad {
-
-// A size per spatial dim, [H, W]: one number for both (torch's int), or braced {h, w}.
-struct Size2 {
-  int64_t h, w;
-  Size2(int64_t both) : h(both), w(both) {}  // NOLINT: max_pool2d(x, 2), as torch
-  Size2(int64_t h_, int64_t w_) : h(h_), w(w_) {}
-};
 
 // --- max pooling: the window's maximum; its gradient goes to that element --------------------
 // stride: none means kernel_size. Padding counts as -inf. On ties the first maximum in scan order
