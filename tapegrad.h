@@ -2,6 +2,7 @@
 #pragma once
 
 #include <tapegrad/data/tensor_dataset.h>
+#include <tapegrad/graph/checkpoint.h>
 #include <tapegrad/graph/error.h>
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/graph/gradcheck.h>

@@ -89,6 +89,7 @@ struct Options {
   int64_t eval_freq = 10;
   int64_t eval_iter = 5;
   int64_t checkpoint_every = 20;
+  bool checkpoint_activations = false;
   std::optional<int64_t> context_length, emb_dim, n_heads, n_layers, batch_size;
   std::optional<double> lr, drop_rate;
   double weight_decay = 0.1;
@@ -417,6 +418,7 @@ int run(const Options& o, dist::Job& job) {
 
   manual_seed(o.seed);  // the model's initial weights, then dropout: torch.manual_seed
   nn::GPTModel model(p.cfg);
+  if (o.checkpoint_activations) model.set_checkpoint_every(1);
   job.share_parameters(model.parameters());  // rank 0's weights everywhere
   // Each process draws its own dropout masks (rank 0 keeps the run's stream).
   if (job.rank() > 0) manual_seed(job.rank_seed(o.seed));
@@ -572,6 +574,9 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint-every", o.checkpoint_every,
                  "save a checkpoint every N steps (0: only at the end)")
       ->check(cli::non_negative());
+  app.add_flag("--checkpoint-activations", o.checkpoint_activations,
+               "recompute each transformer block in backward instead of keeping its "
+               "activations (less memory, the same results)");
   app.add_option("--context-length", o.context_length, "override the preset: tokens per window (T)")
       ->check(cli::positive());
   app.add_option("--emb-dim", o.emb_dim, "override the preset: embedding size C")

@@ -158,6 +158,10 @@ class Tape {
   // Seeds d(root) with `root_grad` (row-major, root's numel values).
   void backward(const Tensor& root, std::span<const double> root_grad,
                 const BackwardOptions& options = {});
+  // Seeds d(root) with a copy of `root_grad`: root's numel values of root's dtype, bit for bit
+  // (a checkpoint's recomputed segment is seeded with its output's gradient this way).
+  void backward_from_buffer(const Tensor& root, const void* root_grad,
+                            const BackwardOptions& options = {});
 
   // Where the backward of `consumer` writes the gradient of its input `k` (InputGrad above): the
   // input's shape and dtype; null data when that input needs no gradient. It counts as written
@@ -171,6 +175,10 @@ class Tape {
   // Starts a fresh step: forgets all nodes (stale Tensors then throw) and keeps the memory.
   void reset();
 
+  // Keeps `object` alive until reset(): what an op's backward needs that the arena, which runs no
+  // destructors, cannot hold (a checkpoint's function, graph/checkpoint.h).
+  void own_until_reset(std::shared_ptr<const void> object) { owned_.push_back(std::move(object)); }
+
   // Module scopes (NameScope enters one): clusters in the drawing, context in errors.
   ScopeTable& scopes() { return scopes_; }
   const ScopeTable& scopes() const { return scopes_; }
@@ -182,12 +190,17 @@ class Tape {
   friend class Tensor;
   InputGrad<void> input_grad_buffer(const Node& consumer, int k);
   Node& append(NodeKind kind, Shape shape, DType dtype);
+  // backward's checks of its root, shared by both seedings.
+  void check_backward_root(const Tensor& root, int64_t seed_values);
+  // The reverse walk from `root`, its gradient already seeded.
+  void walk(int32_t root, const BackwardOptions& options);
 
   std::vector<Node> nodes_;
   Arena arena_;
   uint64_t generation_;
   bool released_ = false;
   ScopeTable scopes_;
+  std::vector<std::shared_ptr<const void>> owned_;  // own_until_reset
 };
 
 }  // namespace tapegrad

@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
+#include <string>
 #include <vector>
 
+#include <tapegrad/graph/checkpoint.h>
 #include <tapegrad/graph/error.h>
 #include <tapegrad/graph/scope.h>
 #include <tapegrad/nn/model_checks.h>
@@ -107,6 +110,7 @@ Tensor TransformerBlock::forward(const Tensor& x, bool use_cache) const {
 GPTModel::GPTModel(const GPTConfig& cfg, DType dtype, Generator& generator, std::string name)
     : Module(std::move(name)),
       cfg_(checked(cfg)),
+      generator_(&generator),
       tok_emb(cfg.vocab_size, cfg.emb_dim, dtype, "tok_emb", generator),
       pos_emb(cfg.context_length, cfg.emb_dim, dtype, "pos_emb", generator),
       drop_emb(cfg.drop_rate, "drop_emb", generator),
@@ -139,9 +143,35 @@ Tensor GPTModel::forward(const Ids& in_idx) const {
   Tape& tape = current_tape();
   NameScope scope(name(), tape);
   Tensor x = embed(in_idx, 0);  // [B, T, C]
-  x = trf_blocks(x);            // [B, T, C]
+  x = blocks(x);                // [B, T, C]
   x = final_norm(x);            // [B, T, C]
   return out_head(x);           // [B, T, V]
+}
+
+void GPTModel::set_checkpoint_every(int64_t n) {
+  if (n < 0) {
+    throw Error(name() + ": checkpoint_every " + std::to_string(n) +
+                " must be >= 0 (0: no activation checkpointing)");
+  }
+  checkpoint_every_ = n;
+}
+
+Tensor GPTModel::blocks(const Tensor& x) const {
+  if (checkpoint_every_ == 0 || !grad_enabled()) return trf_blocks(x);
+  NameScope scope(trf_blocks.name(), x.tape());
+  const size_t n = trf_blocks.size();
+  const size_t every = static_cast<size_t>(checkpoint_every_);
+  Tensor h = x;  // [B, T, C]
+  for (size_t first = 0; first < n; first += every) {
+    const size_t last = std::min(n, first + every);
+    const auto segment = [this, first, last](std::span<const Tensor> in) {
+      Tensor y = in[0];
+      for (size_t i = first; i < last; ++i) y = trf_blocks[i](y);
+      return y;
+    };
+    h = checkpoint(segment, {h}, {.generator = generator_});  // [B, T, C]
+  }
+  return h;
 }
 
 Tensor GPTModel::forward(const Ids& in_idx, bool use_cache, bool last_position_only) const {

@@ -111,6 +111,15 @@ class GPTModel : public Module {
 
   const GPTConfig& config() const { return cfg_; }
 
+  // Activation checkpointing (graph/checkpoint.h): with n > 0, forward(in_idx) runs the blocks in
+  // segments of n, each one checkpoint node, when gradients are on: the tape keeps only the
+  // segments' inputs and outputs, and backward recomputes each segment (the same dropout masks,
+  // from the model's generator), so gradients are bit-identical and memory holds one segment's
+  // activations instead of every block's. 0 (the default) records every block as it is.
+  // Throws Error for n < 0.
+  void set_checkpoint_every(int64_t n);
+  int64_t checkpoint_every() const { return checkpoint_every_; }
+
  private:
   struct GenerationTape {
     Tape tape;
@@ -119,7 +128,10 @@ class GPTModel : public Module {
   GPTConfig cfg_;                        // first: checked before any member draws a weight
   mutable int64_t ptr_current_pos_ = 0;  // the cache's next position (scratch, like the cache)
   std::unique_ptr<GenerationTape> generation_tape_ = std::make_unique<GenerationTape>();
+  Generator* generator_;  // the dropout modules' (the one the constructor was given)
+  int64_t checkpoint_every_ = 0;
   Tensor embed(const Ids& in_idx, int64_t first_position) const;  // checks, then [B, T, C]
+  Tensor blocks(const Tensor& x) const;  // trf_blocks(x), in checkpointed segments if asked
 
  public:
   Embedding tok_emb;  // [V, C]

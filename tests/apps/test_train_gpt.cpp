@@ -82,6 +82,23 @@ TEST_CASE("example train_gpt: a short run writes loss.csv, samples.txt, the chec
   }
 }
 
+TEST_CASE("example train_gpt: --checkpoint-activations gives the same losses and weights",
+          "[examples][train_gpt]") {
+  const std::string args = kTrainGptArgs + " --n-layers 2 --data " + data_file() + " --steps 4";
+  const std::string plain = train_gpt_scratch("activations_plain");
+  const std::string ckpt = train_gpt_scratch("activations_checkpointed");
+  const Result a = train_gpt(args + " --no-plot --out " + plain);
+  const Result b = train_gpt(args + " --no-plot --checkpoint-activations --out " + ckpt);
+  INFO(a.output << b.output);
+  REQUIRE(a.status == 0);
+  REQUIRE(b.status == 0);
+  using tapegrad::testing::read_text_file;
+  CHECK(read_text_file(plain + "/loss.csv") == read_text_file(ckpt + "/loss.csv"));
+  // The weights and AdamW's moments, byte for byte.
+  CHECK(read_text_file(plain + "/checkpoint.safetensors") ==
+        read_text_file(ckpt + "/checkpoint.safetensors"));
+}
+
 TEST_CASE("example train_gpt: killed with SIGKILL, --resume ends exactly as the uninterrupted run",
           "[examples][train_gpt]") {
   const std::string data = data_file();
