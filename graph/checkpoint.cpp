@@ -124,7 +124,7 @@ void add_input_gradients(Tape& tape, const Node& node, Tape& scratch, const Tens
     grads[k] = tape.input_grad<T>(node, static_cast<int>(k));
     if (!grads[k].overwrite) scratch.node(leaves[k].id()).grad = grads[k].data;
   }
-  scratch.backward_from_buffer(y, node.grad);
+  scratch.backward(y, to_doubles(node.grad, node.dtype, node.shape.numel()));
   for (size_t k = 0; k < leaves.size(); ++k) {
     if (grads[k].data == nullptr || !grads[k].overwrite) continue;
     const T* g = static_cast<const T*>(scratch.node(leaves[k].id()).grad);

@@ -129,7 +129,8 @@ void Tape::backward(const Tensor& root, const BackwardOptions& options) {
   backward(root, std::span<const double>(&one, 1), options);
 }
 
-void Tape::check_backward_root(const Tensor& root, int64_t seed_values) {
+void Tape::backward(const Tensor& root, std::span<const double> root_grad,
+                    const BackwardOptions& options) {
   if (&root.tape() != this) throw Error("backward: the tensor belongs to another tape");
   const Node& r = root.node();
   if (released_) {
@@ -142,9 +143,9 @@ void Tape::check_backward_root(const Tensor& root, int64_t seed_values) {
     throw Error("backward: " + describe_node(root.id()) +
                 " does not require grad (no parameter or input that requires grad reaches it)");
   }
-  if (seed_values != r.shape.numel()) {
+  if (static_cast<int64_t>(root_grad.size()) != r.shape.numel()) {
     throw Error("backward: the gradient for " + describe_node(root.id()) + " " + r.shape.str() +
-                " has " + std::to_string(seed_values) + " values, expected " +
+                " has " + std::to_string(root_grad.size()) + " values, expected " +
                 std::to_string(r.shape.numel()));
   }
   // Gradients of op outputs start fresh each pass; leaves keep accumulating, as in torch.
@@ -152,45 +153,19 @@ void Tape::check_backward_root(const Tensor& root, int64_t seed_values) {
     Node& n = nodes_[static_cast<size_t>(i)];
     if (n.kind == NodeKind::Op) n.grad = nullptr;
   }
-}
-
-void Tape::backward(const Tensor& root, std::span<const double> root_grad,
-                    const BackwardOptions& options) {
-  check_backward_root(root, static_cast<int64_t>(root_grad.size()));
-  if (anomaly_mode_enabled()) {
+  const bool anomaly = anomaly_mode_enabled();
+  if (anomaly) {
     check_forward_value(*this, root.id(), nullptr, -1);
     check_seed_gradient(*this, root.id(), root_grad);
   }
   Node& seed = nodes_[static_cast<size_t>(root.id())];
+  // An op's seed is written, so a -0 stays -0 (a checkpoint's segment seeded with the gradient
+  // the longer walk hands on); a leaf's is added to what it accumulated.
+  const bool add = seed.kind != NodeKind::Op;
   if (seed.kind == NodeKind::Parameter) seed.grad = seed.param->grad_data();  // pending applied
   if (seed.grad == nullptr) seed.grad = arena_.allocate_zeroed(seed.bytes());
-  from_doubles(root_grad, seed.grad, seed.dtype, /*add=*/true);
-  walk(root.id(), options);
-}
-
-void Tape::backward_from_buffer(const Tensor& root, const void* root_grad,
-                                const BackwardOptions& options) {
-  check_backward_root(root, root.numel());
-  Node& seed = nodes_[static_cast<size_t>(root.id())];
-  if (seed.kind != NodeKind::Op) {  // a leaf keeps what it accumulated: added to, as above
-    const std::vector<double> values = to_doubles(root_grad, seed.dtype, root.numel());
-    backward(root, values, options);
-    return;
-  }
-  // Its gradient was just cleared: a copy, bit for bit (a -0 stays -0, as when it is the walk
-  // of a longer tape that hands it on).
-  seed.grad = arena_.allocate(seed.bytes());
-  std::memcpy(seed.grad, root_grad, seed.bytes());
-  if (anomaly_mode_enabled()) {
-    check_forward_value(*this, root.id(), nullptr, -1);
-    check_seed_gradient(*this, root.id(), to_doubles(root_grad, seed.dtype, root.numel()));
-  }
-  walk(root.id(), options);
-}
-
-void Tape::walk(int32_t root, const BackwardOptions& options) {
-  const bool anomaly = anomaly_mode_enabled();
-  for (int32_t i = root; i >= 0; --i) {
+  from_doubles(root_grad, seed.grad, seed.dtype, add);
+  for (int32_t i = root.id(); i >= 0; --i) {
     Node& n = nodes_[static_cast<size_t>(i)];
     if (n.kind != NodeKind::Op || !n.requires_grad || n.grad == nullptr) continue;
     n.op->backward(*this, n);

@@ -158,10 +158,6 @@ class Tape {
   // Seeds d(root) with `root_grad` (row-major, root's numel values).
   void backward(const Tensor& root, std::span<const double> root_grad,
                 const BackwardOptions& options = {});
-  // Seeds d(root) with a copy of `root_grad`: root's numel values of root's dtype, bit for bit
-  // (a checkpoint's recomputed segment is seeded with its output's gradient this way).
-  void backward_from_buffer(const Tensor& root, const void* root_grad,
-                            const BackwardOptions& options = {});
 
   // Where the backward of `consumer` writes the gradient of its input `k` (InputGrad above): the
   // input's shape and dtype; null data when that input needs no gradient. It counts as written
@@ -190,10 +186,6 @@ class Tape {
   friend class Tensor;
   InputGrad<void> input_grad_buffer(const Node& consumer, int k);
   Node& append(NodeKind kind, Shape shape, DType dtype);
-  // backward's checks of its root, shared by both seedings.
-  void check_backward_root(const Tensor& root, int64_t seed_values);
-  // The reverse walk from `root`, its gradient already seeded.
-  void walk(int32_t root, const BackwardOptions& options);
 
   std::vector<Node> nodes_;
   Arena arena_;
