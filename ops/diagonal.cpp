@@ -29,8 +29,12 @@ struct DiagonalPlan {
 DiagonalPlan plan_diagonal(const Shape& full, int64_t offset, int dim1, int dim2) {
   const int rank = full.rank();
   const int64_t rows = full[dim1], cols = full[dim2];
-  const int64_t row0 = offset < 0 ? -offset : 0, col0 = offset > 0 ? offset : 0;
-  const int64_t length = std::max<int64_t>(0, std::min(rows - row0, cols - col0));
+  // Compared before negating: an offset beyond the tensor (INT64_MIN too) gives an empty diagonal.
+  int64_t length = 0;
+  if (offset >= 0 && offset < cols) length = std::min(rows, cols - offset);
+  if (offset < 0 && offset > -rows) length = std::min(rows + offset, cols);
+  const int64_t row0 = length > 0 && offset < 0 ? -offset : 0;
+  const int64_t col0 = offset > 0 ? offset : 0;
   std::vector<int64_t> dims, rest;  // rest: the other dims of full, in order
   for (int d = 0; d < rank; ++d) {
     if (d != dim1 && d != dim2) {
@@ -181,6 +185,10 @@ Tensor diag(const Tensor& x, int64_t offset) {
   const Shape shape = x.shape();
   if (shape.rank() == 2) return diagonal(x, offset, 0, 1);
   if (shape.rank() != 1) throw_unary_error("diag", x, "needs a 1-D or 2-D tensor");
+  constexpr int64_t kLimit = int64_t{1} << 30;  // the matrix's side, squared, stays below 2^60
+  if (offset > kLimit || offset < -kLimit) {
+    throw_unary_error("diag", x, "offset " + std::to_string(offset) + " is too large");
+  }
   const int64_t size = shape[0] + (offset < 0 ? -offset : offset);
   return embed(x, Shape{size, size}, offset, 0, 1);
 }

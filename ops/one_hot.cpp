@@ -22,7 +22,11 @@ Tensor one_hot(const Ids& ids, int64_t num_classes, DType dtype) {
       throw Error("one_hot: cannot infer the number of classes from ids " + ids.shape().str() +
                   " with no ids; give num_classes");
     }
-    classes = *std::max_element(values.begin(), values.end()) + 1;
+    const int64_t top = *std::max_element(values.begin(), values.end());
+    if (top >= (int64_t{1} << 60)) {
+      throw Error("one_hot: id " + std::to_string(top) + " is too large to count classes by");
+    }
+    classes = std::max<int64_t>(top + 1, 0);
   }
   for (size_t i = 0; i < values.size(); ++i) {
     if (values[i] < 0 || values[i] >= classes) {

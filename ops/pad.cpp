@@ -84,6 +84,12 @@ PadPlan plan_pad(const Tensor& x, std::span<const int64_t> pads, PadMode mode) {
         "padding length " + std::to_string(count) + " too large for rank " + std::to_string(rank));
   }
   const int padded = count / 2;
+  constexpr int64_t kLimit = int64_t{1} << 60;  // no size computation below can overflow
+  for (const int64_t p : pads) {
+    if (p > kLimit || p < -kLimit) {
+      throw_unary_error("pad", x, "padding " + pads_text(pads) + " is too large");
+    }
+  }
   if (mode != PadMode::Constant &&
       (padded < 1 || padded > 3 || rank < padded + 1 || rank > padded + 2)) {
     throw_unary_error("pad", x,

@@ -1,4 +1,6 @@
 // Tests for ops/diagonal.cpp: torch.diagonal and torch.diag (both directions), against torch.
+#include <limits>
+
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
@@ -44,6 +46,14 @@ TEST_CASE("diagonal and diag: ranks and dims", "[diagonal][diag][errors]") {
                     "diagonal: x [3, 3]: dim1 and dim2 are the same dim (1, -1)");
   CHECK_THROWS_WITH(diagonal(zeros({3, 3}), 0, 0, 2), Catch::Contains("out of range"));
   CHECK_THROWS_WITH(diag(zeros({2, 2, 2})), "diag: x [2, 2, 2]: needs a 1-D or 2-D tensor");
+  // offsets beyond the tensor: an empty diagonal, as torch (the extremes too); diag refuses a
+  // matrix it could not hold
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  CHECK(diagonal(zeros({3, 4}), kMin).shape() == Shape{0});
+  CHECK(diagonal(zeros({3, 4}), std::numeric_limits<int64_t>::max()).shape() == Shape{0});
+  CHECK(diagonal(zeros({3, 4}), -3).shape() == Shape{0});
+  CHECK(diag(zeros({3, 4}), kMin).shape() == Shape{0});
+  CHECK_THROWS_WITH(diag(zeros({2}), kMin), Catch::EndsWith("is too large"));
 }
 
 GRADCHECK_TEST_CASE("diagonal", "an offset, dims of a rank-3 tensor") {

@@ -4,6 +4,7 @@
 #include "tests/goldens.h"
 
 #include <catch2/catch.hpp>
+#include <limits>
 
 using namespace tapegrad;
 
@@ -37,5 +38,7 @@ TEST_CASE("one_hot: ids out of range and bad class counts", "[one_hot][errors]")
                     "one_hot: num_classes must be -1 or >= 0, got -2");
   CHECK_THROWS_WITH(one_hot(Ids(Shape{0}, {})),
                     Catch::StartsWith("one_hot: cannot infer the number of classes"));
+  CHECK_THROWS_WITH(one_hot(Ids::from_row({std::numeric_limits<int64_t>::max()})),
+                    Catch::EndsWith("is too large to count classes by"));
   CHECK(one_hot(Ids(Shape{0}, {}), 4).shape() == Shape{0, 4});
 }

@@ -1,4 +1,6 @@
 // Tests for ops/pad.cpp: torch.nn.functional.pad's four modes, crops and errors, against torch.
+#include <limits>
+
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/ops/ops.h>
 #include "tests/ops/elementwise3_goldens.h"
@@ -56,6 +58,8 @@ TEST_CASE("pad: bad pads are Errors naming the op, the input and the reason", "[
                     Catch::Contains("replicate padding (1, 1) pads the last 1 to 3 dims"));
   CHECK_THROWS_WITH(pad(zeros({1, 0}), {1, 1}, PadMode::Replicate),
                     Catch::Contains("replicate padding needs a nonempty dim at dim 1"));
+  CHECK_THROWS_WITH(pad(x, {std::numeric_limits<int64_t>::min(), 0}),
+                    Catch::EndsWith("is too large"));
   CHECK(pad(x, {}).shape() == Shape{1, 2, 3});
 }
 
