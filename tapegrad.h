@@ -22,6 +22,7 @@
 #include <tapegrad/nn/gpt2_weights.h>
 #include <tapegrad/nn/init.h>
 #include <tapegrad/nn/layers.h>
+#include <tapegrad/nn/norms.h>
 #include <tapegrad/nn/llama3.h>
 #include <tapegrad/nn/lora.h>
 #include <tapegrad/nn/losses.h>

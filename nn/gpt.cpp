@@ -36,7 +36,7 @@ std::vector<std::shared_ptr<UnaryModule>> feed_forward_layers(const GPTConfig& c
   const int64_t C = cfg.emb_dim;
   std::vector<std::shared_ptr<UnaryModule>> layers;
   layers.push_back(std::make_shared<Linear>(C, 4 * C, true, dtype, "0", generator));  // [4C, C]
-  layers.push_back(std::make_shared<GELU>("1"));
+  layers.push_back(std::make_shared<GELU>("tanh", "1"));
   layers.push_back(std::make_shared<Linear>(4 * C, C, true, dtype, "2", generator));  // [C, 4C]
   return layers;
 }

@@ -186,6 +186,14 @@ Tensor LayerNorm::forward(const Tensor& x) const {
   return layer_norm(x, tape.parameter(scale), tape.parameter(shift), eps);  // [.., C]
 }
 
+GELU::GELU(std::string approximate_, std::string name)
+    : UnaryModule(std::move(name)), approximate(std::move(approximate_)) {
+  if (approximate != "none" && approximate != "tanh") {
+    throw Error("GELU \"" + this->name() + "\": approximate must be \"none\" or \"tanh\", got \"" +
+                approximate + "\"");
+  }
+}
+
 }  // namespace tapegrad::nn
 
 namespace tapegrad::nn {

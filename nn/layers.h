@@ -127,11 +127,13 @@ class LayerNorm : public UnaryModule {
   std::string same_class_problem(const Module& replacement) const override;
 };
 
-// The book's GELU (§4.3): the tanh approximation (the gelu op). No parameters.
+// torch.nn.GELU: approximate "none" (exact, torch's default) or "tanh" (the book's GELU, §4.3,
+// which the GPT's feed-forward uses). Another value throws Error naming the option. No parameters.
 class GELU : public UnaryModule {
  public:
-  explicit GELU(std::string name = "GELU") : UnaryModule(std::move(name)) {}
-  Tensor forward(const Tensor& x) const override { return gelu(x); }  // [..] -> [..]
+  explicit GELU(std::string approximate = "none", std::string name = "GELU");
+  Tensor forward(const Tensor& x) const override { return gelu(x, approximate); }  // [..] -> [..]
+  std::string approximate;
 };
 
 }  // namespace tapegrad::nn

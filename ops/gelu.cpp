@@ -1,7 +1,13 @@
-// gelu: the tanh approximation of GELU used by the book's GPT (torch's approximate='tanh').
+// gelu: torch.nn.functional.gelu, exact (erf, approximate='none') or the tanh approximation the
+// book's GPT uses (approximate='tanh').
+#include <cmath>
+#include <numbers>
+#include <string>
+
 #include <tapegrad/graph/threads.h>
 #include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/detail/unary.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
@@ -43,9 +49,50 @@ const OpDef kGelu{.name = "gelu",
                   .grad_graph = gelu_grad_graph};
 TAPEGRAD_REGISTER_OP(kGelu);
 
+// 1/√2 and 1/√(2π), as torch's kAlpha and kBeta (M_SQRT1_2, M_2_SQRTPI·M_SQRT1_2·½).
+constexpr double kAlpha = std::numbers::sqrt2 / 2.0;
+constexpr double kBeta = std::numbers::inv_sqrtpi * std::numbers::sqrt2 / 2.0;
+
+void gelu_erf_backward(Tape& tape, const Node& node) {
+  // Y = X·Φ(X), Φ(X) = ½(1 + erf(X/√2))  =>  dX += dY·(Φ(X) + X·e^(−X²/2)/√(2π))
+  unary_backward_from_input(tape, node, []<class T>(T dy, T x) {
+    const T cdf = T(0.5) * (T(1) + std::erf(x * static_cast<T>(kAlpha)));
+    const T pdf = static_cast<T>(kBeta) * std::exp(x * x * T(-0.5));
+    return dy * (cdf + x * pdf);
+  });
+}
+
+void gelu_erf_grad_graph(GradGraph& g) {
+  // Y = X·Φ(X), Φ(X) = ½(1 + erf(X/√2))  =>  dX += dY·(Φ(X) + X·e^(−X²/2)/√(2π))
+  const Tensor x = g.input(0);
+  const Tensor cdf = scale(erf(scale(x, kAlpha)) + 1.0, 0.5);
+  const Tensor pdf = scale(exp(scale(mul(x, x), -0.5)), kBeta);
+  g.add(0, mul(g.grad(), cdf + mul(x, pdf)));
+}
+
+// Drawn as "gelu_erf" beside the tanh approximation's "gelu" (the book's GPT drawings keep their
+// name); torch names both GeluBackward0.
+const OpDef kGeluErf{.name = "gelu_erf",
+                     .backward = gelu_erf_backward,
+                     .saves = saves::kInput0,
+                     .grad_graph = gelu_erf_grad_graph};
+TAPEGRAD_REGISTER_OP(kGeluErf);
+
 }  // namespace
 
-Tensor gelu(const Tensor& x) {
+Tensor gelu(const Tensor& x, std::string_view approximate) {
+  if (approximate == "none") {
+    // The C library's erf where torch's float kernel calls its own vectorised erf: within a few
+    // float32 ulps of torch's values.
+    return unary_forward(kGeluErf, x, []<class T>(T v) {
+      return v * T(0.5) * (T(1) + std::erf(v * static_cast<T>(kAlpha)));
+    });
+  }
+  if (approximate != "tanh") {
+    throw_unary_error(
+        "gelu", x,
+        "approximate must be \"none\" or \"tanh\", got \"" + std::string(approximate) + "\"");
+  }
   Tensor y = x.tape().record(kGelu, x.shape(), x.dtype(), {x});
   dispatch(y.dtype(), [&]<class T>() {
     // SLEEF's vectorised tanh, as torch's approximate='tanh' kernel (vmath.h); every element

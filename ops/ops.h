@@ -13,6 +13,7 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -592,7 +593,14 @@ Tensor cumprod(const Tensor& x, int dim);
 // --- GPT block --------------------------------------------------------------------------------
 // Normalises over the last dim; weight and bias ([C]) may be undefined Tensors.
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
-Tensor gelu(const Tensor& x);  // tanh approximation, as the book's GPT
+// torch.nn.functional.group_norm: x [N, C, *] in num_groups groups of C/num_groups channels, each
+// (sample, group) normalised over its channels and spatial dims (biased variance), then weight and
+// bias [C] (either may be undefined) per channel. Composed from reshape, layer_norm, mul and add.
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), double eps = 1e-5);
+// torch.nn.functional.gelu: approximate "none" (x·Φ(x), by erf) or "tanh" (the book's GPT's);
+// anything else throws Error naming the option.
+Tensor gelu(const Tensor& x, std::string_view approximate = "none");
 // --- Qwen3 and Llama 3 blocks (the book's qwen3.py and llama3.py) ------------------------------
 // The book's RMSNorm: x·rsqrt(mean(x², -1) + eps)·weight + bias over the last dim; weight and bias
 // ([C]) may be undefined Tensors.

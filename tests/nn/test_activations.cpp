@@ -117,3 +117,17 @@ TEST_CASE("activation modules: bad arguments name the module, the option and the
                     Catch::Contains("Softplus") && Catch::Contains("beta must not be 0"));
   CHECK_THROWS_WITH(nn::Softplus(1.0, NAN), Catch::Contains("threshold must be finite"));
 }
+
+TEST_CASE("nn::GELU: torch's default approximate \"none\", \"tanh\" the book's, others an Error",
+          "[nn][activations]") {
+  Tape tape;
+  TapeScope scope(tape);
+  Tensor x = rand(Shape{2, 5}, DType::Float64) * 6.0 - 3.0;
+  CHECK(nn::GELU().approximate == "none");
+  CHECK(nn::GELU().forward(x).values() == gelu(x, "none").values());
+  CHECK(nn::GELU("tanh").forward(x).values() == gelu(x, "tanh").values());
+  CHECK(gelu(x, "none").values() != gelu(x, "tanh").values());
+  CHECK_THROWS_WITH(nn::GELU("exact", "act"),
+                    Catch::Contains("GELU \"act\"") && Catch::Contains("approximate") &&
+                        Catch::Contains("\"exact\""));
+}

@@ -77,7 +77,8 @@ TEST_CASE("second derivatives against torch", "[grad][goldens]") {
   check_second_order("softmax", 1, [](V x) { return softmax(x[0], -1); });
   check_second_order("log_softmax", 1, [](V x) { return log_softmax(x[0], 0); });
   check_second_order("layer_norm", 3, [](V x) { return layer_norm(x[0], x[1], x[2], 1e-5); });
-  check_second_order("gelu", 1, [](V x) { return gelu(x[0]); });
+  check_second_order("gelu", 1, [](V x) { return gelu(x[0], "tanh"); });
+  check_second_order("gelu_erf", 1, [](V x) { return gelu(x[0]); });
   check_second_order("matmul", 2, [](V x) { return matmul(x[0], x[1]); });
   check_second_order("tanh", 1, [](V x) { return tanh(x[0]); });
   check_second_order("div", 2, [](V x) { return div(x[0], x[1]); });

@@ -1,4 +1,4 @@
-"""Writes the PyTorch goldens for tests/ops/test_{leaky_relu,elu,softplus,mish}.cpp.
+"""Writes the PyTorch goldens for tests/ops/test_{leaky_relu,elu,softplus,mish,gelu}.cpp.
 
 Run with /usr/bin/python3 (Debian's python3-torch 1.13). activations2.txt holds one tensor a line
 in the format of ../golden_format.py (values exact, as float.hex()), as activations.txt does; a
@@ -44,6 +44,9 @@ def main():
         unary(records, "softplus_beta2_threshold10", lambda x: F.softplus(x, 2.0, 10.0), dtype,
               tag)
         unary(records, "mish", F.mish, dtype, tag)
+    # Drawn after the others, so that their inputs stay as they were.
+    for dtype, tag in ((torch.float32, "f32"), (torch.float64, "f64")):
+        unary(records, "gelu_none", F.gelu, dtype, tag)
     with open(os.path.join(HERE, "activations2.txt"), "w") as f:
         f.write(f"# Written by make_activations2_goldens.py with torch {torch.__version__}.\n")
         for name, t in records:
