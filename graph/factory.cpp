@@ -1,6 +1,12 @@
 // Leaf tensors: constants from data, filled tensors, inputs that require grad, and detach.
 #include <tapegrad/graph/factory.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include <tapegrad/graph/error.h>
@@ -104,6 +110,144 @@ Tensor full(const Shape& shape, double value, DType dtype) {
   return t;
 }
 
+Tensor zeros_like(const Tensor& x) {
+  return zeros(Shape(x.shape()), x.dtype());
+}
+
+Tensor ones_like(const Tensor& x) {
+  return full(Shape(x.shape()), 1.0, x.dtype());
+}
+
+Tensor full_like(const Tensor& x, double value) {
+  return full(Shape(x.shape()), value, x.dtype());
+}
+
+namespace {
+
+// torch's cpu_serial_kernel_vec over one thread's range: blocks of two vectors (16 float32 or 8
+// float64 values under AVX2), each vector from `vector(first index)`, then one value at a time.
+// Fills out[0, n).
+template <class T, class Scalar, class Vector>
+void fill_torch_range(T* out, int64_t n, Scalar scalar, Vector vector) {
+  constexpr int64_t kWidth = 32 / sizeof(T);
+  int64_t i = 0;
+  for (; i + 2 * kWidth <= n; i += 2 * kWidth) {
+    vector(out + i, i, kWidth);
+    vector(out + i + kWidth, i + kWidth, kWidth);
+  }
+  for (; i < n; ++i) out[i] = scalar(i);
+}
+
+std::string range_number_text(double v) {  // shortest form that reads back, as Python prints floats
+  char text[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, v);
+    if (std::strtod(text, nullptr) == v || std::isnan(v)) break;
+  }
+  return text;
+}
+
+}  // namespace
+
+Tensor arange(double end, DType dtype) {
+  return arange(0.0, end, 1.0, dtype);
+}
+
+Tensor arange(double start, double end, double step, DType dtype) {
+  const std::string range = range_number_text(start) + " -> " + range_number_text(end) + " (step " +
+                            range_number_text(step) + ")";
+  if (step == 0.0 || std::isnan(step)) throw Error("arange: step must be nonzero, got " + range);
+  if (!std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step)) {
+    throw Error("arange: unsupported range " + range);
+  }
+  if ((step > 0 && end < start) || (step < 0 && end > start)) {
+    throw Error("arange: upper bound and lower bound inconsistent with step sign: " + range);
+  }
+  const double size = std::ceil((end - start) / step);  // torch's rule, in double
+  if (!(size <= static_cast<double>(int64_t{1} << 60))) {
+    throw Error("arange: " + range + " has too many values");
+  }
+  Tape& tape = current_tape();
+  Tensor t = tape.leaf(Shape{static_cast<int64_t>(size)}, dtype, nullptr, false);
+  void* out = tape.node(t.id()).value;
+  // In double (torch's accumulate type for both dtypes), with the fused multiply-adds of torch's
+  // AVX2 build: fl(start + step·i) per value, fl(first + k·step) within a vector.
+  auto fill = [&]<class T>(T* o) {
+    fill_torch_range(
+        o, t.numel(),
+        [&](int64_t i) { return static_cast<T>(std::fma(step, static_cast<double>(i), start)); },
+        [&](T* v, int64_t i, int64_t width) {
+          const T first = static_cast<T>(std::fma(step, static_cast<double>(i), start));
+          for (int64_t k = 0; k < width; ++k) {
+            v[k] =
+                static_cast<T>(std::fma(static_cast<double>(k), step, static_cast<double>(first)));
+          }
+        });
+  };
+  if (dtype == DType::Float32) {
+    fill(static_cast<float*>(out));
+  } else {
+    fill(static_cast<double*>(out));
+  }
+  return t;
+}
+
+Tensor linspace(double start, double end, int64_t steps, DType dtype) {
+  if (steps < 0) {
+    throw Error("linspace: number of steps must be non-negative, got " + std::to_string(steps));
+  }
+  Tape& tape = current_tape();
+  Tensor t = tape.leaf(Shape{steps}, dtype, nullptr, false);
+  void* out = tape.node(t.id()).value;
+  // In dtype: the first half fl(start + step·i), the second fl(end − step·(steps − 1 − i)), fused
+  // as torch's AVX2 build fuses them; within a vector first + k·step, rounded twice.
+  auto fill = [&]<class T>(T* o) {
+    if (steps == 1) {
+      o[0] = static_cast<T>(start);
+      return;
+    }
+    const T from = static_cast<T>(start), to = static_cast<T>(end);
+    const T step = (to - from) / static_cast<T>(steps - 1);
+    const int64_t halfway = steps / 2;
+    auto at = [&](int64_t i) {
+      return i < halfway ? std::fma(step, static_cast<T>(i), from)
+                         : std::fma(-step, static_cast<T>(steps - 1 - i), to);
+    };
+    fill_torch_range(o, steps, at, [&](T* v, int64_t i, int64_t width) {
+      const T first = at(i);
+      for (int64_t k = 0; k < width; ++k) {
+        volatile T offset = static_cast<T>(k) * step;  // rounded on its own, as torch's
+        v[k] = first + offset;
+      }
+    });
+  };
+  if (steps == 0) return t;
+  if (dtype == DType::Float32) {
+    fill(static_cast<float*>(out));
+  } else {
+    fill(static_cast<double*>(out));
+  }
+  return t;
+}
+
+Tensor eye(int64_t n, std::optional<int64_t> m, DType dtype) {
+  const int64_t cols = m.value_or(n);
+  if (n < 0 || cols < 0) {
+    throw Error("eye: n and m must be >= 0, got n = " + std::to_string(n) +
+                ", m = " + std::to_string(cols));
+  }
+  Tensor t = zeros(Shape{n, cols}, dtype);
+  void* out = current_tape().node(t.id()).value;
+  for (int64_t i = 0; i < std::min(n, cols); ++i) {
+    if (dtype == DType::Float32) {
+      static_cast<float*>(out)[i * cols + i] = 1.0f;
+    } else {
+      static_cast<double*>(out)[i * cols + i] = 1.0;
+    }
+  }
+  return t;
+}
+
 Tensor rand(const Shape& shape, DType dtype) {
   return rand(shape, dtype, default_generator());
 }
@@ -118,6 +262,45 @@ Tensor rand(const Shape& shape, DType dtype, Generator& generator) {
     generator.uniform(static_cast<double*>(out), t.numel());
   }
   return t;
+}
+
+Tensor randn(const Shape& shape, DType dtype) {
+  return randn(shape, dtype, default_generator());
+}
+
+Tensor randn(const Shape& shape, DType dtype, Generator& generator) {
+  Tape& tape = current_tape();
+  Tensor t = tape.leaf(shape, dtype, nullptr, false);
+  void* out = tape.node(t.id()).value;
+  if (dtype == DType::Float32) {
+    generator.normal(static_cast<float*>(out), t.numel());
+  } else {
+    generator.normal(static_cast<double*>(out), t.numel());
+  }
+  return t;
+}
+
+Ids randint(int64_t low, int64_t high, const Shape& shape) {
+  return randint(low, high, shape, default_generator());
+}
+
+Ids randint(int64_t high, const Shape& shape) {
+  return randint(0, high, shape, default_generator());
+}
+
+Ids randint(int64_t low, int64_t high, const Shape& shape, Generator& generator) {
+  if (low >= high) {
+    throw Error("randint: expects low < high, got low = " + std::to_string(low) +
+                ", high = " + std::to_string(high));
+  }
+  // torch's random_from_to: range = high - low as uint64 (wraps for the widest ranges).
+  const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
+  std::vector<int64_t> values(static_cast<size_t>(shape.numel()));
+  for (int64_t& v : values) {
+    const uint64_t draw = range >= (uint64_t{1} << 32) ? generator.random64() : generator.random();
+    v = static_cast<int64_t>(draw % range + static_cast<uint64_t>(low));
+  }
+  return Ids(shape, std::move(values));
 }
 
 Tensor requires_grad(const Tensor& x) {

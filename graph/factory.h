@@ -2,9 +2,12 @@
 // Each is created on the current tape (see current_tape()).
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <span>
 
+#include <tapegrad/graph/ids.h>
 #include <tapegrad/graph/tape.h>
 
 namespace tapegrad {
@@ -28,10 +31,42 @@ Tensor from_data(const Shape& shape, std::span<const double> values, bool requir
 Tensor zeros(const Shape& shape, DType dtype = DType::Float32);
 Tensor ones(const Shape& shape, DType dtype = DType::Float32);
 Tensor full(const Shape& shape, double value, DType dtype = DType::Float32);
+// torch.zeros_like, ones_like, full_like: x's shape and dtype, no gradient, on the current tape.
+Tensor zeros_like(const Tensor& x);
+Tensor ones_like(const Tensor& x);
+Tensor full_like(const Tensor& x, double value);
+
+// torch.arange(end) and arange(start, end, step) with float arguments: ceil((end - start) / step)
+// values start + i·step, computed as torch's CPU kernel computes them (in double, the float32
+// result rounded from it; blocks of 16 float32 or 8 float64 values from the block's first value
+// plus k·step, the rest one by one), so they are torch's bit for bit. Throws Error for a zero or
+// non-finite step, a non-finite start or end, or a step of the wrong sign, as torch does.
+// Beyond 32768 values torch splits the range among its threads, which moves the blocks: the
+// values are then those of torch run with one thread.
+Tensor arange(double end, DType dtype = DType::Float32);
+Tensor arange(double start, double end, double step = 1.0, DType dtype = DType::Float32);
+// torch.linspace(start, end, steps): start and end rounded to dtype, step = (end - start) /
+// (steps - 1) in dtype, the first half counted up from start and the second down from end (so
+// the last value is exactly end), as torch's CPU kernel (same blocks and thread caveat as
+// arange). steps == 1 gives [start]; steps < 0 is an Error.
+Tensor linspace(double start, double end, int64_t steps, DType dtype = DType::Float32);
+// torch.eye(n, m): [n, m] (m = n unless given) with ones on the diagonal. n, m >= 0.
+Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, DType dtype = DType::Float32);
 
 // torch.rand(shape): uniform [0, 1) from the generator (the default one unless given).
 Tensor rand(const Shape& shape, DType dtype = DType::Float32);
 Tensor rand(const Shape& shape, DType dtype, Generator& generator);
+// torch.randn(shape): standard normal values, drawn as torch's CPU normal_ draws them (the
+// vectorised Box-Muller for 16 values or more, the scalar one with its cached second sample
+// below: graph/random.h).
+Tensor randn(const Shape& shape, DType dtype = DType::Float32);
+Tensor randn(const Shape& shape, DType dtype, Generator& generator);
+// torch.randint(low, high, shape) (int64, as torch's default dtype): (draw % (high - low)) + low
+// with one 32-bit draw per value, or a 64-bit draw when high - low >= 2^32, as torch's CPU
+// kernel. randint(high, shape) is randint(0, high, shape). Throws Error unless low < high.
+Ids randint(int64_t low, int64_t high, const Shape& shape);
+Ids randint(int64_t low, int64_t high, const Shape& shape, Generator& generator);
+Ids randint(int64_t high, const Shape& shape);
 
 // A leaf that requires grad, holding a copy of x's value (torch's x.detach().requires_grad_()).
 Tensor requires_grad(const Tensor& x);

@@ -1,8 +1,12 @@
-// torch.nn.init's role: the default initialisation of nn.Linear, drawn as torch draws it.
+// torch.nn.init: the default initialisation of nn.Linear and the init functions (uniform_ ...
+// trunc_normal_, calculate_gain), drawn as torch draws them.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
+#include <tapegrad/graph/parameter.h>
 #include <tapegrad/graph/random.h>
 
 namespace tapegrad::nn {
@@ -23,5 +27,50 @@ void linear_init_weight(double* w, int64_t out_features, int64_t in_features, Ge
 // fan_in == 0 torch still draws out_features values, all 0.
 void linear_init_bias(float* b, int64_t out_features, int64_t fan_in, Generator& g);
 void linear_init_bias(double* b, int64_t out_features, int64_t fan_in, Generator& g);
+
+// --- torch.nn.init -------------------------------------------------------------------------
+// Each fills a parameter in place from the generator (the default one unless given), the same
+// numbers as torch's function on a tensor of that shape and dtype after the same seed: the
+// bounds and standard deviations in torch's Python double arithmetic, then torch's uniform_ or
+// normal_ (graph/random.h). Errors are torch's ValueErrors, as tapegrad::Error.
+
+// torch.nn.init.calculate_gain: 1 for "linear", "conv1d" ... "conv_transpose3d" and "sigmoid",
+// 5/3 for "tanh", √2 for "relu", √(2 / (1 + slope²)) for "leaky_relu" (slope = param, 0.01 if
+// absent), 3/4 for "selu"; anything else is an Error.
+double calculate_gain(const std::string& nonlinearity, std::optional<double> param = std::nullopt);
+
+// torch's _calculate_fan_in_and_fan_out: size(1)·receptive field and size(0)·receptive field,
+// the receptive field being the product of the dims after the second. Rank < 2 is an Error.
+struct Fans {
+  int64_t fan_in = 0;
+  int64_t fan_out = 0;
+};
+Fans calculate_fans(const Shape& shape);
+
+void uniform_(const Parameter& p, double a = 0.0, double b = 1.0,
+              Generator& g = default_generator());
+void normal_(const Parameter& p, double mean = 0.0, double std = 1.0,
+             Generator& g = default_generator());
+void constant_(const Parameter& p, double value);
+void zeros_(const Parameter& p);
+void ones_(const Parameter& p);
+// uniform(−a, a), a = gain·√(2 / (fan_in + fan_out))·√3; normal(0, gain·√(2 / (fan_in + fan_out))).
+void xavier_uniform_(const Parameter& p, double gain = 1.0, Generator& g = default_generator());
+void xavier_normal_(const Parameter& p, double gain = 1.0, Generator& g = default_generator());
+// std = calculate_gain(nonlinearity, a) / √fan, fan from mode "fan_in" or "fan_out" (any case, as
+// torch lowers it); uniform(−√3·std, √3·std) or normal(0, std). A parameter with a zero-size dim
+// is left as it is and draws nothing, as torch (which warns).
+void kaiming_uniform_(const Parameter& p, double a = 0.0, const std::string& mode = "fan_in",
+                      const std::string& nonlinearity = "leaky_relu",
+                      Generator& g = default_generator());
+void kaiming_normal_(const Parameter& p, double a = 0.0, const std::string& mode = "fan_in",
+                     const std::string& nonlinearity = "leaky_relu",
+                     Generator& g = default_generator());
+// torch 1.13's trunc_normal_(mean, std, a, b): uniform(2·Φ((a − mean) / std) − 1,
+// 2·Φ((b − mean) / std) − 1) (Φ the normal CDF, in double), then torch's erfinv, · std·√2, + mean
+// and clamp to [a, b], each step rounded in the parameter's dtype as torch's in-place ops round.
+// std must be finite and > 0, mean finite and a <= b (torch would divide by zero or warn).
+void trunc_normal_(const Parameter& p, double mean = 0.0, double std = 1.0, double a = -2.0,
+                   double b = 2.0, Generator& g = default_generator());
 
 }  // namespace tapegrad::nn

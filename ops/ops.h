@@ -43,6 +43,14 @@ Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);
 Tensor sqrt(const Tensor& x);
 Tensor pow(const Tensor& x, double exponent);
+// torch.pow(x, exponent) with a tensor exponent (broadcast, one dtype): pow in double per
+// element. dX += dY ⊙ (p·Xᵖ⁻¹) (0 where p = 0), dP += dY ⊙ (Y ⊙ ln X) (0 where X = 0 and p >= 0,
+// as torch's masked formula).
+Tensor pow(const Tensor& x, const Tensor& exponent);
+// torch.lerp(start, end, weight) = start + weight·(end − start), computed as torch's CPU kernel
+// (from end when weight >= 0.5: end − (end − start)·(1 − weight)); broadcast, one dtype.
+Tensor lerp(const Tensor& start, const Tensor& end, double weight);
+Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight);
 Tensor square(const Tensor& x);  // x * x (torch.square; its gradient is pow's, dY ⊙ 2X)
 Tensor rsqrt(const Tensor& x);   // 1 / √x, divided as torch divides; rsqrt(0) = inf
 Tensor exp2(const Tensor& x);    // 2ˣ
@@ -118,6 +126,22 @@ Tensor ge(const Tensor& x, double c);
 Tensor isnan(const Tensor& x);
 Tensor isinf(const Tensor& x);
 Tensor isfinite(const Tensor& x);
+// torch.logical_and, or, xor, not: a nonzero (NaN included) counts as true; 1/0 of the inputs'
+// dtype (broadcast, one dtype); no gradient.
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor logical_xor(const Tensor& a, const Tensor& b);
+Tensor logical_not(const Tensor& x);
+// torch.any, all: over every element ([] result) or along dim; 1/0 of x's dtype; no gradient.
+// An empty input gives any = 0, all = 1, as torch.
+Tensor any(const Tensor& x);
+Tensor any(const Tensor& x, int dim, bool keepdim = false);
+Tensor all(const Tensor& x);
+Tensor all(const Tensor& x, int dim, bool keepdim = false);
+// torch.isclose: |a − b| <= atol + rtol·|b| (infinities close only to themselves, NaN to NaN only
+// with equal_nan); broadcast, one dtype; 1/0 of the inputs' dtype; no gradient.
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8,
+               bool equal_nan = false);
 
 // --- activations ------------------------------------------------------------------------------
 Tensor relu(const Tensor& x);     // max(x, 0); NaN stays NaN
@@ -314,6 +338,31 @@ Tensor index_add(const Tensor& x, int dim, const Ids& index, const Tensor& sourc
 // gather along dim with x and indices (x's rank) broadcast in the other dims; without dim, the
 // flattened x at the flattened indices.
 Tensor take_along_dim(const Tensor& x, const Ids& indices, std::optional<int> dim = std::nullopt);
+// torch.diagonal(x, offset, dim1, dim2): the elements x[.., i, .., i + offset, ..] of the two
+// dims (offset > 0 above the main diagonal, < 0 below), the two dims removed and the diagonal
+// appended as the last dim (length max(0, min(size(dim1), size(dim2) − offset)) for offset >= 0,
+// max(0, min(size(dim1) + offset, size(dim2))) below). x: rank >= 2, dim1 != dim2. The gradient
+// goes back to the diagonal.
+Tensor diagonal(const Tensor& x, int64_t offset = 0, int dim1 = 0, int dim2 = 1);
+// torch.diag: x [n] gives the [n + |offset|]² matrix with x on diagonal `offset` (zeros
+// elsewhere); x [n, m] gives its diagonal `offset` (diagonal(x, offset)). Other ranks: Error.
+Tensor diag(const Tensor& x, int64_t offset = 0);
+// torch.nn.functional.pad(x, pad, mode, value): pad = {left, right} for the last dim, then
+// {left, right} for the one before, ... (at most x's rank pairs). Constant pads with `value` and
+// a negative pad crops; reflect (pads < the dim's size), replicate and circular (pads <= its
+// size) pad the last 1 to 3 dims of an input with one or two more leading dims, as torch 1.13.
+// The gradient sums back into the elements each padded one was copied from.
+enum class PadMode { Constant, Reflect, Replicate, Circular };
+Tensor pad(const Tensor& x, std::span<const int64_t> pad, PadMode mode = PadMode::Constant,
+           double value = 0.0);
+inline Tensor pad(const Tensor& x, std::initializer_list<int64_t> pads,
+                  PadMode mode = PadMode::Constant, double value = 0.0) {
+  return pad(x, std::span<const int64_t>(pads.begin(), pads.size()), mode, value);
+}
+// torch.nn.functional.one_hot(ids, num_classes): ids [..] -> [.., C], 1 at each id, of `dtype`
+// (torch: int64); C = max id + 1 when num_classes is -1. A leaf on the current tape, no gradient.
+// An id outside [0, C), num_classes < -1, or -1 with no ids is an Error.
+Tensor one_hot(const Ids& ids, int64_t num_classes = -1, DType dtype = DType::Float32);
 
 // --- attention pieces -------------------------------------------------------------------------
 // Stable (max subtracted): -inf entries give 0; a row that is all -inf gives NaN, as in torch.
@@ -374,9 +423,22 @@ struct TopK {
   Tensor values;  // x's shape with dim = k, sorted descending; the gradient flows to the picks
   Ids indices;    // the same shape: where each value sits along dim
 };
-// torch.topk(x, k, dim) (largest, sorted), 0 <= k <= size(dim). Equal values come in the order
-// torch's CPU kernel leaves them (ops/detail/topk_row.h), not necessarily lowest index first.
-TopK topk(const Tensor& x, int64_t k, int dim = -1);
+// torch.topk(x, k, dim, largest) (sorted), 0 <= k <= size(dim): the k largest, descending, or
+// with largest = false the k smallest, ascending (NaN counts as the largest either way). Equal
+// values come in the order torch's CPU kernel leaves them (ops/detail/topk_row.h), not
+// necessarily lowest index first.
+TopK topk(const Tensor& x, int64_t k, int dim = -1, bool largest = true);
+// torch.sort(x, dim, descending, stable): the values along dim in order, NaN as the largest, and
+// where each came from. stable keeps equal values in index order (std::stable_sort, as torch's
+// CPU kernel); without it, equal values come in the order torch's std::sort leaves them. The
+// gradient flows back to where each value came from.
+struct Sorted {
+  Tensor values;  // x's shape
+  Ids indices;    // the same shape
+};
+Sorted sort(const Tensor& x, int dim = -1, bool descending = false, bool stable = false);
+// torch.argsort: sort's indices; not recorded (ids carry no gradient).
+Ids argsort(const Tensor& x, int dim = -1, bool descending = false, bool stable = false);
 // torch.multinomial(probs, num_samples) on CPU (without replacement, torch's default), from the
 // same stream as torch for the same seed: probs [V] -> ids [num_samples], [N, V] ->
 // [N, num_samples]. probs need not sum to 1, must be finite and >= 0 with a positive row sum.

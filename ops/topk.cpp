@@ -1,4 +1,4 @@
-// topk: the k largest values along a dim, sorted descending, and their indices (torch.topk).
+// topk: the k largest (or smallest) values along a dim, sorted, and their indices (torch.topk).
 #include <utility>
 #include <vector>
 
@@ -16,12 +16,14 @@ namespace {
 struct TopkState {
   int dim;  // normalised to 0..rank-1
   int64_t k;
+  bool largest;
   DimView view;            // the input as [outer, size, inner]
   const int64_t* indices;  // [outer, k, inner], from the tape's arena
 };
 
 void topk_backward(Tape& tape, const Node& node) {
-  // Y = X[.., idx, ..] (the k largest)  =>  dX[.., idx_j, ..] += dY[.., j, ..]; zero elsewhere
+  // Y = X[.., idx, ..] (the k largest or smallest)  =>  dX[.., idx_j, ..] += dY[.., j, ..]; zero
+  // elsewhere
   dispatch(node.dtype, [&]<class T>() {
     T* dx = tape.input_grad<T>(node, 0).to_add();
     if (dx == nullptr) return;
@@ -55,7 +57,8 @@ const OpDef kTopk{.name = "topk",
                   .arguments =
                       [](const Tape&, const Node& n) {
                         const auto& s = n.state_as<TopkState>();
-                        return "k = " + std::to_string(s.k) + ", dim " + std::to_string(s.dim);
+                        return "k = " + std::to_string(s.k) + ", dim " + std::to_string(s.dim) +
+                               (s.largest ? "" : ", smallest");
                       },
                   .saves = saves::kNothing,
                   .state_bytes =
@@ -67,7 +70,7 @@ TAPEGRAD_REGISTER_OP(kTopk);
 
 }  // namespace
 
-TopK topk(const Tensor& x, int64_t k, int dim) {
+TopK topk(const Tensor& x, int64_t k, int dim, bool largest) {
   const DimReduction r = plan_dim_reduction("topk", x, dim, true);
   const DimView v = r.view;
   if (k < 0 || k > v.size) {
@@ -80,7 +83,7 @@ TopK topk(const Tensor& x, int64_t k, int dim) {
   const Shape out{std::span<const int64_t>(dims)};
   const int64_t n_out = out.numel();
   auto* indices = x.tape().arena().allocate_array<int64_t>(n_out);
-  Tensor y = x.tape().record(kTopk, out, x.dtype(), {x}, TopkState{r.dim, k, v, indices});
+  Tensor y = x.tape().record(kTopk, out, x.dtype(), {x}, TopkState{r.dim, k, largest, v, indices});
   dispatch(y.dtype(), [&]<class T>() {
     const T* xv = x.data<T>();
     T* yv = output_data<T>(y);
@@ -90,7 +93,7 @@ TopK topk(const Tensor& x, int64_t k, int dim) {
         for (int64_t j = 0; j < v.size; ++j) {
           queue[static_cast<size_t>(j)] = {xv[(o * v.size + j) * v.inner + i], j};
         }
-        topk_sort(queue, k);
+        topk_sort(queue, k, largest);
         for (int64_t j = 0; j < k; ++j) {
           const int64_t at = (o * k + j) * v.inner + i;
           yv[at] = static_cast<T>(queue[static_cast<size_t>(j)].first);

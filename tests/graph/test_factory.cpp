@@ -1,8 +1,17 @@
-// Tests for graph/factory.cpp.
+// Tests for graph/factory.cpp: the leaf factories, and torch's arange, linspace, eye and random
+// factories against tests/goldens/factories/factories.txt.
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/graph/random.h>
 
+#include <bit>
 #include <catch2/catch.hpp>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/goldens.h"
 
 using namespace tapegrad;
 
@@ -21,4 +30,135 @@ TEST_CASE("factories: another tensor's shape stays valid while the leaf is appen
     REQUIRE(made[1].values() == std::vector<double>(6, 1.0));
     REQUIRE(made[2].values() == std::vector<double>(6, 2.5));
   }
+}
+
+namespace test_factory {
+
+const testing::GoldenFile& goldens() {
+  static const testing::GoldenFile golden("factories", "factories.txt");
+  return golden;
+}
+
+// Bit for bit, the sign of zero included.
+void require_bits(const Tensor& got, const testing::GoldenTensor& want, DType dtype) {
+  INFO(want.name);
+  REQUIRE(got.dtype() == dtype);
+  REQUIRE(got.shape() == want.shape);
+  const std::vector<double> values = got.values();
+  for (size_t i = 0; i < values.size(); ++i) {
+    INFO("element " << i << ": " << values[i] << " vs torch " << want.values[i]);
+    REQUIRE(std::bit_cast<uint64_t>(values[i]) == std::bit_cast<uint64_t>(want.values[i]));
+  }
+}
+
+const std::pair<const char*, DType> kDtypes[] = {{"f32", DType::Float32}, {"f64", DType::Float64}};
+
+}  // namespace test_factory
+
+TEST_CASE("arange and linspace: torch's values bit for bit", "[factory][goldens]") {
+  const testing::GoldenFile& golden = test_factory::goldens();
+  Tape tape;
+  TapeScope scope(tape);
+  int cases = 0;
+  for (const char* op : {"arange", "linspace"}) {
+    for (int i = 0; golden.contains(std::string("args.") + op + "." + std::to_string(i)); ++i) {
+      const std::vector<double>& a =
+          golden[std::string("args.") + op + "." + std::to_string(i)].values;
+      for (const auto& [tag, dtype] : test_factory::kDtypes) {
+        const std::string name = std::string(op) + "." + std::to_string(i) + "." + tag;
+        const Tensor t = std::string(op) == "arange"
+                             ? arange(a[0], a[1], a[2], dtype)
+                             : linspace(a[0], a[1], static_cast<int64_t>(a[2]), dtype);
+        test_factory::require_bits(t, golden[name], dtype);
+        ++cases;
+      }
+    }
+  }
+  CHECK(cases == 2 * (13 + 14));
+  // arange(end) counts from 0 by 1
+  CHECK(arange(4.0).values() == std::vector<double>{0, 1, 2, 3});
+  CHECK(arange(2.5, DType::Float64).values() == std::vector<double>{0, 1, 2});
+}
+
+TEST_CASE("eye: torch's identity matrices, square or not", "[factory][goldens]") {
+  const testing::GoldenFile& golden = test_factory::goldens();
+  Tape tape;
+  TapeScope scope(tape);
+  for (const auto& [n, m] :
+       std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {1, 1}, {3, 3}, {2, 4}, {4, 2}, {0, 3}}) {
+    test_factory::require_bits(
+        eye(n, m), golden["eye." + std::to_string(n) + "." + std::to_string(m)], DType::Float32);
+  }
+  CHECK(eye(2).values() == std::vector<double>{1, 0, 0, 1});
+  CHECK(eye(2, std::nullopt, DType::Float64).dtype() == DType::Float64);
+}
+
+TEST_CASE("randn, rand and randint: torch's streams from the same seed", "[factory][goldens]") {
+  const testing::GoldenFile& golden = test_factory::goldens();
+  Tape tape;
+  TapeScope scope(tape);
+  const DType f32 = DType::Float32, f64 = DType::Float64;
+  for (uint64_t seed : {uint64_t{0}, uint64_t{123}, uint64_t{20261127}}) {
+    const std::string s = "seq." + std::to_string(seed) + ".";
+    INFO(s);
+    manual_seed(seed);
+    // The same draws, in the same order, as make_factories_goldens.py's sequence().
+    test_factory::require_bits(randn({2, 3}), golden[s + "randn.2x3"], f32);
+    test_factory::require_bits(randn({20}), golden[s + "randn.20"], f32);
+    test_factory::require_bits(randn({5}, f64), golden[s + "randn.5.f64"], f64);
+    test_factory::require_bits(randn({4, 4}), golden[s + "randn.4x4"], f32);
+    test_factory::require_bits(rand({4}), golden[s + "rand.4"], f32);
+    test_factory::require_bits(randn({3, 7}, f64), golden[s + "randn.3x7.f64"], f64);
+    for (const auto& [ids, name] : std::vector<std::pair<Ids, std::string>>{
+             {randint(0, 10, {3, 4}), "randint.0.10.3x4"},
+             {randint(-5, int64_t{1} << 40, {6}), "randint.-5.1099511627776.6"},
+             {randint(7, {2, 2}), "randint.0.7.2x2"}}) {
+      const testing::GoldenTensor& want = golden[s + name];
+      INFO(name);
+      REQUIRE(want.integer);
+      CHECK(ids.shape() == want.shape);
+      CHECK(std::vector<int64_t>(ids.values().begin(), ids.values().end()) == want.ints());
+    }
+    test_factory::require_bits(randn({1}), golden[s + "randn.1"], f32);
+    test_factory::require_bits(randn({1}, f64), golden[s + "randn.1.f64"], f64);
+    test_factory::require_bits(randn({33}), golden[s + "randn.33"], f32);
+  }
+  // A generator of one's own draws the same stream without touching the default one.
+  Generator g(123);
+  manual_seed(123);
+  CHECK(randn({7}, f64, g).values() == randn({7}, f64).values());
+  CHECK(randint(3, 9, {5}, g).values()[0] >= 3);
+}
+
+TEST_CASE("zeros_like, ones_like and full_like take x's shape and dtype", "[factory]") {
+  Tape tape;
+  TapeScope scope(tape);
+  const Tensor x = requires_grad(tensor({{1.0, 2.0, 3.0}}, DType::Float64));
+  for (const Tensor& t : {zeros_like(x), ones_like(x), full_like(x, -2.5)}) {
+    CHECK(t.shape() == Shape{1, 3});
+    CHECK(t.dtype() == DType::Float64);
+    CHECK_FALSE(t.requires_grad());
+  }
+  CHECK(zeros_like(x).values() == std::vector<double>(3, 0.0));
+  CHECK(ones_like(x).values() == std::vector<double>(3, 1.0));
+  CHECK(full_like(x, -2.5).values() == std::vector<double>(3, -2.5));
+}
+
+TEST_CASE("the torch factories refuse bad arguments with torch's reasons", "[factory][errors]") {
+  Tape tape;
+  TapeScope scope(tape);
+  CHECK_THROWS_WITH(arange(0.0, 1.0, 0.0), "arange: step must be nonzero, got 0 -> 1 (step 0)");
+  CHECK_THROWS_WITH(arange(0.0, 1.0, -0.5),
+                    "arange: upper bound and lower bound inconsistent with step sign: 0 -> 1 "
+                    "(step -0.5)");
+  CHECK_THROWS_WITH(arange(0.0, std::numeric_limits<double>::infinity()),
+                    Catch::StartsWith("arange: unsupported range 0 -> inf"));
+  CHECK_THROWS_WITH(arange(0.0, 1e30, 1e-30), Catch::EndsWith("has too many values"));
+  CHECK_THROWS_WITH(linspace(0, 1, -1), "linspace: number of steps must be non-negative, got -1");
+  CHECK_THROWS_WITH(eye(-1), "eye: n and m must be >= 0, got n = -1, m = -1");
+  CHECK_THROWS_WITH(eye(2, -3), "eye: n and m must be >= 0, got n = 2, m = -3");
+  CHECK_THROWS_WITH(randint(5, 5, {2}), "randint: expects low < high, got low = 5, high = 5");
+  CHECK_THROWS_WITH(randint(0, {2}), "randint: expects low < high, got low = 0, high = 0");
+  CHECK(linspace(0, 1, 0).numel() == 0);
+  CHECK(randint(0, 3, {0}).numel() == 0);
 }

@@ -1,11 +1,14 @@
 // Tests for nn/init.cpp: nn.Linear's default init, bounds and draws bit for bit as torch's
-// (goldens from tests/goldens/random/make_random_goldens.py).
+// (goldens from tests/goldens/random/make_random_goldens.py), and torch.nn.init's functions
+// (tests/goldens/init/make_init_goldens.py).
 #include <tapegrad/nn/init.h>
 
 #include <bit>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tapegrad/graph/error.h>
@@ -95,4 +98,117 @@ TEST_CASE("init: an empty Linear weight draws nothing, a fan_in 0 bias draws zer
   CHECK(bits_of(b) == std::vector<uint32_t>(3, 0));
   for (int i = 0; i < 3; ++i) reference.random();
   CHECK(g.state() == reference.state());
+}
+
+namespace test_init_torch {
+
+const tapegrad::testing::GoldenFile& goldens() {
+  static const tapegrad::testing::GoldenFile golden("init", "init.txt");
+  return golden;
+}
+
+constexpr uint64_t kSeed = 20261127;
+
+using InitFunction = void (*)(const Parameter&);
+
+struct InitCase {
+  const char* name;
+  Shape shape;
+  InitFunction init;
+};
+
+// The cases of make_init_goldens.py's CASES, with the same arguments.
+const std::vector<InitCase>& cases() {
+  static const std::vector<InitCase> all{
+      {"uniform", {3, 4}, [](const Parameter& p) { uniform_(p, -0.5, 2.0); }},
+      {"normal", {5, 7}, [](const Parameter& p) { normal_(p, 1.0, 0.3); }},
+      {"normal_small", {2, 3}, [](const Parameter& p) { normal_(p); }},
+      {"constant", {2, 2}, [](const Parameter& p) { constant_(p, 0.1); }},
+      {"zeros", {3}, [](const Parameter& p) { zeros_(p); }},
+      {"ones", {2, 1}, [](const Parameter& p) { ones_(p); }},
+      {"xavier_uniform",
+       {4, 6},
+       [](const Parameter& p) { xavier_uniform_(p, calculate_gain("relu")); }},
+      {"xavier_uniform_conv", {3, 2, 5}, [](const Parameter& p) { xavier_uniform_(p); }},
+      {"xavier_normal", {20, 10}, [](const Parameter& p) { xavier_normal_(p); }},
+      {"kaiming_uniform", {5, 4}, [](const Parameter& p) { kaiming_uniform_(p); }},
+      {"kaiming_uniform_sqrt5",
+       {6, 7},
+       [](const Parameter& p) { kaiming_uniform_(p, std::sqrt(5.0)); }},
+      {"kaiming_uniform_conv",
+       {8, 3, 3, 3},
+       [](const Parameter& p) { kaiming_uniform_(p, 0.0, "fan_out", "relu"); }},
+      {"kaiming_normal", {6, 5}, [](const Parameter& p) { kaiming_normal_(p); }},
+      {"kaiming_normal_fan_out",
+       {4, 2, 3},
+       [](const Parameter& p) { kaiming_normal_(p, 0.2, "fan_out"); }},
+      {"trunc_normal", {50, 40}, [](const Parameter& p) { trunc_normal_(p); }},
+      {"trunc_normal_args", {7}, [](const Parameter& p) { trunc_normal_(p, 0.5, 2.0, -1.0, 3.0); }},
+      {"trunc_normal_narrow",
+       {300},
+       [](const Parameter& p) { trunc_normal_(p, 0.0, 0.02, -0.04, 0.04); }},
+  };
+  return all;
+}
+
+std::vector<double> values_of(const Parameter& p) {
+  std::vector<double> out;
+  for (int64_t i = 0; i < p.numel(); ++i) {
+    out.push_back(p.dtype() == DType::Float32 ? static_cast<double>(p.data<float>()[i])
+                                              : p.data<double>()[i]);
+  }
+  return out;
+}
+
+}  // namespace test_init_torch
+
+TEST_CASE("init: torch.nn.init's functions give torch's numbers from the same seed",
+          "[init][goldens]") {
+  const auto& golden = test_init_torch::goldens();
+  for (const test_init_torch::InitCase& c : test_init_torch::cases()) {
+    for (const auto& [tag, dtype] : {std::pair{"f32", DType::Float32}, {"f64", DType::Float64}}) {
+      const std::string name = std::string(c.name) + "." + tag;
+      INFO(name);
+      manual_seed(test_init_torch::kSeed);
+      const Parameter p = Parameter::from_values(
+          c.shape, std::vector<double>(static_cast<size_t>(c.shape.numel()), 7.0), dtype);
+      c.init(p);
+      const tapegrad::testing::GoldenTensor& want = golden[name];
+      REQUIRE(p.shape() == want.shape);
+      CHECK(bits_of(test_init_torch::values_of(p)) == bits_of(want.values));
+    }
+  }
+}
+
+TEST_CASE("init: calculate_gain and the fans as torch computes them", "[init]") {
+  const auto& golden = test_init_torch::goldens();
+  for (const char* name : {"linear", "conv2d", "sigmoid", "tanh", "relu", "selu", "leaky_relu"}) {
+    INFO(name);
+    CHECK(calculate_gain(name) == golden[std::string("gain.") + name].values[0]);
+  }
+  CHECK(calculate_gain("leaky_relu", 0.2) == golden["gain.leaky_relu.0.2"].values[0]);
+  CHECK(calculate_gain("leaky_relu", std::sqrt(5.0)) ==
+        golden["gain.leaky_relu.2.23606797749979"].values[0]);
+  const Fans conv = calculate_fans({8, 3, 5, 2});
+  CHECK(conv.fan_in == 30);
+  CHECK(conv.fan_out == 80);
+}
+
+TEST_CASE("init: torch's errors, and a zero-size kaiming draws nothing", "[init][errors]") {
+  CHECK_THROWS_WITH(calculate_gain("swish"), "calculate_gain: unsupported nonlinearity swish");
+  CHECK_THROWS_WITH(calculate_fans({3}),
+                    "calculate_fans: fan in and fan out can not be computed for a tensor with "
+                    "fewer than 2 dimensions, got [3]");
+  const Parameter p({2, 3});
+  CHECK_THROWS_WITH(kaiming_uniform_(p, 0.0, "fan_avg"),
+                    "kaiming: mode fan_avg not supported, please use one of fan_in, fan_out");
+  CHECK_THROWS_WITH(xavier_normal_(Parameter({5})), Catch::Contains("fewer than 2 dimensions"));
+  CHECK_THROWS_WITH(xavier_uniform_(Parameter({0, 0})),
+                    "xavier: the shape [0, 0] has fan_in + fan_out = 0");
+  CHECK_THROWS_WITH(trunc_normal_(p, 0.0, 0.0), Catch::StartsWith("trunc_normal_: needs"));
+  CHECK_NOTHROW(kaiming_uniform_(p, 0.0, "FAN_OUT"));  // torch lowers the mode
+  manual_seed(5);
+  const Generator before = default_generator();
+  kaiming_normal_(Parameter({0, 4}));
+  CHECK(default_generator().state() == before.state());
 }

@@ -658,6 +658,57 @@ std::vector<SecondOrderCase> second_order_cases() {
                      std::vector<Tensor>{in[0] * in[0]}, {.create_graph = true})[0];
        },
        {r({1, 2, 5, 3}, 338)}},
+      // sorting, lerp, pow with a tensor exponent, the logical ops, any/all, isclose (#35)
+      {"topk", [](S in) { return topk(in[0] * in[0], 2, 1, false).values; }, {r({2, 4}, 329)}},
+      {"sort", [](S in) { return sort(in[0] * in[0], 1, true).values; }, {r({2, 4}, 330)}},
+      {"sort", [](S in) { return sort(in[0] * in[0], 0, false, true).values; }, {r({3, 2}, 331)}},
+      {"lerp_scalar",
+       [](S in) { return lerp(in[0] * in[0], in[1] * in[1], 0.3); },
+       {r({2, 3}, 332), r({3}, 333)}},
+      {"lerp_scalar",
+       [](S in) { return lerp(in[0], in[1] * in[0], 0.8); },
+       {r({3}, 334), r({3}, 335)}},
+      {"lerp",
+       [](S in) { return lerp(in[0] * in[0], in[1], in[2] * in[2]); },
+       {r({2, 3}, 336), r({2, 1}, 337), r({3}, 338)}},
+      {"pow_tensor",
+       [](S in) { return pow(in[0], in[1] * in[1]); },
+       {pos({2, 3}, 339), r({3}, 340)}},
+      {"logical_and",
+       [](S in) { return in[0] * in[1] * (logical_and(in[0], in[1]) + 1.0); },
+       {r({2, 3}, 341), r({3}, 342)}},
+      {"logical_or",
+       [](S in) { return in[0] * in[1] * logical_or(in[0], in[1]); },
+       {r({2, 3}, 343), r({3}, 344)}},
+      {"logical_xor",
+       [](S in) { return in[0] * in[1] * (logical_xor(in[0], in[1]) + 1.0); },
+       {r({2, 3}, 345), r({3}, 346)}},
+      {"logical_not",
+       [](S in) { return in[0] * in[0] * (logical_not(in[0]) + 1.0); },
+       {r({3}, 347)}},
+      {"any", [](S in) { return in[0] * in[0] * any(in[0], 1, true); }, {r({2, 3}, 348)}},
+      {"all", [](S in) { return in[0] * in[0] * all(in[0]); }, {r({2, 3}, 349)}},
+      {"isclose",
+       [](S in) { return in[0] * in[1] * (isclose(in[0], in[1], 0.5, 0.1) + 1.0); },
+       {r({2, 3}, 350), r({3}, 351)}},
+      {"diagonal", [](S in) { return diagonal(in[0] * in[0], 1, 1, 0); }, {r({3, 2, 4}, 352)}},
+      {"diag_embed", [](S in) { return diag(in[0] * in[0], -1); }, {r({3}, 353)}},
+      {"pad",
+       [](S in) {
+         return pad(in[0] * in[0], {2, 1, -1, 1}, PadMode::Reflect);
+       },
+       {r({1, 3, 4}, 354)}},
+      {"pad",
+       [](S in) {
+         return pad(in[0] * in[0], {1, 2}, PadMode::Constant, 0.5);
+       },
+       {r({2, 3}, 355)}},
+      {"pad_backward",
+       [](S in) {
+         const Tensor y = pad(in[0] * in[0], {2, 3}, PadMode::Circular);
+         return grad(sum(y * y * y), {in[0]}, {.create_graph = true})[0];
+       },
+       {r({1, 4}, 356)}},
   };
 }
 

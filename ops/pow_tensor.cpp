@@ -1,0 +1,65 @@
+// pow with a tensor exponent: xᵖ elementwise, both broadcast (torch.pow(Tensor, Tensor)), with
+// torch's gradients for the base and the exponent.
+//
+// The value is pow in double, rounded to the dtype: torch's CPU kernel calls SLEEF's 1-ulp powf /
+// pow on full vectors, so a float32 or float64 result may differ from torch's in the last bit.
+#include <cmath>
+
+#include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/detail/binary.h>
+#include <tapegrad/ops/grad.h>
+#include <tapegrad/ops/ops.h>
+
+namespace tapegrad {
+
+namespace {
+
+template <class T>
+T power(T x, T p) {
+  return static_cast<T>(std::pow(static_cast<double>(x), static_cast<double>(p)));
+}
+
+void pow_tensor_backward(Tape& tape, const Node& node) {
+  // Y = Xᴾ  =>  dX += reduce(dY ⊙ (P·Xᴾ⁻¹)) (0 where P = 0); dP += reduce(dY ⊙ (Y ⊙ ln X)) (0
+  // where X = 0 and P >= 0: torch's pow_backward_self / pow_backward_exponent)
+  binary_backward(
+      tape, node,
+      [](auto dy, auto x, auto p, auto) {
+        using T = decltype(dy);
+        return p == T(0) ? T(0) : dy * (p * power(x, static_cast<T>(p - T(1))));
+      },
+      [](auto dy, auto x, auto p, auto y) {
+        using T = decltype(dy);
+        return x == T(0) && p >= T(0) ? T(0) : dy * (y * std::log(x));
+      });
+}
+
+void pow_tensor_grad_graph(GradGraph& g) {
+  // Y = Xᴾ  =>  dX += reduce(where(P = 0, 0, dY ⊙ (P ⊙ X^(P−1))));
+  // dP += reduce(where(X = 0 ∧ P >= 0, 0, dY ⊙ (Y ⊙ ln X)))
+  const Tensor x = g.input(0), p = g.input(1), y = g.output();
+  const Shape sx = x.shape(), sp = p.shape();
+  const Tensor zero = zeros(Shape{}, x.dtype());
+  if (g.needs(0)) {
+    const Tensor term = mul(g.grad(), mul(p, pow(x, add_scalar(p, -1.0))));
+    g.add(0, sum_to_size(where(eq(p, 0.0), zero, term), sx));
+  }
+  if (g.needs(1)) {
+    const Tensor term = mul(g.grad(), mul(y, log(x)));
+    g.add(1, sum_to_size(where(logical_and(eq(x, 0.0), ge(p, 0.0)), zero, term), sp));
+  }
+}
+
+const OpDef kPowTensor{.name = "pow_tensor",
+                       .backward = pow_tensor_backward,
+                       .saves = saves::kInput0 | saves::kInput1 | saves::kOutput,
+                       .grad_graph = pow_tensor_grad_graph};
+TAPEGRAD_REGISTER_OP(kPowTensor);
+
+}  // namespace
+
+Tensor pow(const Tensor& x, const Tensor& exponent) {
+  return binary_forward(kPowTensor, x, exponent, []<class T>(T a, T b) { return power(a, b); });
+}
+
+}  // namespace tapegrad
