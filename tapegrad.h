@@ -24,11 +24,11 @@
 #include <tapegrad/nn/gpt2_weights.h>
 #include <tapegrad/nn/init.h>
 #include <tapegrad/nn/layers.h>
-#include <tapegrad/nn/norms.h>
 #include <tapegrad/nn/llama3.h>
 #include <tapegrad/nn/lora.h>
 #include <tapegrad/nn/losses.h>
 #include <tapegrad/nn/module.h>
+#include <tapegrad/nn/norms.h>
 #include <tapegrad/nn/pooling.h>
 #include <tapegrad/nn/qwen3.h>
 #include <tapegrad/ops/grad.h>

@@ -72,12 +72,12 @@ Tensor AvgPool1d::forward(const Tensor& x) const {
 
 Tensor AdaptiveAvgPool2d::forward(const Tensor& x) const {
   return in_module_scope("AdaptiveAvgPool2d", *this, x,
-                       [&] { return adaptive_avg_pool2d(x, output_size_); });
+                         [&] { return adaptive_avg_pool2d(x, output_size_); });
 }
 
 Tensor AdaptiveMaxPool2d::forward(const Tensor& x) const {
   return in_module_scope("AdaptiveMaxPool2d", *this, x,
-                       [&] { return adaptive_max_pool2d(x, output_size_); });
+                         [&] { return adaptive_max_pool2d(x, output_size_); });
 }
 
 Tensor Upsample::forward(const Tensor& x) const {

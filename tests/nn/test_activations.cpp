@@ -7,22 +7,9 @@
 #include <vector>
 
 #include <tapegrad/tapegrad.h>
+#include "tests/nn/module_scope_testing.h"
 
 using namespace tapegrad;
-
-namespace test_activations {
-
-// Every node recorded on `tape` from node `first` on lies in the scope named `scope`.
-bool all_in_scope(const Tape& tape, int32_t first, const std::string& scope) {
-  if (first >= tape.size()) return false;
-  for (int32_t id = first; id < tape.size(); ++id) {
-    const int32_t s = tape.node(id).scope;
-    if (s < 0 || tape.scopes().name(s) != scope) return false;
-  }
-  return true;
-}
-
-}  // namespace test_activations
 
 TEST_CASE("activation modules: torch's defaults", "[nn][activations]") {
   CHECK(nn::LeakyReLU().negative_slope() == 0.01);
@@ -65,7 +52,7 @@ TEST_CASE("activation modules: each gives its op's values, recorded in one clust
     const Tensor y = (*c.module)(x);
     CHECK(y.shape() == c.expected.shape());
     CHECK(y.values() == c.expected.values());
-    CHECK(test_activations::all_in_scope(tape, first, "act"));
+    CHECK(testing::all_in_scope(tape, first, "act"));
   }
   nn::Identity identity;
   CHECK(identity(x).id() == x.id());  // x itself, nothing recorded
@@ -127,7 +114,7 @@ TEST_CASE("nn::GELU: torch's default approximate \"none\", \"tanh\" the book's, 
   CHECK(nn::GELU().forward(x).values() == gelu(x, "none").values());
   CHECK(nn::GELU("tanh").forward(x).values() == gelu(x, "tanh").values());
   CHECK(gelu(x, "none").values() != gelu(x, "tanh").values());
-  CHECK_THROWS_WITH(nn::GELU("exact", "act"),
-                    Catch::Contains("GELU \"act\"") && Catch::Contains("approximate") &&
-                        Catch::Contains("\"exact\""));
+  CHECK_THROWS_WITH(nn::GELU("exact", "act"), Catch::Contains("GELU \"act\"") &&
+                                                  Catch::Contains("approximate") &&
+                                                  Catch::Contains("\"exact\""));
 }

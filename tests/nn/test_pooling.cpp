@@ -6,22 +6,9 @@
 #include <vector>
 
 #include <tapegrad/tapegrad.h>
+#include "tests/nn/module_scope_testing.h"
 
 using namespace tapegrad;
-
-namespace test_pooling {
-
-// Every node recorded on `tape` from node `first` on lies in the scope named `scope`.
-bool all_in_scope(const Tape& tape, int32_t first, const std::string& scope) {
-  if (first >= tape.size()) return false;
-  for (int32_t id = first; id < tape.size(); ++id) {
-    const int32_t s = tape.node(id).scope;
-    if (s < 0 || tape.scopes().name(s) != scope) return false;
-  }
-  return true;
-}
-
-}  // namespace test_pooling
 
 TEST_CASE("pooling modules: torch's defaults", "[nn][pooling]") {
   const nn::MaxPool2d pool(3);
@@ -64,7 +51,7 @@ TEST_CASE("pooling modules: each gives its op's values, recorded in one cluster"
     const Tensor y = (*c.module)(c.input);
     CHECK(y.shape() == c.expected.shape());
     CHECK(y.values() == c.expected.values());
-    CHECK(test_pooling::all_in_scope(tape, first, "pool"));
+    CHECK(testing::all_in_scope(tape, first, "pool"));
   }
 }
 
