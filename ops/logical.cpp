@@ -3,8 +3,9 @@
 //
 // As the comparisons (ops/compare.cpp): recorded, so a recorded backward may build masks with
 // them, but both backwards add nothing, as nothing flows through torch's bool results.
-#include <tapegrad/ops/detail/broadcast.h>
+#include <tapegrad/ops/detail/binary.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/detail/unary.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
@@ -35,24 +36,14 @@ TAPEGRAD_LOGICAL_OP(kLogicalNot, "logical_not");
 
 template <Logic L>
 Tensor logical(const OpDef& op, const Tensor& a, const Tensor& b) {
-  check_same_dtype(op.name, a, b);
-  const Shape out = broadcast_shape(op.name, a, "and", b);
-  Tensor y = a.tape().record(op, out, a.dtype(), {a, b});
-  dispatch(y.dtype(), [&]<class T>() {
-    const T* av = a.data<T>();
-    const T* bv = b.data<T>();
-    T* yv = output_data<T>(y);
-    for_each_broadcast(out, broadcast_strides(a.shape(), out), broadcast_strides(b.shape(), out),
-                       [&](int64_t o, int64_t i, int64_t j) {
-                         const bool p = av[i] != T(0), q = bv[j] != T(0);  // NaN != 0: true
-                         bool r = false;
-                         if constexpr (L == Logic::And) r = p && q;
-                         if constexpr (L == Logic::Or) r = p || q;
-                         if constexpr (L == Logic::Xor) r = p != q;
-                         yv[o] = r ? T(1) : T(0);
-                       });
+  return binary_forward(op, a, b, []<class T>(T x, T z) {
+    const bool p = x != T(0), q = z != T(0);  // NaN != 0: true
+    bool r = false;
+    if constexpr (L == Logic::And) r = p && q;
+    if constexpr (L == Logic::Or) r = p || q;
+    if constexpr (L == Logic::Xor) r = p != q;
+    return r ? T(1) : T(0);
   });
-  return y;
 }
 
 }  // namespace
@@ -68,14 +59,7 @@ Tensor logical_xor(const Tensor& a, const Tensor& b) {
 }
 
 Tensor logical_not(const Tensor& x) {
-  Tensor y = x.tape().record(kLogicalNot, x.shape(), x.dtype(), {x});
-  dispatch(y.dtype(), [&]<class T>() {
-    const T* xv = x.data<T>();
-    T* yv = output_data<T>(y);
-    const int64_t n = y.numel();
-    for (int64_t i = 0; i < n; ++i) yv[i] = xv[i] == T(0) ? T(1) : T(0);
-  });
-  return y;
+  return unary_forward(kLogicalNot, x, []<class T>(T v) { return v == T(0) ? T(1) : T(0); });
 }
 
 }  // namespace tapegrad

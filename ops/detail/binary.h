@@ -1,5 +1,6 @@
 // The loops of a broadcasting binary elementwise op whose formulas are per element (atan2,
-// logaddexp, fmod, remainder, pow with a tensor exponent), so its file holds only its math:
+// logaddexp, fmod, remainder, pow with a tensor exponent, the logical ops), so its file holds only
+// its math:
 //   Tensor atan2(const Tensor& a, const Tensor& b) {
 //     return binary_forward(kAtan2, a, b, []<class T>(T x, T z) { return std::atan2(x, z); });
 //   }
