@@ -40,6 +40,7 @@
 #include <tapegrad/text/dataset.h>
 #include <tapegrad/text/instruction.h>
 #include <tapegrad/text/kjv.h>
+#include <tapegrad/text/llm_tokenizers.h>
 #include <tapegrad/text/tokenizer.h>
 #include <tapegrad/train/classifier.h>
 #include <tapegrad/train/training.h>

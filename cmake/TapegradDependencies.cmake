@@ -21,12 +21,15 @@ pkg_check_modules(GVC QUIET IMPORTED_TARGET libgvc)
 tapegrad_require(GVC_FOUND libgraphviz-dev "Graphviz's libgvc")
 find_program(TAPEGRAD_DOT_PROGRAM dot)
 tapegrad_require(TAPEGRAD_DOT_PROGRAM graphviz "Graphviz's dot program")
-# The GPT-2 tokenizer: PCRE2 runs its pre-tokenizing regex (Unicode classes, lookahead), and
-# nlohmann's JSON (header-only, used inside text/tokenizer.cpp only) reads the vocabulary files.
+# The tokenizers (text/): PCRE2 runs their pre-tokenizing regex (Unicode classes, lookahead),
+# nlohmann's JSON (header-only, used inside text/ only) reads the vocabulary files, and utf8proc
+# gives Qwen3's tokenizer its NFC normalisation.
 pkg_check_modules(PCRE2 QUIET IMPORTED_TARGET libpcre2-8)
-tapegrad_require(PCRE2_FOUND libpcre2-dev "PCRE2 (the GPT-2 tokenizer's regex)")
+tapegrad_require(PCRE2_FOUND libpcre2-dev "PCRE2 (the tokenizers' regex)")
 find_package(nlohmann_json 3.10 QUIET)
-tapegrad_require(nlohmann_json_FOUND nlohmann-json3-dev "nlohmann's JSON library (GPT-2's vocabulary files)")
+tapegrad_require(nlohmann_json_FOUND nlohmann-json3-dev "nlohmann's JSON library (the tokenizers' files)")
+pkg_check_modules(UTF8PROC QUIET IMPORTED_TARGET libutf8proc)
+tapegrad_require(UTF8PROC_FOUND libutf8proc-dev "utf8proc (Unicode normalisation for Qwen3's tokenizer)")
 # SLEEF: the vectorised exp/tanh/log of kernels/vmath/vmath.cpp (the functions torch's CPU kernels
 # call). Debian ships a pkg-config file and no CMake package.
 pkg_check_modules(SLEEF QUIET IMPORTED_TARGET sleef)

@@ -1,21 +1,15 @@
-// GPT-2's byte-level BPE tokenizer (PCRE2 pre-tokenizer, tiktoken's merge rule) and the bytes one.
+// GPT-2's byte-level BPE tokenizer (text/byte_level_bpe.h with tiktoken's rule) and the bytes one.
 #include <tapegrad/text/tokenizer.h>
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
-#include <array>
 #include <cstdlib>
-#include <fstream>
-#include <functional>
-#include <limits>
 #include <nlohmann/json.hpp>
-#include <queue>
 #include <sstream>
 #include <unordered_map>
 #include <utility>
 
 #include <tapegrad/graph/error.h>
+#include <tapegrad/text/byte_level_bpe.h>
+#include <tapegrad/text/tokenizer_files.h>
 
 namespace tapegrad {
 
@@ -23,152 +17,68 @@ namespace {
 
 using json = nlohmann::json;
 
-// GPT-2's pre-tokenizing pattern in tiktoken's equivalent, faster form. \s is spelled out as the
-// Unicode White_Space property (what tiktoken's Rust regex and Python's regex module mean by \s):
-// PCRE2's own \s would also match U+180E.
-constexpr const char* kWhiteSpace =
-    "\\t\\n\\x{0B}\\f\\r\\x{20}\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}"
-    "\\x{202F}\\x{205F}\\x{3000}";
-
-std::string gpt2_pattern() {
-  const std::string ws = kWhiteSpace;
-  return "'(?:[sdmt]|ll|ve|re)| ?\\p{L}+| ?\\p{N}+| ?[^" + ws + "\\p{L}\\p{N}]+|[" + ws +
-         "]+(?![^" + ws + "])|[" + ws + "]+";
-}
+// GPT-2's pre-tokenizing pattern in tiktoken's equivalent, faster form.
+constexpr std::string_view kGpt2Pattern =
+    R"('(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
 constexpr std::string_view kEndOfTextText = "<|endoftext|>";
 
-// Heterogeneous lookup: pieces are string_views into the text, the keys own their bytes.
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-using RankMap = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
-
-// GPT-2's bytes_to_unicode(): the printable Latin-1 bytes map to themselves, the other 68 bytes
-// to U+0100 onwards, so that every token of encoder.json / vocab.bpe is printable text.
-// Returns, for each code point below 324, the byte it stands for (-1 when none).
-std::array<int, 324> unicode_to_byte() {
-  std::array<int, 324> table;
-  table.fill(-1);
-  auto printable = [](int b) {
-    return (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
-  };
-  int n = 0;
-  for (int b = 0; b < 256; ++b) {
-    if (printable(b)) {
-      table[static_cast<size_t>(b)] = b;
-    } else {
-      table[static_cast<size_t>(256 + n++)] = b;
-    }
-  }
-  return table;
-}
-
-// Decodes a byte-level token's text (UTF-8 of code points < 324) into the bytes it stands for;
-// std::nullopt when it is not such a text.
-std::optional<std::string> token_bytes(std::string_view token) {
-  static const std::array<int, 324> table = unicode_to_byte();
-  std::string out;
-  out.reserve(token.size());
-  for (size_t i = 0; i < token.size();) {
-    const auto c = static_cast<unsigned char>(token[i]);
-    uint32_t cp = 0;
-    if (c < 0x80) {
-      cp = c;
-      i += 1;
-    } else if ((c & 0xE0) == 0xC0 && i + 1 < token.size()) {
-      cp = ((c & 0x1Fu) << 6) | (static_cast<unsigned char>(token[i + 1]) & 0x3Fu);
-      i += 2;
-    } else {
-      return std::nullopt;  // three-byte characters are all >= U+0800, past the table
-    }
-    if (cp >= table.size() || table[cp] < 0) return std::nullopt;
-    out.push_back(static_cast<char>(table[cp]));
-  }
-  return out;
-}
-
 std::string read_file(const std::filesystem::path& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw Error(std::string("GPT2Tokenizer: cannot open the ") + what + " file '" + path.string() +
-                "' (bash tools/fetch_gpt2_vocab.sh fetches GPT-2's files)");
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return detail::read_tokenizer_file(path, "GPT2Tokenizer", what,
+                                     "bash tools/fetch_gpt2_vocab.sh fetches GPT-2's files");
 }
 
 json parse_json(const std::string& text, const std::filesystem::path& path) {
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {
-    throw Error("GPT2Tokenizer: '" + path.string() + "' is not JSON: " + e.what());
-  }
+  return detail::parse_tokenizer_json(text, path, "GPT2Tokenizer");
 }
 
 [[noreturn]] void not_gpt2(const std::filesystem::path& path, const std::string& why) {
   throw Error("GPT2Tokenizer: '" + path.string() + "' is not GPT-2's vocabulary: " + why);
 }
 
-struct Pcre2Deleter {
-  void operator()(pcre2_code* code) const { pcre2_code_free(code); }
-  void operator()(pcre2_match_data* data) const { pcre2_match_data_free(data); }
-};
-
 }  // namespace
 
 struct GPT2Tokenizer::Impl {
-  RankMap ranks;                     // token bytes -> id (= BPE rank), the 50256 mergeable tokens
-  std::vector<std::string> decoder;  // id -> bytes, all 50257
-  std::unique_ptr<pcre2_code, Pcre2Deleter> pattern;
+  std::unique_ptr<const detail::BytePairEncoder> bpe;  // the 50256 mergeable tokens
 
   // Builds the ranks as tiktoken's data_gym_to_mergeable_bpe_ranks does: the 256 single bytes in
   // bytes_to_unicode order, then one id per merge in file order; they must equal `vocab`.
   static std::shared_ptr<const Impl> build(
       const std::vector<std::pair<std::string, std::string>>& merges, const json& vocab,
       const std::filesystem::path& vocab_path, const std::filesystem::path& merges_path);
-  static constexpr int32_t kNoRank = std::numeric_limits<int32_t>::max();
-  static constexpr size_t kLongPiece = 64;  // bytes; longer pieces merge through bpe_long()
-  void bpe(std::string_view piece, std::vector<int64_t>& out) const;
-  void bpe_long(std::string_view piece, std::vector<int64_t>& out) const;
-  void encode_ordinary(std::string_view text, size_t base, std::vector<int64_t>& out) const;
 };
 
 std::shared_ptr<const GPT2Tokenizer::Impl> GPT2Tokenizer::Impl::build(
     const std::vector<std::pair<std::string, std::string>>& merges, const json& vocab,
     const std::filesystem::path& vocab_path, const std::filesystem::path& merges_path) {
-  auto impl = std::make_shared<Impl>();
   if (merges.size() + 256 != static_cast<size_t>(kEndOfText)) {
     not_gpt2(merges_path, std::to_string(merges.size()) + " merges, GPT-2 has 50000");
   }
-  impl->decoder.resize(static_cast<size_t>(kVocabSize));
-  int32_t next = 0;
+  std::vector<std::string> tokens;
+  tokens.reserve(static_cast<size_t>(kEndOfText));
+  std::unordered_map<std::string, int64_t> seen;
   auto add = [&](std::string bytes) {
-    impl->decoder[static_cast<size_t>(next)] = bytes;
-    if (!impl->ranks.emplace(std::move(bytes), next).second) {
-      not_gpt2(merges_path, "token " + std::to_string(next) + " repeats an earlier token");
+    if (!seen.emplace(bytes, static_cast<int64_t>(tokens.size())).second) {
+      not_gpt2(merges_path, "token " + std::to_string(tokens.size()) + " repeats an earlier token");
     }
-    ++next;
+    tokens.push_back(std::move(bytes));
   };
-  static const std::array<int, 324> table = unicode_to_byte();
+  // bytes_to_unicode order: the printable bytes as themselves, then the others from U+0100 on.
   for (int cp = 0; cp < 324; ++cp) {
-    if (cp < 256 && table[static_cast<size_t>(cp)] == cp)
-      add(std::string(1, static_cast<char>(cp)));
+    const std::string text = cp < 128 ? std::string(1, static_cast<char>(cp))
+                                      : std::string{static_cast<char>(0xC0 | (cp >> 6)),
+                                                    static_cast<char>(0x80 | (cp & 0x3F))};
+    if (auto bytes = detail::byte_level_bytes(text)) add(*bytes);
   }
-  for (int cp = 256; cp < 324; ++cp)
-    add(std::string(1, static_cast<char>(table[static_cast<size_t>(cp)])));
   for (size_t i = 0; i < merges.size(); ++i) {
-    auto first = token_bytes(merges[i].first);
-    auto second = token_bytes(merges[i].second);
+    auto first = detail::byte_level_bytes(merges[i].first);
+    auto second = detail::byte_level_bytes(merges[i].second);
     if (!first || !second) {
       not_gpt2(merges_path, "merge " + std::to_string(i + 1) + " ('" + merges[i].first + " " +
                                 merges[i].second + "') is not byte-level text");
     }
     add(*first + *second);
   }
-  impl->decoder[static_cast<size_t>(kEndOfText)] = std::string(kEndOfTextText);
 
   // tiktoken's check: the ranks are the ids of the vocabulary, which has "<|endoftext|>" besides.
   if (!vocab.is_object() || vocab.size() != static_cast<size_t>(kVocabSize)) {
@@ -182,148 +92,18 @@ std::shared_ptr<const GPT2Tokenizer::Impl> GPT2Tokenizer::Impl::build(
       if (value != kEndOfText) not_gpt2(vocab_path, "<|endoftext|> is not 50256");
       continue;
     }
-    auto bytes = token_bytes(token);
-    auto it = bytes ? impl->ranks.find(*bytes) : impl->ranks.end();
-    if (it == impl->ranks.end() || it->second != value) {
+    auto bytes = detail::byte_level_bytes(token);
+    auto it = bytes ? seen.find(*bytes) : seen.end();
+    if (it == seen.end() || it->second != value) {
       not_gpt2(vocab_path, "token '" + token + "' (id " + std::to_string(value) +
                                ") does not match the merges of '" + merges_path.string() + "'");
     }
   }
-
-  int error = 0;
-  PCRE2_SIZE error_offset = 0;
-  const std::string pattern = gpt2_pattern();
-  impl->pattern.reset(pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.c_str()), pattern.size(),
-                                    PCRE2_UTF | PCRE2_UCP, &error, &error_offset, nullptr));
-  if (!impl->pattern) {
-    std::array<PCRE2_UCHAR, 256> message{};
-    pcre2_get_error_message(error, message.data(), message.size());
-    throw Error(std::string("GPT2Tokenizer: PCRE2 cannot compile GPT-2's pattern: ") +
-                reinterpret_cast<const char*>(message.data()));
-  }
-  // JIT when PCRE2 has it (several times faster); the interpreter gives the same matches.
-  pcre2_jit_compile(impl->pattern.get(), PCRE2_JIT_COMPLETE);
+  auto impl = std::make_shared<Impl>();
+  impl->bpe = std::make_unique<detail::BytePairEncoder>(
+      "GPT2Tokenizer", std::move(tokens), std::vector<std::pair<int32_t, int32_t>>{}, kGpt2Pattern,
+      detail::BytePairEncoder::Rule::Ranks, /*whole_piece_first=*/true);
   return impl;
-}
-
-// tiktoken's byte_pair_merge: parts[i] = (start of part i, rank of the token spanning parts i and
-// i + 1); repeatedly merge the lowest-ranked such pair, the leftmost of equals. Quadratic in the
-// piece's length, so long pieces (a run of 100000 letters is one piece) go to bpe_long().
-void GPT2Tokenizer::Impl::bpe(std::string_view piece, std::vector<int64_t>& out) const {
-  if (auto whole = ranks.find(piece); whole != ranks.end()) {  // tiktoken's shortcut
-    out.push_back(whole->second);
-    return;
-  }
-  if (piece.size() > kLongPiece) {
-    bpe_long(piece, out);
-    return;
-  }
-  auto rank_of = [&](size_t begin, size_t end) {
-    auto it = ranks.find(piece.substr(begin, end - begin));
-    return it == ranks.end() ? kNoRank : it->second;
-  };
-  std::vector<std::pair<size_t, int32_t>> parts;
-  parts.reserve(piece.size() + 1);
-  for (size_t i = 0; i + 1 < piece.size(); ++i) parts.emplace_back(i, rank_of(i, i + 2));
-  parts.emplace_back(piece.size() - 1, kNoRank);
-  parts.emplace_back(piece.size(), kNoRank);
-  auto rank_after_merge = [&](size_t i) {  // rank of parts i..i+2 once i+1 is merged away
-    return i + 3 < parts.size() ? rank_of(parts[i].first, parts[i + 3].first) : kNoRank;
-  };
-  while (true) {
-    size_t best = 0;
-    int32_t best_rank = kNoRank;
-    for (size_t i = 0; i + 1 < parts.size(); ++i) {
-      if (parts[i].second < best_rank) {
-        best_rank = parts[i].second;
-        best = i;
-      }
-    }
-    if (best_rank == kNoRank) break;
-    if (best > 0) parts[best - 1].second = rank_after_merge(best - 1);
-    parts[best].second = rank_after_merge(best);
-    parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(best) + 1);
-  }
-  for (size_t i = 0; i + 1 < parts.size(); ++i) {
-    out.push_back(rank_of(parts[i].first, parts[i + 1].first));  // every byte is a token
-  }
-}
-
-// The same merges in O(n log n): the parts are a linked list over their start bytes and the
-// candidate pairs a min-heap of (rank, start), so the pair taken is again the lowest-ranked,
-// leftmost of equals; entries made stale by a merge carry an old version and are skipped.
-void GPT2Tokenizer::Impl::bpe_long(std::string_view piece, std::vector<int64_t>& out) const {
-  const size_t n = piece.size();
-  std::vector<size_t> next(n), prev(n);
-  std::vector<uint32_t> version(n, 0);
-  std::vector<bool> alive(n, true);
-  for (size_t i = 0; i < n; ++i) {
-    next[i] = i + 1;  // n: no next part
-    prev[i] = i == 0 ? n : i - 1;
-  }
-  auto end_of = [&](size_t i) { return next[i]; };  // a part ends where the next one starts
-  auto pair_rank = [&](size_t i) {                  // rank of part i merged with its next part
-    if (next[i] >= n) return kNoRank;
-    auto it = ranks.find(piece.substr(i, end_of(next[i]) - i));
-    return it == ranks.end() ? kNoRank : it->second;
-  };
-  struct Candidate {
-    int32_t rank;
-    size_t start;
-    uint32_t version;
-    bool operator>(const Candidate& o) const {
-      return rank != o.rank ? rank > o.rank : start > o.start;
-    }
-  };
-  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
-  auto push = [&](size_t i) {
-    ++version[i];
-    const int32_t rank = pair_rank(i);
-    if (rank != kNoRank) heap.push({rank, i, version[i]});
-  };
-  for (size_t i = 0; i + 1 < n; ++i) push(i);
-  while (!heap.empty()) {
-    const Candidate top = heap.top();
-    heap.pop();
-    if (!alive[top.start] || version[top.start] != top.version) continue;
-    const size_t i = top.start, j = next[i];
-    alive[j] = false;
-    next[i] = next[j];
-    if (next[j] < n) prev[next[j]] = i;
-    push(i);
-    if (prev[i] < n) push(prev[i]);
-  }
-  for (size_t i = 0; i < n; i = next[i])
-    out.push_back(ranks.find(piece.substr(i, next[i] - i))->second);
-}
-
-void GPT2Tokenizer::Impl::encode_ordinary(std::string_view text, size_t base,
-                                          std::vector<int64_t>& out) const {
-  if (text.empty()) return;
-  std::unique_ptr<pcre2_match_data, Pcre2Deleter> match(
-      pcre2_match_data_create_from_pattern(pattern.get(), nullptr));
-  const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
-  uint32_t options = 0;  // the first match checks the whole text is UTF-8, the others need not
-  size_t offset = 0;
-  while (offset < text.size()) {
-    const int rc =
-        pcre2_match(pattern.get(), subject, text.size(), offset, options, match.get(), nullptr);
-    options = PCRE2_NO_UTF_CHECK;
-    if (rc <= PCRE2_ERROR_UTF8_ERR1 && rc >= PCRE2_ERROR_UTF8_ERR21) {
-      throw Error("GPT2Tokenizer::encode: the text is not valid UTF-8 (at byte " +
-                  std::to_string(base + pcre2_get_startchar(match.get())) + ")");
-    }
-    if (rc == PCRE2_ERROR_NOMATCH) break;  // cannot happen: every character starts a match
-    if (rc < 0) {
-      std::array<PCRE2_UCHAR, 256> message{};
-      pcre2_get_error_message(rc, message.data(), message.size());
-      throw Error(std::string("GPT2Tokenizer::encode: PCRE2 failed: ") +
-                  reinterpret_cast<const char*>(message.data()));
-    }
-    const PCRE2_SIZE* range = pcre2_get_ovector_pointer(match.get());
-    bpe(text.substr(range[0], range[1] - range[0]), out);
-    offset = range[1];
-  }
 }
 
 GPT2Tokenizer GPT2Tokenizer::from_files(const std::filesystem::path& encoder_json,
@@ -355,25 +135,8 @@ GPT2Tokenizer GPT2Tokenizer::from_dir(const std::filesystem::path& dir) {
 
 GPT2Tokenizer GPT2Tokenizer::from_tokenizer_json(const std::filesystem::path& tokenizer_json) {
   const json file = parse_json(read_file(tokenizer_json, "tokenizer.json"), tokenizer_json);
-  const json* model = file.contains("model") ? &file["model"] : nullptr;
-  if (!model || model->value("type", "") != "BPE" || !model->contains("vocab") ||
-      !model->contains("merges") || !(*model)["merges"].is_array()) {
-    not_gpt2(tokenizer_json, "it has no BPE model with vocab and merges");
-  }
-  std::vector<std::pair<std::string, std::string>> merges;
-  for (const json& merge : (*model)["merges"]) {
-    if (merge.is_string()) {  // "a b"
-      const std::string text = merge.get<std::string>();
-      const size_t space = text.find(' ');
-      if (space == std::string::npos) not_gpt2(tokenizer_json, "merge '" + text + "' is not 'a b'");
-      merges.emplace_back(text.substr(0, space), text.substr(space + 1));
-    } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() &&
-               merge[1].is_string()) {
-      merges.emplace_back(merge[0].get<std::string>(), merge[1].get<std::string>());  // newer files
-    } else {
-      not_gpt2(tokenizer_json, "a merge is neither 'a b' nor a pair of strings");
-    }
-  }
+  const auto merges = detail::hf_bpe_merges(file, tokenizer_json, "GPT2Tokenizer");
+  const json* model = &file["model"];
   // GPT-2's tokenizer.json keeps <|endoftext|> both in the vocab and as an added token.
   json vocab = (*model)["vocab"];
   if (file.contains("added_tokens") && file["added_tokens"].is_array()) {
@@ -393,7 +156,7 @@ std::vector<int64_t> GPT2Tokenizer::encode(std::string_view text) const {
   while (true) {
     const size_t special = text.find(kEndOfTextText, start);
     const size_t end = special == std::string_view::npos ? text.size() : special;
-    impl_->encode_ordinary(text.substr(start, end - start), start, ids);
+    impl_->bpe->encode(text.substr(start, end - start), start, ids);
     if (special == std::string_view::npos) break;
     ids.push_back(kEndOfText);
     start = special + kEndOfTextText.size();
@@ -404,7 +167,7 @@ std::vector<int64_t> GPT2Tokenizer::encode(std::string_view text) const {
 std::vector<int64_t> GPT2Tokenizer::encode_ordinary(std::string_view text) const {
   std::vector<int64_t> ids;
   ids.reserve(text.size() / 3);
-  impl_->encode_ordinary(text, 0, ids);
+  impl_->bpe->encode(text, 0, ids);
   return ids;
 }
 
@@ -415,7 +178,7 @@ std::string GPT2Tokenizer::decode(std::span<const int64_t> ids) const {
       throw Error("GPT2Tokenizer::decode: id " + std::to_string(ids[i]) + " at position " +
                   std::to_string(i) + " is outside [0, 50257)");
     }
-    text += impl_->decoder[static_cast<size_t>(ids[i])];
+    text += ids[i] == kEndOfText ? std::string(kEndOfTextText) : impl_->bpe->bytes(ids[i]);
   }
   return text;
 }

@@ -10,12 +10,12 @@ export CCACHE_NOHASHDIR=1
 
 # Dependencies, all Debian packages. What the library and the main job's programs need: OpenBLAS
 # (the default GEMM backend), oneDNN (the bf16 products), SLEEF (vectorised math), Eigen and
-# Boost.Graph, Graphviz (drawings), CLI11 (command lines), PCRE2 and nlohmann-json (the GPT-2
-# tokenizer), gnuplot (loss plots), the King James Bible and its reader (the programs' default
+# Boost.Graph, Graphviz (drawings), CLI11 (command lines), PCRE2, nlohmann-json and utf8proc (the
+# tokenizers), gnuplot (loss plots), the King James Bible and its reader (the programs' default
 # text, tools/kjv_text.sh).
 MAIN_PACKAGES=(cmake make g++ pkg-config ccache libeigen3-dev libboost-graph-dev graphviz
                libgraphviz-dev libopenblas-dev libopenblas0-pthread libsleef-dev libcli11-dev
-               libpcre2-dev nlohmann-json3-dev gnuplot-nox bible-kjv-text bible-kjv libdnnl-dev)
+               libpcre2-dev nlohmann-json3-dev libutf8proc-dev gnuplot-nox bible-kjv-text bible-kjv libdnnl-dev)
 # What only the tests need besides: Catch2, Python with numpy (the interop checks), Open MPI
 # (data-parallel training and its tests).
 TEST_PACKAGES=(catch2 python3 python3-numpy libopenmpi-dev openmpi-bin)
@@ -57,7 +57,9 @@ case "${1:-}" in
     ;;
   test)
     install_missing "${MAIN_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
-    bash tools/fetch_gpt2_vocab.sh  # the tokenizer tests need them (and fail without them in CI)
+    # The tokenizer tests need their files (and fail without them in CI).
+    bash tools/fetch_gpt2_vocab.sh
+    bash tools/fetch_tokenizers.sh
     configure build -DTAPEGRAD_BUILD_TESTS=ON
     cmake --build build -j "$(nproc)"
     ctest --test-dir build --output-on-failure -j "$(nproc)"
