@@ -480,7 +480,11 @@ int run(const Options& o, dist::Job& job) {
   options.sample_tokens = o.sample_tokens;
   options.rank = job.rank();
   options.world_size = job.world_size();
-  if (job.world_size() > 1) options.after_backward = [&] { job.average_gradients(); };
+  if (job.world_size() > 1) {
+    // The average overlaps backward: each bucket is reduced once backward has finished it.
+    options.before_backward = [&](const Tape& t) { return job.backward_options(t); };
+    options.after_backward = [&] { job.average_gradients(); };
+  }
 
   StepClock clock([&] { return job.allreduce_seconds(); });
   TrainCallbacks callbacks;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <limits>
 
 #include <tapegrad/graph/error.h>
 
@@ -56,24 +57,27 @@ int run_or_abort(const std::function<int()>& body, MPI_Comm comm) {
 
 DataParallel::DataParallel(std::vector<Parameter> parameters, DataParallelOptions options)
     : parameters_(std::move(parameters)), options_(options) {
-  if (options_.bucket_bytes <= 0) {
-    throw Error("DataParallel: bucket_bytes must be positive, got " +
-                std::to_string(options_.bucket_bytes));
+  if (options_.bucket_bytes <= 0 || options_.first_bucket_bytes <= 0) {
+    throw Error("DataParallel: bucket_bytes and first_bucket_bytes must be positive, got " +
+                std::to_string(options_.bucket_bytes) + " and " +
+                std::to_string(options_.first_bucket_bytes));
   }
   MPI_Comm_rank(options_.comm, &rank_);
   MPI_Comm_size(options_.comm, &world_size_);
-  // Consecutive parameters of one dtype share a bucket until it would pass bucket_bytes; a
-  // parameter larger than a bucket gets one of its own.
+  // From the last parameter back, consecutive parameters of one dtype share a bucket until it
+  // would pass its size; a parameter larger than a bucket gets one of its own.
   int64_t largest = 0;
-  for (size_t i = 0; i < parameters_.size(); ++i) {
+  for (size_t i = parameters_.size(); i-- > 0;) {
     const Parameter& p = parameters_[i];
     if (!p.defined()) throw Error("DataParallel: parameter " + std::to_string(i) + " is undefined");
     if (!p.requires_grad()) continue;
     const int64_t bytes = p.numel() * dtype_size(p.dtype());
+    const int64_t size_limit =
+        buckets_.size() == 1 ? options_.first_bucket_bytes : options_.bucket_bytes;
     if (buckets_.empty() || buckets_.back().dtype != p.dtype() ||
         (buckets_.back().elements > 0 &&
-         (buckets_.back().elements * dtype_size(p.dtype()) + bytes > options_.bucket_bytes))) {
-      buckets_.push_back(Bucket{p.dtype(), {}, 0});
+         (buckets_.back().elements * dtype_size(p.dtype()) + bytes > size_limit))) {
+      buckets_.push_back(Bucket{p.dtype(), {}, 0, {}, MPI_REQUEST_NULL, 0});
     }
     buckets_.back().members.push_back(i);
     buckets_.back().elements += p.numel();
@@ -81,6 +85,14 @@ DataParallel::DataParallel(std::vector<Parameter> parameters, DataParallelOption
   }
   staging_.resize(static_cast<size_t>(largest));
   broadcast_parameters();
+}
+
+DataParallel::~DataParallel() {
+  // A step left between its backward and average_gradients (an exception): finish what was
+  // started, so MPI does not write into freed buffers.
+  for (Bucket& bucket : buckets_) {
+    if (bucket.request != MPI_REQUEST_NULL) MPI_Wait(&bucket.request, MPI_STATUS_IGNORE);
+  }
 }
 
 void DataParallel::broadcast_parameters() {
@@ -91,41 +103,107 @@ void DataParallel::broadcast_parameters() {
   }
 }
 
+void DataParallel::pack(const Bucket& bucket, char* out) const {
+  const size_t element = static_cast<size_t>(dtype_size(bucket.dtype));
+  for (size_t i : bucket.members) {
+    const Parameter& p = parameters_[i];
+    const size_t bytes = static_cast<size_t>(p.numel()) * element;
+    std::memcpy(out, p.raw_grad(), bytes);
+    out += bytes;
+  }
+}
+
+void DataParallel::unpack(const Bucket& bucket, const char* sums) const {
+  for (size_t i : bucket.members) {
+    const Parameter& p = parameters_[i];
+    const int64_t n = p.numel();
+    if (bucket.dtype == DType::Float32) {
+      const float scale = 1.0f / static_cast<float>(world_size_);
+      const auto* sum = reinterpret_cast<const float*>(sums);
+      float* grad = p.grad<float>();
+      for (int64_t k = 0; k < n; ++k) grad[k] = sum[k] * scale;
+    } else {
+      const double scale = 1.0 / world_size_;
+      const auto* sum = reinterpret_cast<const double*>(sums);
+      double* grad = p.grad<double>();
+      for (int64_t k = 0; k < n; ++k) grad[k] = sum[k] * scale;
+    }
+    sums += static_cast<size_t>(n) * static_cast<size_t>(dtype_size(bucket.dtype));
+  }
+}
+
+BackwardOptions DataParallel::backward_options(const Tape& tape) {
+  if (world_size_ == 1) return {};
+  if (overlapping_) {
+    throw Error(
+        "DataParallel::backward_options: the previous overlapped backward's gradients "
+        "were not averaged (call average_gradients() after each backward)");
+  }
+  // A parameter's gradient is final once the walk has passed its leaf's first consumer, which
+  // comes right after the leaf (made at the parameter's first use); one this step's forward did
+  // not use keeps the gradient it has, final from the start.
+  for (Bucket& bucket : buckets_) {
+    bucket.ready_after = std::numeric_limits<int32_t>::max();
+    for (size_t i : bucket.members) {
+      const ParameterImpl* impl = parameters_[i].get();
+      if (impl->leaf_tape == &tape && impl->leaf_generation == tape.generation()) {
+        bucket.ready_after = std::min(bucket.ready_after, impl->leaf_node + 1);
+      }
+    }
+  }
+  overlapping_ = true;
+  started_ = 0;
+  BackwardOptions options;
+  options.after_node = [this](int32_t i) { after_node(i); };
+  return options;
+}
+
+void DataParallel::start(size_t b) {
+  Bucket& bucket = buckets_[b];
+  const size_t bytes = static_cast<size_t>(bucket.elements * dtype_size(bucket.dtype));
+  if (bucket.buffer.size() != bytes) bucket.buffer.resize(bytes);
+  pack(bucket, bucket.buffer.data());
+  check(MPI_Iallreduce(MPI_IN_PLACE, bucket.buffer.data(), static_cast<int>(bucket.elements),
+                       mpi_type(bucket.dtype), MPI_SUM, options_.comm, &bucket.request),
+        "MPI_Iallreduce of the gradients");
+}
+
+void DataParallel::after_node(int32_t i) {
+  const auto begin = std::chrono::steady_clock::now();
+  // In bucket order on every rank (a collective's order must agree), as far as final.
+  while (started_ < buckets_.size() && buckets_[started_].ready_after >= i) start(started_++);
+  // Open MPI moves a non-blocking collective on only inside MPI calls: test the started ones.
+  for (size_t b = 0; b < started_; ++b) {
+    if (buckets_[b].request == MPI_REQUEST_NULL) continue;
+    int done = 0;
+    check(MPI_Test(&buckets_[b].request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+  }
+  allreduce_seconds_ +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+}
+
 void DataParallel::average_gradients() {
   if (world_size_ == 1) return;
-  const auto start = std::chrono::steady_clock::now();
-  for (const Bucket& bucket : buckets_) {
-    const size_t element = static_cast<size_t>(dtype_size(bucket.dtype));
-    char* cursor = staging_.data();
-    for (size_t i : bucket.members) {
-      const Parameter& p = parameters_[i];
-      const size_t bytes = static_cast<size_t>(p.numel()) * element;
-      std::memcpy(cursor, p.raw_grad(), bytes);
-      cursor += bytes;
+  const auto begin = std::chrono::steady_clock::now();
+  if (overlapping_) {
+    overlapping_ = false;
+    started_in_backward_ = static_cast<int>(started_);
+    while (started_ < buckets_.size()) start(started_++);
+    for (Bucket& bucket : buckets_) {
+      check(MPI_Wait(&bucket.request, MPI_STATUS_IGNORE), "MPI_Wait for the gradients");
+      unpack(bucket, bucket.buffer.data());
     }
-    check(MPI_Allreduce(MPI_IN_PLACE, staging_.data(), static_cast<int>(bucket.elements),
-                        mpi_type(bucket.dtype), MPI_SUM, options_.comm),
-          "MPI_Allreduce of the gradients");
-    cursor = staging_.data();
-    for (size_t i : bucket.members) {
-      const Parameter& p = parameters_[i];
-      const int64_t n = p.numel();
-      if (bucket.dtype == DType::Float32) {
-        const float scale = 1.0f / static_cast<float>(world_size_);
-        const auto* sum = reinterpret_cast<const float*>(cursor);
-        float* grad = p.grad<float>();
-        for (int64_t k = 0; k < n; ++k) grad[k] = sum[k] * scale;
-      } else {
-        const double scale = 1.0 / world_size_;
-        const auto* sum = reinterpret_cast<const double*>(cursor);
-        double* grad = p.grad<double>();
-        for (int64_t k = 0; k < n; ++k) grad[k] = sum[k] * scale;
-      }
-      cursor += static_cast<size_t>(n) * element;
+  } else {
+    for (const Bucket& bucket : buckets_) {
+      pack(bucket, staging_.data());
+      check(MPI_Allreduce(MPI_IN_PLACE, staging_.data(), static_cast<int>(bucket.elements),
+                          mpi_type(bucket.dtype), MPI_SUM, options_.comm),
+            "MPI_Allreduce of the gradients");
+      unpack(bucket, staging_.data());
     }
   }
   allreduce_seconds_ +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 }
 
 uint64_t rank_seed(uint64_t seed, int rank) {

@@ -39,32 +39,51 @@ struct DataParallelOptions {
   // Gradients are packed into buckets of about this many bytes and reduced one bucket at a time
   // (torch's DDP default is 25 MiB): fewer, larger messages than one per parameter.
   int64_t bucket_bytes = 25 << 20;
+  // The first bucket (the last parameters, whose gradients backward finishes first) is smaller,
+  // so that with backward_options() its reduction starts early (torch's DDP: 1 MiB).
+  int64_t first_bucket_bytes = 1 << 20;
   MPI_Comm comm = MPI_COMM_WORLD;
 };
 
 // In the spirit of torch's DistributedDataParallel, over a model's parameters:
 //  - construction broadcasts rank 0's values to every rank, so all start identical;
 //  - average_gradients(), called after backward and before clipping and the optimiser step,
-//    replaces every gradient by its mean over the ranks.
-// Buckets follow the parameters' order and have a fixed layout, so every rank reduces the same
-// bytes in the same order and the results are identical on every rank and from run to run.
-// The bucket buffers are allocated once: steady-state steps allocate nothing.
+//    replaces every gradient by its mean over the ranks;
+//  - backward_options(tape), passed to that backward, overlaps the reduction with it: each
+//    bucket's MPI_Iallreduce starts as soon as the reverse walk has written its last gradient,
+//    and average_gradients() then waits for them.
+// Buckets take the parameters from the last one back (roughly the order backward finishes
+// them), have a fixed layout and start in the same order on every rank, so every rank reduces
+// the same bytes in the same order and the results are identical on every rank and from run to
+// run, overlapped or not (with two ranks, bit for bit the blocking path: a sum of two terms has
+// one rounding whichever algorithm adds them). Buffers are allocated once: steady-state steps
+// allocate nothing.
 class DataParallel {
  public:
   explicit DataParallel(std::vector<Parameter> parameters, DataParallelOptions options = {});
+  ~DataParallel();
+  DataParallel(const DataParallel&) = delete;
+  DataParallel& operator=(const DataParallel&) = delete;
 
   void broadcast_parameters();  // rank 0's values everywhere (also done by the constructor)
+  // For the next backward on `tape` (after the forward that recorded it): starts each bucket's
+  // reduction from the reverse walk once its gradients are final. average_gradients() must
+  // follow that backward. With one process, plain options.
+  BackwardOptions backward_options(const Tape& tape);
   void average_gradients();
 
-  // Wall time spent in average_gradients() (packing, MPI_Allreduce, which includes waiting for
-  // the slowest rank, and unpacking) since construction or the last reset: the communication
-  // share of a step. 0 with one process (nothing to reduce).
+  // Wall time spent in DataParallel's calls (packing, starting reductions, MPI_Allreduce or the
+  // wait for the overlapped reductions, which includes waiting for the slowest rank, and
+  // unpacking) since construction or the last reset: the communication a step does not hide.
+  // 0 with one process (nothing to reduce).
   double allreduce_seconds() const { return allreduce_seconds_; }
   void reset_allreduce_seconds() { allreduce_seconds_ = 0.0; }
 
   int rank() const { return rank_; }
   int world_size() const { return world_size_; }
   int num_buckets() const { return static_cast<int>(buckets_.size()); }
+  // Buckets whose reduction the last overlapped backward started before it returned.
+  int buckets_started_in_backward() const { return started_in_backward_; }
   const std::vector<Parameter>& parameters() const { return parameters_; }
 
  private:
@@ -72,11 +91,22 @@ class DataParallel {
     DType dtype;
     std::vector<size_t> members;  // indices into parameters_
     int64_t elements = 0;
+    std::vector<char> buffer;  // its own bytes while overlapped (allocated at first use)
+    MPI_Request request = MPI_REQUEST_NULL;
+    int32_t ready_after = 0;  // final once the reverse walk has passed this node
   };
+  void pack(const Bucket& bucket, char* out) const;
+  void unpack(const Bucket& bucket, const char* sums) const;
+  void start(size_t b);        // pack bucket b and start its MPI_Iallreduce
+  void after_node(int32_t i);  // BackwardOptions::after_node of an overlapped backward
+
   std::vector<Parameter> parameters_;
   DataParallelOptions options_;
   std::vector<Bucket> buckets_;
-  std::vector<char> staging_;  // one bucket's bytes, reused
+  std::vector<char> staging_;  // one bucket's bytes, reused by the blocking path
+  bool overlapping_ = false;   // backward_options() armed the buckets for this step
+  size_t started_ = 0;         // buckets started so far this step, in order
+  int started_in_backward_ = 0;
   int rank_ = 0;
   int world_size_ = 1;
   double allreduce_seconds_ = 0.0;

@@ -62,6 +62,11 @@ void Job::share_parameters(const std::vector<Parameter>& parameters) {
   if (world_size_ > 1) mpi_->data_parallel.emplace(parameters);  // rank 0's values everywhere
 }
 
+BackwardOptions Job::backward_options(const Tape& tape) {
+  if (mpi_ && mpi_->data_parallel) return mpi_->data_parallel->backward_options(tape);
+  return {};
+}
+
 void Job::average_gradients() {
   if (mpi_ && mpi_->data_parallel) mpi_->data_parallel->average_gradients();
 }

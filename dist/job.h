@@ -20,6 +20,7 @@
 #include <vector>
 
 #include <tapegrad/graph/parameter.h>
+#include <tapegrad/graph/tape.h>
 
 namespace tapegrad::dist {
 
@@ -70,6 +71,10 @@ class Job {
   // construction gives every process rank 0's values). share_parameters() once, then
   // average_gradients() after every backward; with one process both do nothing.
   void share_parameters(const std::vector<Parameter>& parameters);
+  // Options for the backward on `tape` that overlap the average with it
+  // (DataParallel::backward_options); average_gradients() must follow that backward. With one
+  // process, plain options.
+  BackwardOptions backward_options(const Tape& tape);
   void average_gradients();
   // Seconds spent in average_gradients so far (0 with one process).
   double allreduce_seconds() const;

@@ -19,6 +19,9 @@ std::vector<std::vector<uint64_t>> Job::gather(const std::vector<uint64_t>& word
 }
 
 void Job::share_parameters(const std::vector<Parameter>& /*parameters*/) {}
+BackwardOptions Job::backward_options(const Tape& /*tape*/) {
+  return {};
+}
 void Job::average_gradients() {}
 double Job::allreduce_seconds() const {
   return 0.0;

@@ -167,15 +167,15 @@ void Tape::backward(const Tensor& root, std::span<const double> root_grad,
   from_doubles(root_grad, seed.grad, seed.dtype, add);
   for (int32_t i = root.id(); i >= 0; --i) {
     Node& n = nodes_[static_cast<size_t>(i)];
-    if (n.kind != NodeKind::Op || !n.requires_grad || n.grad == nullptr) continue;
-    n.op->backward(*this, n);
-    if (anomaly) {
-      for (int k = 0; k < n.num_inputs; ++k) check_gradient(*this, i, k);
+    if (n.kind == NodeKind::Op && n.requires_grad && n.grad != nullptr) {
+      n.op->backward(*this, n);
+      for (int k = 0; anomaly && k < n.num_inputs; ++k) check_gradient(*this, i, k);
+      if (!options.retain_graph) {  // dead now: the gradients of earlier nodes reuse its memory
+        arena_.release(n.grad, n.bytes());
+        n.grad = nullptr;
+      }
     }
-    if (!options.retain_graph) {  // dead now: the gradients of earlier nodes reuse its memory
-      arena_.release(n.grad, n.bytes());
-      n.grad = nullptr;
-    }
+    if (options.after_node) options.after_node(i);
   }
   if (!options.retain_graph) released_ = true;
 }

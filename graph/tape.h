@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <span>
@@ -112,6 +113,10 @@ struct BackwardOptions {
   // grad() is null, like torch's non-leaf .grad. Values and saved state live until reset().
   // true: every gradient stays readable (for inspection and the DOT drawing) until reset().
   bool retain_graph = false;
+  // Called in the reverse walk after node i's turn (whether or not it had a backward to run), for
+  // i from the root down to 0: from then on, no node numbered i or later writes a gradient again
+  // (dist::DataParallel starts reducing the gradients that are final there).
+  std::function<void(int32_t)> after_node{};
 };
 
 class Tape {

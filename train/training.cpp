@@ -74,11 +74,12 @@ std::string generate_sample(const nn::GPTModel& model, const Tokenizer& tokenize
 
 double train_step(nn::GPTModel& model, const Ids& input_batch, const Ids& target_batch,
                   Optimizer& optimizer, double max_grad_norm, Tape& tape, double* grad_norm,
-                  const std::function<void()>& after_backward) {
+                  const std::function<void()>& after_backward,
+                  const std::function<BackwardOptions(const Tape&)>& before_backward) {
   tape.reset();  // a fresh graph each step; the parameters keep their values
   optimizer.zero_grad();
   Tensor loss = calc_loss_batch(input_batch, target_batch, model);  // []
-  loss.backward();
+  loss.backward(before_backward ? before_backward(tape) : BackwardOptions{});
   if (after_backward) after_backward();  // data parallelism: the average over processes
   double norm = 0.0;
   if (max_grad_norm > 0.0) norm = clip_grad_norm_(optimizer, max_grad_norm);
@@ -147,9 +148,9 @@ TrainState train_model_simple(nn::GPTModel& model, BatchLoader& train_loader,
       shard_rows(inputs, options.rank, options.world_size, my_inputs);
       shard_rows(targets, options.rank, options.world_size, my_targets);
     }
-    progress.loss =
-        train_step(model, sharded ? my_inputs : inputs, sharded ? my_targets : targets, optimizer,
-                   options.max_grad_norm, tape, &progress.grad_norm, options.after_backward);
+    progress.loss = train_step(model, sharded ? my_inputs : inputs, sharded ? my_targets : targets,
+                               optimizer, options.max_grad_norm, tape, &progress.grad_norm,
+                               options.after_backward, options.before_backward);
     if (scheduler != nullptr) scheduler->step();
     stepped_in_epoch = true;
     ++state.step;

@@ -77,9 +77,12 @@ struct TrainOptions {
   // [rank·B/N, (rank + 1)·B/N) (B must be a multiple of N); after_backward runs between backward
   // and clipping (DataParallel::average_gradients). Evaluation runs the same batches on every
   // process, so every process computes the same losses.
+  // before_backward, when given, makes the options of each step's backward (an overlapped
+  // average: dist::Job::backward_options).
   int rank = 0;
   int world_size = 1;
   std::function<void()> after_backward{};
+  std::function<BackwardOptions(const Tape&)> before_backward{};
 };
 
 // Where a run starts: fresh (all zero) or from a checkpoint. The caller restores the model,
@@ -109,7 +112,8 @@ TrainState train_model_simple(nn::GPTModel& model, BatchLoader& train_loader,
 // max_grad_norm > 0; the norm goes to *grad_norm), optimizer.step(). Returns the batch loss.
 double train_step(nn::GPTModel& model, const Ids& input_batch, const Ids& target_batch,
                   Optimizer& optimizer, double max_grad_norm, Tape& tape,
-                  double* grad_norm = nullptr, const std::function<void()>& after_backward = {});
+                  double* grad_norm = nullptr, const std::function<void()>& after_backward = {},
+                  const std::function<BackwardOptions(const Tape&)>& before_backward = {});
 
 // Data parallelism's one batch-sharding rule: process `rank` of `world_size` (N) trains on rows
 // [begin, end) = [rank·B/N, (rank + 1)·B/N) of a global batch of B rows. Every process must see

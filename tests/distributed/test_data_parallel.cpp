@@ -194,6 +194,47 @@ TEST_CASE("distributed: 5 AdamW steps of a GPT equal one process on the concaten
   }
 }
 
+TEST_CASE("distributed: the average overlapped with backward equals the blocking one",
+          "[overlap]") {
+  const int rank = world_rank(), size = world_size();
+  const nn::GPTConfig cfg = tiny_gpt();
+  Ids ids, targets;
+  make_batch(2 * size, cfg.context_length, cfg.vocab_size, ids, targets);
+  const dist::Shard shard = dist::shard_of(2 * size, rank, size);
+  const Ids my_ids = rows_of(ids, shard), my_targets = rows_of(targets, shard);
+  // Two copies of one model: one averaged after backward, one while backward runs.
+  Generator init_a(5), init_b(5);
+  nn::GPTModel blocking(cfg, DType::Float32, init_a), overlapped(cfg, DType::Float32, init_b);
+  const std::vector<Parameter> pa = blocking.parameters(), pb = overlapped.parameters();
+  const dist::DataParallelOptions small{.bucket_bytes = 4096, .first_bucket_bytes = 1024};
+  dist::DataParallel ddp_a(pa, small), ddp_b(pb, small);
+  REQUIRE(ddp_b.num_buckets() >= 4);
+  AdamW opt_a(pa, {.lr = 1e-3}), opt_b(pb, {.lr = 1e-3});
+  Tape tape;
+  for (int step = 0; step < 3; ++step) {
+    TapeScope scope(tape);
+    tape.reset();
+    opt_a.zero_grad();
+    gpt_loss(blocking, my_ids, my_targets).backward();
+    ddp_a.average_gradients();
+    opt_a.step();
+    tape.reset();
+    opt_b.zero_grad();
+    gpt_loss(overlapped, my_ids, my_targets).backward(ddp_b.backward_options(tape));
+    // backward_options twice without an average between is refused.
+    CHECK_THROWS_WITH(ddp_b.backward_options(tape), Catch::Contains("average_gradients"));
+    ddp_b.average_gradients();
+    // The last parameters' buckets were final (and started) before the walk reached the
+    // embeddings, whose bucket can only start at its end.
+    CHECK(ddp_b.buckets_started_in_backward() >= ddp_b.num_buckets() - 1);
+    opt_b.step();
+    for (size_t i = 0; i < pa.size(); ++i) {
+      INFO("step " << step + 1 << ", " << pa[i].name());
+      CHECK(pb[i].values() == pa[i].values());  // bit for bit, on every rank
+    }
+  }
+}
+
 TEST_CASE("distributed: the broadcast and the gradient average", "[average]") {
   const int rank = world_rank(), size = world_size();
   REQUIRE(size >= 2);
