@@ -1,5 +1,6 @@
-// conv2d: torch.nn.functional.conv2d, by im2col and one GEMM per image and group
-// (kernels/conv/conv.h); the argument checks every convolution shares.
+// conv2d: torch.nn.functional.conv2d on kernels/conv/conv.h's kernels (oneDNN's direct kernels
+// for float32 where linked, else im2col and one GEMM per image and group); the argument checks
+// every convolution shares.
 #include <tapegrad/kernels/conv/conv.h>
 #include <tapegrad/ops/detail/conv.h>
 #include <tapegrad/ops/detail/op_util.h>
@@ -15,8 +16,8 @@ void conv2d_backward(Tape& tape, const Node& node) {
   dispatch(node.dtype, [&]<class T>() {
     const ConvGeometry& g = detail::conv_geometry(node);
     const T* dy = node.grad_as<T>();
-    if (T* dx = tape.input_grad<T>(node, 0).to_add()) {
-      conv2d_backward_input(g, dy, tape.input(node, 1).value_as<T>(), dx);
+    if (const InputGrad<T> dx = tape.input_grad<T>(node, 0); dx.data != nullptr) {
+      conv2d_backward_input(g, dy, tape.input(node, 1).value_as<T>(), dx.data, !dx.overwrite);
     }
     if (const InputGrad<T> dw = tape.input_grad<T>(node, 1); dw.data != nullptr) {
       conv2d_backward_weight(g, dy, tape.input(node, 0).value_as<T>(), dw.data, !dw.overwrite);

@@ -1,6 +1,9 @@
 // 2-D convolution on buffers (forward, input and weight gradients) as im2col + GEMM, the kernels
 // ops/conv2d.cpp, ops/conv_transpose2d.cpp and ops/conv2d_weight_grad.cpp call.
 //
+// float32 runs on oneDNN's direct kernels where tapegrad links oneDNN (conv_dnnl.h says why),
+// float64 and the geometries oneDNN cannot express on im2col.
+//
 // Why im2col: each image's receptive fields are copied into a matrix of columns, so that one
 // product per image and group, W [C_out/g, C_in/g·kH·kW] · cols [C_in/g·kH·kW, H_out·W_out],
 // runs on the tuned GEMM kernels (kernels/gemm/gemm.h) instead of a direct loop nest of our own.
@@ -44,9 +47,10 @@ void conv2d_forward(const ConvGeometry& g, const T* x, const T* w, const T* b, T
 
 // dx += the transposed convolution of dy with w (x's gradient of y = conv(x, w); also
 // conv_transpose2d's forward). dx [batch, in_channels, in_h, in_w] must hold its terms so far
-// (zeros at first).
+// (zeros at first); with `accumulate` false, dx = that instead (its contents are not read).
 template <class T>
-void conv2d_backward_input(const ConvGeometry& g, const T* dy, const T* w, T* dx);
+void conv2d_backward_input(const ConvGeometry& g, const T* dy, const T* w, T* dx,
+                           bool accumulate = true);
 
 // dw = Σ_images dy·im2col(x)ᵀ per group (w's gradient of y = conv(x, w)), or dw += that with
 // `accumulate`; images summed in order.

@@ -61,10 +61,11 @@ void max_forward(const Geometry& g, const T* x, T* y, int64_t* index) {
           for (int64_t w = w0; w < w1; w += g.dilation_w) {
             const int64_t at = h * g.in_w + w;
             const T v = xp[at];
-            if (v > max || std::isnan(v)) {
-              max = v;
-              best = at;
-            }
+            // Selects, not a branch: which value wins is data, and mispredicting it cost more
+            // than the comparisons.
+            const bool take = v > max || std::isnan(v);
+            max = take ? v : max;
+            best = take ? at : best;
           }
         }
         const int64_t o = p * out_plane + oh * g.out_w + ow;
@@ -187,10 +188,11 @@ void adaptive_max_forward(const Geometry& g, const T* x, T* y, int64_t* index) {
           for (int64_t w = w0; w < w1; ++w) {
             const int64_t at = h * g.in_w + w;
             const T v = xp[at];
-            if (v > max || std::isnan(v)) {
-              max = v;
-              best = at;
-            }
+            // Selects, not a branch: which value wins is data, and mispredicting it cost more
+            // than the comparisons.
+            const bool take = v > max || std::isnan(v);
+            max = take ? v : max;
+            best = take ? at : best;
           }
         }
         const int64_t o = p * out_plane + oh * g.out_w + ow;

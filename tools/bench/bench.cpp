@@ -40,6 +40,7 @@
 #include <tapegrad/kernels/gemm/gemm.h>
 #endif
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
+#include "tools/bench/cnn_workload.h"
 #include "tools/bench/finetune_workload.h"
 #include "tools/bench/generate_workload.h"
 #include "tools/bench/gpt_workload.h"
@@ -193,6 +194,7 @@ int worker_main(const std::vector<std::string>& args) {
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
   if (engine == "tapegrad-gpt" || engine == "torch-gpt") return tgb::gpt_worker_main(args);
   if (engine == "tapegrad-finetune") return tgb::finetune_worker_main(args);
+  if (engine == "tapegrad-cnn") return tgb::cnn_worker_main(args);
 #endif
   if (engine == "tapegrad-generate" || engine == "read-bandwidth") {
     return tgb::generate_worker_main(args);
@@ -418,6 +420,7 @@ int main(int argc, char** argv) {
   for (const char* name : {"generate-124m", "generate-124m-bf16", "generate-355m"}) {
     workload_list.push_back(name);
   }
+  for (const char* name : {"conv2d-resnet", "cnn-step"}) workload_list.push_back(name);
 
   CLI::App app(
       "Times training steps in tapegrad and its peers, interleaved: the attention workloads "
@@ -428,7 +431,8 @@ int main(int argc, char** argv) {
       "variants (set_matmul_precision(BFloat16)) against both in float32 and PyTorch's "
       "autocast bf16; gpt-tiny-hvp, a Hessian-vector product of gpt-tiny's loss w.r.t. every "
       "parameter (grad with create_graph, then grad of the dot product with v), against PyTorch "
-      "eager.",
+      "eager; conv2d-resnet (a 64->64 3x3 conv2d's forward and backward on 8x64x56x56) and "
+      "cnn-step (examples/cnn.cpp's training step) against PyTorch eager.",
       "tapegrad-bench");
   app.add_option("--threads", thread_counts, "thread counts, N[,N...]")
       ->delimiter(',')
@@ -513,6 +517,14 @@ int main(int argc, char** argv) {
   if (!finetune_names.empty()) {
     tgb::run_finetune_workloads(finetune_names, thread_counts, sample_factor);
   }
+  // The convolution workloads (conv2d-resnet, cnn-step), with PyTorch eager as peer.
+  std::vector<std::string> cnn_names;
+  std::erase_if(workload_names, [&](const std::string& n) {
+    if (!tgb::is_cnn_workload(n)) return false;
+    cnn_names.push_back(n);
+    return true;
+  });
+  if (!cnn_names.empty()) tgb::run_cnn_workloads(cnn_names, thread_counts, sample_factor);
 #endif
   // The generation workloads (generate-124m, generate-124m-bf16, generate-355m), with PyTorch
   // eager as the peer.
