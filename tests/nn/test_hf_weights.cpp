@@ -145,8 +145,9 @@ TEST_CASE("load_qwen3_weights: bad checkpoints are Errors naming the file and te
   SECTION("a tensor missing from the index") {
     testing::TempDir dir;
     const fs::path copy = copy_qwen(dir);
-    replace_in_file(copy / "model.safetensors.index.json", "\"model.layers.1.mlp.up_proj.weight\"",
-                    "\"renamed\"");
+    replace_in_file(copy / "model.safetensors.index.json",
+                    "\"model.layers.1.mlp.up_proj.weight\": \"model-00002-of-00002.safetensors\",",
+                    "");
     CHECK_THROWS_WITH(nn::load_qwen3_weights(model, copy.string()),
                       Catch::Contains("\"model.layers.1.mlp.up_proj.weight\" [48, 32]") &&
                           Catch::Contains("trf_blocks.1.ff.fc2.weight") &&
