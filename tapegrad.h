@@ -22,6 +22,7 @@
 #include <tapegrad/nn/generate.h>
 #include <tapegrad/nn/gpt.h>
 #include <tapegrad/nn/gpt2_weights.h>
+#include <tapegrad/nn/hf_weights.h>
 #include <tapegrad/nn/init.h>
 #include <tapegrad/nn/layers.h>
 #include <tapegrad/nn/llama3.h>

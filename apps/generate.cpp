@@ -26,10 +26,22 @@
 // bytes a decode step reads). The file is loaded in float32 first, and the first step's logits
 // (the prompt's last position) are computed with those weights and again with the bfloat16
 // ones: the run ends with their difference.
+//
+// --model qwen3-0.6b (1.7b, 4b, 8b, 14b, 32b) or llama3.2-1b (3b) runs the book's Qwen3Model or
+// Llama3Model instead, with --weights a Hugging Face checkpoint: its directory (model.safetensors,
+// or model.safetensors.index.json and its shards), the index, or the one file
+// (nn::load_qwen3_weights / load_llama3_weights). Their tokenizers are not built into this program
+// yet: give the prompt as --ids, and the output is printed as ids. --model qwen3 alone takes the
+// sizes from the checkpoint's config.json (nn::qwen3_config_from_json). --dtype bf16 keeps the
+// file's bfloat16 weights (the comparison with float32 is printed as for GPT-2). Generation stops
+// at
+// --eos-id when given.
 #include <tapegrad/cli/cli.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -66,6 +78,108 @@ std::vector<int64_t> parse_ids(const std::string& text) {
   return ids;
 }
 
+// What a Qwen3 or Llama 3.2 run takes from the command line.
+struct HfRun {
+  std::string model_name, weights, dtype;
+  std::vector<int64_t> ids;
+  int64_t max_new_tokens = 0, top_k = 0;
+  std::optional<int64_t> eos_id;
+  double temperature = 0.0;
+  uint64_t seed = 0;
+};
+
+// The last position's logits of `prompt` [1, T] without the cache or gradients.
+template <class Model>
+std::vector<double> last_logits(const Model& model, const Ids& prompt) {
+  Tape tape;
+  TapeScope scope(tape);
+  NoGradGuard no_grad;
+  return model.forward(prompt, /*use_cache=*/false, /*last_position_only=*/true).values();
+}
+
+// --model qwen3-* / llama3.2-*: the book's model of that config, the Hugging Face checkpoint at
+// --weights, ids in and out.
+template <class Model, class Config, class Load>
+int run_hf(const HfRun& o, const Config& cfg, const char* family, Load load) {
+  for (const int64_t id : o.ids) {
+    if (id < 0 || id >= cfg.vocab_size) {
+      throw Error("--ids: " + std::to_string(id) + " is outside " + o.model_name +
+                  "'s vocabulary [0, " + std::to_string(cfg.vocab_size) + ")");
+    }
+  }
+  if (o.eos_id && (*o.eos_id < 0 || *o.eos_id >= cfg.vocab_size)) {
+    throw Error("--eos-id: " + std::to_string(*o.eos_id) + " is outside " + o.model_name +
+                "'s vocabulary [0, " + std::to_string(cfg.vocab_size) + ")");
+  }
+  if (o.top_k > cfg.vocab_size) {
+    throw Error("--top-k: " + std::to_string(o.top_k) + " is larger than the vocabulary " +
+                std::to_string(cfg.vocab_size));
+  }
+  std::cerr << family << " " << o.model_name << ": " << cfg.n_layers << " layers, emb_dim "
+            << cfg.emb_dim << ", " << cfg.n_heads << " heads, " << cfg.n_kv_groups
+            << " kv groups, vocabulary " << cfg.vocab_size << ", context " << cfg.context_length
+            << " (no tokenizer: ids in and out)\n";
+  Model model(cfg);
+  try {
+    load(model, o.weights);
+  } catch (const Error& e) {
+    throw Error("--weights: " + std::string(e.what()));
+  }
+  model.eval();
+  const auto n = static_cast<int64_t>(o.ids.size());
+  const int64_t fed = std::min(n, cfg.context_length);
+  const Ids last(Shape{1, fed}, std::vector<int64_t>(o.ids.end() - fed, o.ids.end()));
+  std::optional<std::pair<int64_t, double>> bf16;  // layers converted, relative error
+  if (o.dtype == "bf16") {
+    const std::vector<double> reference = last_logits(model, last);
+    const int64_t layers = nn::use_bf16_weights(model);
+    const std::vector<double> got = last_logits(model, last);
+    double d2 = 0.0, r2 = 0.0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      d2 += (got[i] - reference[i]) * (got[i] - reference[i]);
+      r2 += reference[i] * reference[i];
+    }
+    bf16 = {layers, std::sqrt(d2 / r2)};
+  }
+  Generator generator(o.seed);
+  std::vector<int64_t> ids = o.ids;
+  for (size_t i = 0; i < ids.size(); ++i) std::cout << (i ? "," : "") << ids[i];
+  std::cout << std::flush;
+  nn::GenerationStats stats;
+  nn::GenerateOptions options;
+  options.max_new_tokens = o.max_new_tokens;
+  options.context_size = cfg.context_length;
+  options.temperature = o.temperature;
+  if (o.top_k > 0) options.top_k = o.top_k;
+  options.eos_id = o.eos_id;
+  options.generator = &generator;
+  options.on_token = [&](const Ids& next) {
+    ids.push_back(next[0]);
+    std::cout << "," << next[0] << std::flush;
+  };
+  options.stats = &stats;
+  nn::generate(model, Ids(Shape{1, n}, o.ids), options);
+  std::cout << "\n";
+  std::cerr << "(" << n << " prompt tokens, " << ids.size() - o.ids.size() << " generated)\n";
+  const double decode_rate = stats.decode_seconds > 0
+                                 ? static_cast<double>(stats.decode_tokens) / stats.decode_seconds
+                                 : 0.0;
+  std::cerr << "prefill: " << stats.prompt_tokens << " tokens in " << stats.prefill_seconds
+            << " s; decode: " << stats.decode_tokens << " tokens in " << stats.decode_seconds
+            << " s, " << decode_rate << " tokens/s\n";
+  if (bf16) {
+    std::cerr << "bf16 weights (" << bf16->first
+              << " linear layers): the first step's last-position logits against float32's: "
+                 "relative error "
+              << bf16->second << " (L2)\n";
+  }
+  return 0;
+}
+
+bool starts_with(const std::string& s, const char* prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,6 +194,7 @@ int main(int argc, char** argv) {
   uint64_t seed = 123;
   int threads = 1;
   std::string dtype = "float32";
+  int64_t eos_id = -1;
   app.add_option("--weights", weights,
                  "Hugging Face's GPT-2 model.safetensors, or a tapegrad-train-gpt / "
                  "tapegrad-finetune-instruct checkpoint.safetensors")
@@ -96,8 +211,12 @@ int main(int argc, char** argv) {
       ->check(cli::non_negative());
   app.add_option("--seed", seed, "Seed of the sampling generator");
   app.add_option("--model", model_name,
-                 "GPT-2 size for n_heads (gpt2, gpt2-medium, gpt2-large, gpt2-xl, 124M, ...); "
-                 "default: from emb_dim (GPT-2 files only)");
+                 "GPT-2 size for n_heads (gpt2, gpt2-medium, gpt2-large, gpt2-xl, 124M, ...; "
+                 "default: from emb_dim), or qwen3-0.6b, qwen3-1.7b, qwen3-4b, qwen3-8b, "
+                 "qwen3-14b, qwen3-32b, llama3.2-1b, llama3.2-3b with a Hugging Face checkpoint "
+                 "(file, index or directory) as --weights and --ids");
+  app.add_option("--eos-id", eos_id, "Stop at this id (Qwen3 and Llama models)")
+      ->check(cli::non_negative());
   app.add_option("--n-heads", n_heads, "Attention heads, for GPT-2 files of non-GPT-2 sizes")
       ->check(cli::positive());
   app.add_option("--vocab-dir", vocab_dir, "Folder with GPT-2's encoder.json and vocab.bpe");
@@ -112,6 +231,50 @@ int main(int argc, char** argv) {
     set_num_threads(threads);
     std::vector<int64_t> ids;  // --ids, else --prompt's once the tokenizer is known
     if (ids_opt->count() > 0) ids = parse_ids(ids_text);
+    std::string lower_name = model_name;
+    for (char& c : lower_name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const bool qwen3 = starts_with(lower_name, "qwen3") || starts_with(lower_name, "qwen/qwen3");
+    const bool llama3 = starts_with(lower_name, "llama3") || starts_with(lower_name, "llama-3") ||
+                        starts_with(lower_name, "meta-llama/");
+    if (qwen3 || llama3) {
+      if (ids.empty()) {
+        throw Error("--prompt: " + model_name +
+                    "'s tokenizer is not built into tapegrad-generate yet: give the prompt's "
+                    "token ids with --ids");
+      }
+      if (n_heads > 0)
+        throw Error("--n-heads: only for GPT-2 files (" + model_name + " has its own)");
+      HfRun run{model_name, weights,      dtype,       ids, max_new_tokens,
+                top_k,      std::nullopt, temperature, seed};
+      if (eos_id >= 0) run.eos_id = eos_id;
+      try {
+        if (qwen3) {
+          // "qwen3" alone: the sizes from the checkpoint's config.json.
+          const std::filesystem::path dir = std::filesystem::is_directory(weights)
+                                                ? std::filesystem::path(weights)
+                                                : std::filesystem::path(weights).parent_path();
+          const nn::Qwen3Config cfg = lower_name == "qwen3"
+                                          ? nn::qwen3_config_from_json(dir.string())
+                                          : nn::qwen3_config(model_name);
+          return run_hf<nn::Qwen3Model>(
+              run, cfg, "Qwen3",
+              [](nn::Qwen3Model& m, const std::string& p) { nn::load_qwen3_weights(m, p); });
+        }
+        const nn::Llama3Config cfg = nn::llama3_config(model_name);
+        return run_hf<nn::Llama3Model>(
+            run, cfg, "Llama 3.2",
+            [](nn::Llama3Model& m, const std::string& p) { nn::load_llama3_weights(m, p); });
+      } catch (const Error& e) {
+        const std::string what = e.what();
+        if (what.rfind("qwen3_config_from_json", 0) == 0) throw Error("--weights: " + what);
+        if (what.rfind("qwen3_config", 0) == 0 || what.rfind("llama3_config", 0) == 0) {
+          throw Error("--model: " + what);
+        }
+        throw;
+      }
+    }
+    if (eos_id >= 0)
+      throw Error("--eos-id: only for Qwen3 and Llama models (GPT-2 stops at <|endoftext|>)");
     // The model: a tapegrad checkpoint says what it is in its metadata; anything else is read as
     // GPT-2 weights.
     std::optional<apps::CheckpointModel> saved;

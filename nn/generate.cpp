@@ -24,9 +24,10 @@ struct Sampling {
 };
 
 // Everything checked before the model runs, so a bad call changes no generator.
-void check_arguments(const char* fn, const GPTModel& model, const Ids& ids, int64_t max_new_tokens,
+template <class Model>
+void check_arguments(const char* fn, const Model& model, const Ids& ids, int64_t max_new_tokens,
                      int64_t context_size, const Sampling& s) {
-  const GPTConfig& cfg = model.config();
+  const auto& cfg = model.config();
   const std::string where = std::string(fn) + ": ";
   if (ids.rank() != 2 || ids.size(0) < 1 || ids.size(1) < 1) {
     throw Error(where + "ids " + ids.shape().str() +
@@ -61,41 +62,58 @@ void check_arguments(const char* fn, const GPTModel& model, const Ids& ids, int6
   }
 }
 
+// Whether the cache must give way to the uncached loop: dropout drawn in training mode.
+bool draws_dropout(const GPTModel& model) {
+  return model.training() && model.config().drop_rate > 0.0;
+}
+template <class Model>
+bool draws_dropout(const Model& model) {
+  return model.training_with_dropout();
+}
+
 // Resets the model's cache when generation leaves, by return or by throw.
+template <class Model>
 struct CacheReset {
-  const GPTModel& model;
+  const Model& model;
   ~CacheReset() { model.reset_cache(); }
 };
 
-// The model's generation tape for this call, or a tape of its own when another call holds it.
+// The model's generation tape for this call (GPTModel keeps one), or a tape of its own when the
+// model keeps none or another call holds it.
+template <class Model>
 class GenerationTapeLease {
  public:
-  explicit GenerationTapeLease(const GPTModel& model)
-      : model_(model), kept_(model.acquire_generation_tape()) {
+  explicit GenerationTapeLease(const Model& model) : model_(model) {
+    if constexpr (requires { model.acquire_generation_tape(); }) {
+      kept_ = model.acquire_generation_tape();
+    }
     if (kept_ == nullptr) own_ = std::make_unique<Tape>();
   }
   ~GenerationTapeLease() {
-    if (kept_ != nullptr) model_.release_generation_tape();
+    if constexpr (requires { model_.release_generation_tape(); }) {
+      if (kept_ != nullptr) model_.release_generation_tape();
+    }
   }
   GenerationTapeLease(const GenerationTapeLease&) = delete;
   GenerationTapeLease& operator=(const GenerationTapeLease&) = delete;
   Tape& tape() { return kept_ != nullptr ? *kept_ : *own_; }
 
  private:
-  const GPTModel& model_;
-  Tape* kept_;
+  const Model& model_;
+  Tape* kept_ = nullptr;
   std::unique_ptr<Tape> own_;
 };
 
 // The book's loop. `simple` is generate_text_simple: argmax of softmax(logits), as §4.7 writes
 // it (softmax is monotonic, but torch takes the argmax of the rounded probabilities).
-Ids run(const GPTModel& model, const Ids& ids, int64_t max_new_tokens, int64_t context_size,
+template <class Model>
+Ids run(const Model& model, const Ids& ids, int64_t max_new_tokens, int64_t context_size,
         const Sampling& s, bool simple, Generator& generator, bool use_cache,
         const std::function<void(const Ids&)>& on_token, GenerationStats* stats) {
   using Clock = std::chrono::steady_clock;
   const int64_t B = ids.size(0);
   // The cache refuses training mode with dropout (it would need the uncached draws).
-  use_cache = use_cache && !(model.training() && model.config().drop_rate > 0.0);
+  use_cache = use_cache && !draws_dropout(model);
   // rows[b]: row b's ids so far; they grow by one per step.
   std::vector<std::vector<int64_t>> rows(static_cast<size_t>(B));
   for (int64_t b = 0; b < B; ++b) {
@@ -106,12 +124,16 @@ Ids run(const GPTModel& model, const Ids& ids, int64_t max_new_tokens, int64_t c
   }
   // Not the caller's tape, so nothing leaks into it; reset every step. The model's, so the
   // memory the last generation faulted in is reused.
-  GenerationTapeLease lease(model);
+  GenerationTapeLease<Model> lease(model);
   Tape& tape = lease.tape();
   TapeScope use(tape);
   NoGradGuard no_grad;
   if (use_cache) model.reset_cache();
-  const CacheReset reset_on_exit{model};
+  const CacheReset<Model> reset_on_exit{model};
+  if constexpr (requires { model.reserve_cache(B, context_size); }) {
+    // The whole generation's room up front: no step grows the cache.
+    if (use_cache) model.reserve_cache(B, std::min(context_size, ids.size(1) + max_new_tokens));
+  }
   if (stats != nullptr) *stats = {};
   Ids cond;
   std::vector<int64_t> window;
@@ -190,13 +212,49 @@ Ids generate(const GPTModel& model, const Ids& ids, int64_t max_new_tokens, int6
              {}, nullptr);
 }
 
-Ids generate(const GPTModel& model, const Ids& ids, const GenerateOptions& o) {
+namespace {
+
+template <class Model>
+Ids generate_with(const Model& model, const Ids& ids, const GenerateOptions& o) {
   const Sampling s{o.temperature, o.top_k, o.eos_id};
   const int64_t context_size = o.context_size == 0 ? model.config().context_length : o.context_size;
   check_arguments("generate", model, ids, o.max_new_tokens, context_size, s);
   return run(model, ids, o.max_new_tokens, context_size, s, /*simple=*/false,
              o.generator != nullptr ? *o.generator : default_generator(), o.use_cache, o.on_token,
              o.stats);
+}
+
+template <class Model>
+Ids greedy(const Model& model, const Ids& ids, int64_t max_new_tokens, int64_t context_size,
+           bool use_cache) {
+  const Sampling s;
+  check_arguments("generate_text_simple", model, ids, max_new_tokens, context_size, s);
+  return run(model, ids, max_new_tokens, context_size, s, /*simple=*/true, default_generator(),
+             use_cache, {}, nullptr);
+}
+
+}  // namespace
+
+Ids generate(const GPTModel& model, const Ids& ids, const GenerateOptions& o) {
+  return generate_with(model, ids, o);
+}
+
+Ids generate(const Qwen3Model& model, const Ids& ids, const GenerateOptions& o) {
+  return generate_with(model, ids, o);
+}
+
+Ids generate(const Llama3Model& model, const Ids& ids, const GenerateOptions& o) {
+  return generate_with(model, ids, o);
+}
+
+Ids generate_text_simple(const Qwen3Model& model, const Ids& ids, int64_t max_new_tokens,
+                         int64_t context_size, bool use_cache) {
+  return greedy(model, ids, max_new_tokens, context_size, use_cache);
+}
+
+Ids generate_text_simple(const Llama3Model& model, const Ids& ids, int64_t max_new_tokens,
+                         int64_t context_size, bool use_cache) {
+  return greedy(model, ids, max_new_tokens, context_size, use_cache);
 }
 
 }  // namespace tapegrad::nn

@@ -1,5 +1,6 @@
-// Text generation with a GPTModel: the book's generate_text_simple (chapter 4, greedy) and
-// chapter 5's generate (temperature, top-k, end-of-sequence id, sampling).
+// Text generation with a GPTModel (and Qwen3Model / Llama3Model, at the end): the book's
+// generate_text_simple (chapter 4, greedy) and chapter 5's generate (temperature, top-k,
+// end-of-sequence id, sampling).
 //
 // Both run the model under NoGradGuard on a Tape of their own, reset before every step, so a
 // call leaves the caller's tape untouched and its memory stays that of one forward pass: the
@@ -26,6 +27,8 @@
 #include <tapegrad/graph/ids.h>
 #include <tapegrad/graph/random.h>
 #include <tapegrad/nn/gpt.h>
+#include <tapegrad/nn/llama3.h>
+#include <tapegrad/nn/qwen3.h>
 
 namespace tapegrad::nn {
 
@@ -80,5 +83,16 @@ struct GenerateOptions {
 
 // generate, with its arguments as a struct.
 Ids generate(const GPTModel& model, const Ids& ids, const GenerateOptions& options);
+
+// The same loop for Qwen3 and Llama 3.2 (the book's kv_cache/generate.py with chapter 5's
+// sampling): the cache is their GQAKVCache, reserved for the whole generation before the first
+// step (min(context_size, T + max_new_tokens) positions), and the window handled as GPTModel's.
+// context_size 0 is the model's context_length. The same checks and Errors.
+Ids generate(const Qwen3Model& model, const Ids& ids, const GenerateOptions& options);
+Ids generate(const Llama3Model& model, const Ids& ids, const GenerateOptions& options);
+Ids generate_text_simple(const Qwen3Model& model, const Ids& ids, int64_t max_new_tokens,
+                         int64_t context_size, bool use_cache = true);
+Ids generate_text_simple(const Llama3Model& model, const Ids& ids, int64_t max_new_tokens,
+                         int64_t context_size, bool use_cache = true);
 
 }  // namespace tapegrad::nn

@@ -102,6 +102,11 @@ GroupedQueryAttention::GroupedQueryAttention(const Llama3Config& cfg, DType dtyp
 }
 
 Tensor GroupedQueryAttention::forward(const Tensor& x, const Tensor& cos, const Tensor& sin) const {
+  return forward(x, cos, sin, false);
+}
+
+Tensor GroupedQueryAttention::forward(const Tensor& x, const Tensor& cos, const Tensor& sin,
+                                      bool use_cache) const {
   NameScope scope(name(), x.tape());
   const int64_t b = x.size(0), num_tokens = x.size(1);
   Tensor queries = W_query(x);  // [B, T, C]
@@ -110,9 +115,10 @@ Tensor GroupedQueryAttention::forward(const Tensor& x, const Tensor& cos, const 
   queries = transpose(reshape(queries, {b, num_tokens, num_heads, head_dim}), 1, 2);    // [B,H,T,D]
   keys = transpose(reshape(keys, {b, num_tokens, num_kv_groups, head_dim}), 1, 2);      // [B,G,T,D]
   values = transpose(reshape(values, {b, num_tokens, num_kv_groups, head_dim}), 1, 2);  // [B,G,T,D]
-  keys = rope(keys, cos, sin);                                            // [B, G, T, D]
-  queries = rope(queries, cos, sin);                                      // [B, H, T, D]
-  const Tensor context = grouped_query_attention(queries, keys, values);  // [B, H, T, D]
+  keys = rope(keys, cos, sin);                                                   // [B, G, T, D]
+  queries = rope(queries, cos, sin);                                             // [B, H, T, D]
+  if (use_cache) return out_proj(cache_.attend(queries, keys, values, name()));  // [B, T, C]
+  const Tensor context = grouped_query_attention(queries, keys, values);         // [B, H, T, D]
   return out_proj(reshape(transpose(context, 1, 2), {b, num_tokens, num_heads * head_dim}));
 }
 
@@ -131,10 +137,11 @@ TransformerBlock::TransformerBlock(const Llama3Config& cfg, DType dtype, Generat
   register_module("norm2", &TransformerBlock::norm2);
 }
 
-Tensor TransformerBlock::forward(const Tensor& x, const Tensor& cos, const Tensor& sin) const {
+Tensor TransformerBlock::forward(const Tensor& x, const Tensor& cos, const Tensor& sin,
+                                 bool use_cache) const {
   NameScope scope(name(), x.tape());
-  const Tensor h = att.forward(norm1(x), cos, sin) + x;  // [B, T, C]
-  return ff(norm2(h)) + h;                               // [B, T, C]
+  const Tensor h = att.forward(norm1(x), cos, sin, use_cache) + x;  // [B, T, C]
+  return ff(norm2(h)) + h;                                          // [B, T, C]
 }
 
 }  // namespace llama3
@@ -171,14 +178,34 @@ int64_t Llama3Model::count_parameters(const Llama3Config& cfg) {
 }
 
 Tensor Llama3Model::forward(const Ids& in_idx) const {
-  check_token_ids(name(), in_idx, cfg_.context_length, cfg_.vocab_size);
+  return forward(in_idx, false, false);
+}
+
+Tensor Llama3Model::forward(const Ids& in_idx, bool use_cache, bool last_position_only) const {
+  const int64_t first = use_cache ? ptr_current_pos_ : 0;
+  check_token_ids(name(), in_idx, cfg_.context_length, cfg_.vocab_size, first);
+  if (use_cache) check_cached_call(name(), in_idx, trf_blocks[0].att.cache());
   const int64_t T = in_idx.size(1);
   NameScope scope(name(), current_tape());
-  const auto [cos, sin] = rope_rows(rope_, T, dtype_);  // [T, D] each
-  Tensor x = tok_emb(in_idx);                           // [B, T, C]
-  for (size_t i = 0; i < trf_blocks.size(); ++i) x = trf_blocks[i].forward(x, cos, sin);
-  x = final_norm(x);   // [B, T, C]
-  return out_head(x);  // [B, T, V]
+  const auto [cos, sin] = rope_rows(rope_, T, dtype_, first);  // [T, D] each
+  Tensor x = tok_emb(in_idx);                                  // [B, T, C]
+  for (size_t i = 0; i < trf_blocks.size(); ++i) x = trf_blocks[i].forward(x, cos, sin, use_cache);
+  if (use_cache) ptr_current_pos_ += T;
+  if (last_position_only) x = narrow(x, 1, T - 1, 1);  // [B, 1, C]
+  x = final_norm(x);                                   // [B, T or 1, C]
+  return out_head(x);                                  // [B, T or 1, V]
+}
+
+void Llama3Model::reset_cache() const {
+  for (size_t i = 0; i < trf_blocks.size(); ++i) trf_blocks[i].att.reset_cache();
+  ptr_current_pos_ = 0;
+}
+
+void Llama3Model::reserve_cache(int64_t batch, int64_t tokens) const {
+  for (size_t i = 0; i < trf_blocks.size(); ++i) {
+    trf_blocks[i].att.cache().reserve(batch, cfg_.n_kv_groups, cfg_.emb_dim / cfg_.n_heads, tokens,
+                                      dtype_);
+  }
 }
 
 }  // namespace tapegrad::nn

@@ -64,12 +64,19 @@ class GroupedQueryAttention : public Module {
                         std::string name = "GroupedQueryAttention");
   // x [B, T, C], the rope tables' first T rows cos, sin [T, D] -> [B, T, C].
   Tensor forward(const Tensor& x, const Tensor& cos, const Tensor& sin) const;
+  // With the KV cache (kv_cache/llama3.py): as qwen3::GroupedQueryAttention's.
+  Tensor forward(const Tensor& x, const Tensor& cos, const Tensor& sin, bool use_cache) const;
+  void reset_cache() const { cache_.reset(); }
+  GQAKVCache& cache() const { return cache_; }
 
   int64_t num_heads, num_kv_groups, head_dim;
   Linear W_key;     // [G·D, C]
   Linear W_value;   // [G·D, C]
   Linear W_query;   // [C, C]
   Linear out_proj;  // [C, C]
+
+ private:
+  mutable GQAKVCache cache_;  // scratch for generation, not the model's state (hence mutable)
 };
 
 // Pre-norm block: x + att(norm1(x)), then x + ff(norm2(x)); norms with eps 1e-5.
@@ -77,7 +84,8 @@ class TransformerBlock : public Module {
  public:
   TransformerBlock(const Llama3Config& cfg, DType dtype, Generator& generator,
                    std::string name = "TransformerBlock");
-  Tensor forward(const Tensor& x, const Tensor& cos, const Tensor& sin) const;  // [B, T, C]
+  Tensor forward(const Tensor& x, const Tensor& cos, const Tensor& sin,
+                 bool use_cache = false) const;  // [B, T, C]
 
   GroupedQueryAttention att;
   qwen3::FeedForward ff;
@@ -98,6 +106,13 @@ class Llama3Model : public Module {
   Tensor forward(const Ids& in_idx) const;
   Tensor operator()(const Ids& in_idx) const { return forward(in_idx); }
 
+  // The KV cache of the book's kv_cache/llama3.py: as Qwen3Model's.
+  Tensor forward(const Ids& in_idx, bool use_cache, bool last_position_only = false) const;
+  void reset_cache() const;
+  void reserve_cache(int64_t batch, int64_t tokens) const;
+  int64_t cache_position() const { return ptr_current_pos_; }
+  bool training_with_dropout() const { return false; }
+
   const Llama3Config& config() const { return cfg_; }
   // The book's rescale_theta: rope_base · context_length / orig_context_length.
   double rope_theta() const;
@@ -107,7 +122,8 @@ class Llama3Model : public Module {
  private:
   Llama3Config cfg_;  // first: checked before any member draws a weight
   DType dtype_;
-  RopeTables rope_;  // the book's cos and sin buffers [context_length, D], float32
+  RopeTables rope_;                      // the book's cos and sin buffers [context_length, D]
+  mutable int64_t ptr_current_pos_ = 0;  // the cache's next position
 
  public:
   Embedding tok_emb;                                // [V, C]

@@ -60,11 +60,15 @@ std::vector<std::unique_ptr<qwen3::TransformerBlock>> blocks(const Qwen3Config& 
 
 }  // namespace
 
-std::pair<Tensor, Tensor> rope_rows(const RopeTables& rope, int64_t T, DType dtype) {
+std::pair<Tensor, Tensor> rope_rows(const RopeTables& rope, int64_t T, DType dtype, int64_t first) {
   const int64_t d = rope.head_dim;
-  const auto rows = static_cast<size_t>(T * d);
-  const std::vector<double> cos_rows(rope.cos.begin(), rope.cos.begin() + rows);
-  const std::vector<double> sin_rows(rope.sin.begin(), rope.sin.begin() + rows);
+  const auto begin = static_cast<size_t>(first * d), rows = static_cast<size_t>(T * d);
+  if (dtype == DType::Float32) {
+    return {from_data(Shape{T, d}, std::span<const float>(rope.cos).subspan(begin, rows)),
+            from_data(Shape{T, d}, std::span<const float>(rope.sin).subspan(begin, rows))};
+  }
+  const std::vector<double> cos_rows(rope.cos.begin() + begin, rope.cos.begin() + begin + rows);
+  const std::vector<double> sin_rows(rope.sin.begin() + begin, rope.sin.begin() + begin + rows);
   return {from_values(Shape{T, d}, cos_rows, dtype), from_values(Shape{T, d}, sin_rows, dtype)};
 }
 
@@ -144,6 +148,11 @@ GroupedQueryAttention::GroupedQueryAttention(const Qwen3Config& cfg, DType dtype
 }
 
 Tensor GroupedQueryAttention::forward(const Tensor& x, const Tensor& cos, const Tensor& sin) const {
+  return forward(x, cos, sin, false);
+}
+
+Tensor GroupedQueryAttention::forward(const Tensor& x, const Tensor& cos, const Tensor& sin,
+                                      bool use_cache) const {
   NameScope scope(name(), x.tape());
   const int64_t b = x.size(0), num_tokens = x.size(1);
   Tensor queries = W_query(x);  // [B, T, H·D]
@@ -156,9 +165,10 @@ Tensor GroupedQueryAttention::forward(const Tensor& x, const Tensor& cos, const 
     queries = q_norm(queries);  // [B, H, T, D]
     keys = k_norm(keys);        // [B, G, T, D]
   }
-  queries = rope(queries, cos, sin);                                      // [B, H, T, D]
-  keys = rope(keys, cos, sin);                                            // [B, G, T, D]
-  const Tensor context = grouped_query_attention(queries, keys, values);  // [B, H, T, D]
+  queries = rope(queries, cos, sin);                                             // [B, H, T, D]
+  keys = rope(keys, cos, sin);                                                   // [B, G, T, D]
+  if (use_cache) return out_proj(cache_.attend(queries, keys, values, name()));  // [B, T, C]
+  const Tensor context = grouped_query_attention(queries, keys, values);         // [B, H, T, D]
   return out_proj(reshape(transpose(context, 1, 2), {b, num_tokens, num_heads * head_dim}));
 }
 
@@ -177,11 +187,12 @@ TransformerBlock::TransformerBlock(const Qwen3Config& cfg, DType dtype, Generato
   register_module("norm2", &TransformerBlock::norm2);
 }
 
-Tensor TransformerBlock::forward(const Tensor& x, const Tensor& cos, const Tensor& sin) const {
+Tensor TransformerBlock::forward(const Tensor& x, const Tensor& cos, const Tensor& sin,
+                                 bool use_cache) const {
   NameScope scope(name(), x.tape());
-  Tensor shortcut = x;                         // [B, T, C]
-  Tensor h = att.forward(norm1(x), cos, sin);  // [B, T, C]
-  h = h + shortcut;                            // [B, T, C]
+  Tensor shortcut = x;                                    // [B, T, C]
+  Tensor h = att.forward(norm1(x), cos, sin, use_cache);  // [B, T, C]
+  h = h + shortcut;                                       // [B, T, C]
   shortcut = h;
   return ff(norm2(h)) + shortcut;  // [B, T, C]
 }
@@ -215,14 +226,34 @@ int64_t Qwen3Model::count_parameters(const Qwen3Config& cfg) {
 }
 
 Tensor Qwen3Model::forward(const Ids& in_idx) const {
-  check_token_ids(name(), in_idx, cfg_.context_length, cfg_.vocab_size);
+  return forward(in_idx, false, false);
+}
+
+Tensor Qwen3Model::forward(const Ids& in_idx, bool use_cache, bool last_position_only) const {
+  const int64_t first = use_cache ? ptr_current_pos_ : 0;
+  check_token_ids(name(), in_idx, cfg_.context_length, cfg_.vocab_size, first);
+  if (use_cache) check_cached_call(name(), in_idx, trf_blocks[0].att.cache());
   const int64_t T = in_idx.size(1);
   NameScope scope(name(), current_tape());
-  const auto [cos, sin] = rope_rows(rope_, T, dtype_);  // [T, D] each
-  Tensor x = tok_emb(in_idx);                           // [B, T, C]
-  for (size_t i = 0; i < trf_blocks.size(); ++i) x = trf_blocks[i].forward(x, cos, sin);
-  x = final_norm(x);   // [B, T, C]
-  return out_head(x);  // [B, T, V]
+  const auto [cos, sin] = rope_rows(rope_, T, dtype_, first);  // [T, D] each
+  Tensor x = tok_emb(in_idx);                                  // [B, T, C]
+  for (size_t i = 0; i < trf_blocks.size(); ++i) x = trf_blocks[i].forward(x, cos, sin, use_cache);
+  if (use_cache) ptr_current_pos_ += T;
+  if (last_position_only) x = narrow(x, 1, T - 1, 1);  // [B, 1, C]
+  x = final_norm(x);                                   // [B, T or 1, C]
+  return out_head(x);                                  // [B, T or 1, V]
+}
+
+void Qwen3Model::reset_cache() const {
+  for (size_t i = 0; i < trf_blocks.size(); ++i) trf_blocks[i].att.reset_cache();
+  ptr_current_pos_ = 0;
+}
+
+void Qwen3Model::reserve_cache(int64_t batch, int64_t tokens) const {
+  for (size_t i = 0; i < trf_blocks.size(); ++i) {
+    trf_blocks[i].att.cache().reserve(batch, cfg_.n_kv_groups, cfg_.resolved_head_dim(), tokens,
+                                      dtype_);
+  }
 }
 
 }  // namespace tapegrad::nn

@@ -18,14 +18,17 @@
 #include <utility>
 
 #include <tapegrad/graph/ids.h>
+#include <tapegrad/nn/gqa_cache.h>
 #include <tapegrad/nn/layers.h>
 #include <tapegrad/nn/module.h>
 
 namespace tapegrad::nn {
 
-// The first T rows of RoPE's tables (the book's self.cos[:T], self.sin[:T]) as [T, D] tensors
-// of dtype on the current tape (Qwen3Model and Llama3Model).
-std::pair<Tensor, Tensor> rope_rows(const RopeTables& rope, int64_t T, DType dtype);
+// Rows [first, first + T) of RoPE's tables (the book's self.cos[:T], self.sin[:T]; with a KV
+// cache, cos[ptr:ptr + T]) as [T, D] tensors of dtype on the current tape (Qwen3Model and
+// Llama3Model). Float32 rows are copied into the tape's arena (no heap allocation).
+std::pair<Tensor, Tensor> rope_rows(const RopeTables& rope, int64_t T, DType dtype,
+                                    int64_t first = 0);
 
 // The book's cfg dict (its "dtype" is the constructors' dtype argument: float32 or float64 here).
 struct Qwen3Config {
@@ -46,6 +49,17 @@ struct Qwen3Config {
 // The book's QWEN_CONFIG_06_B (Qwen3 0.6B).
 inline constexpr Qwen3Config QWEN_CONFIG_06_B{151936, 40960, 1024, 16, 28,
                                               3072,   128,   true, 8,  1000000.0};
+// The book's QWEN3_CONFIG_1_7B, _4B, _8B, _14B and _32B (the dense models).
+inline constexpr Qwen3Config QWEN3_CONFIG_1_7B{151936, 40960, 2048, 16, 28,
+                                               6144,   128,   true, 8,  1000000.0};
+inline constexpr Qwen3Config QWEN3_CONFIG_4B{151936, 40960, 2560, 32, 36,
+                                             9728,   128,   true, 8,  1000000.0};
+inline constexpr Qwen3Config QWEN3_CONFIG_8B{151936, 40960, 4096, 32, 36,
+                                             12288,  128,   true, 8,  1000000.0};
+inline constexpr Qwen3Config QWEN3_CONFIG_14B{151936, 40960, 5120, 40, 40,
+                                              17408,  128,   true, 8,  1000000.0};
+inline constexpr Qwen3Config QWEN3_CONFIG_32B{151936, 40960, 5120, 64, 64,
+                                              25600,  128,   true, 8,  1000000.0};
 
 // Throws Error naming the bad field unless every size is positive, n_heads % n_kv_groups == 0,
 // C % H == 0 when head_dim is 0, D is even and rope_base > 0.
@@ -90,6 +104,12 @@ class GroupedQueryAttention : public Module {
                         std::string name = "GroupedQueryAttention");
   // x [B, T, C], the rope tables' first T rows cos, sin [T, D] -> [B, T, C].
   Tensor forward(const Tensor& x, const Tensor& cos, const Tensor& sin) const;
+  // The same with the KV cache (the book's kv_cache/qwen3.py, use_cache=True): x holds only the
+  // new tokens, cos and sin their rows (positions continue from the cached tokens); their keys
+  // and values are appended to the cache and the queries attend to everything cached.
+  Tensor forward(const Tensor& x, const Tensor& cos, const Tensor& sin, bool use_cache) const;
+  void reset_cache() const { cache_.reset(); }
+  GQAKVCache& cache() const { return cache_; }
 
   int64_t num_heads, num_kv_groups, head_dim;
   bool qk_norm;
@@ -99,6 +119,9 @@ class GroupedQueryAttention : public Module {
   Linear out_proj;  // [C, H·D]
   RMSNorm q_norm;   // [D]; registered only with qk_norm
   RMSNorm k_norm;   // [D]; registered only with qk_norm
+
+ private:
+  mutable GQAKVCache cache_;  // scratch for generation, not the model's state (hence mutable)
 };
 
 // Pre-norm block: x + att(norm1(x)), then x + ff(norm2(x)).
@@ -106,7 +129,8 @@ class TransformerBlock : public Module {
  public:
   TransformerBlock(const Qwen3Config& cfg, DType dtype, Generator& generator,
                    std::string name = "TransformerBlock");
-  Tensor forward(const Tensor& x, const Tensor& cos, const Tensor& sin) const;  // [B, T, C]
+  Tensor forward(const Tensor& x, const Tensor& cos, const Tensor& sin,
+                 bool use_cache = false) const;  // [B, T, C]
 
   GroupedQueryAttention att;
   FeedForward ff;
@@ -126,6 +150,23 @@ class Qwen3Model : public Module {
   Tensor forward(const Ids& in_idx) const;
   Tensor operator()(const Ids& in_idx) const { return forward(in_idx); }
 
+  // The book's forward(in_idx, use_cache) of kv_cache/qwen3.py: with use_cache, in_idx holds only
+  // the new tokens, their positions continue from the tokens already cached (the rope rows from
+  // there on), and every block's attention keeps its keys and values (GQAKVCache). With
+  // last_position_only, the final norm and the output head run for the last position alone:
+  // logits [B, 1, V], all generation needs. Throws Error (before recording anything) on what
+  // forward(in_idx) rejects, on positions past context_length (reset_cache() and prefill the
+  // last tokens again), with gradients enabled (the cache is for inference: NoGradGuard), and on
+  // another batch than the cached tokens'.
+  Tensor forward(const Ids& in_idx, bool use_cache, bool last_position_only = false) const;
+  // The book's reset_kv_cache(): empties every block's cache (keeping its memory), position 0.
+  void reset_cache() const;
+  // Room in every block's cache for `tokens` positions of `batch` rows, so a generation of that
+  // length allocates nothing per step (the buffers otherwise grow by doubling as needed).
+  void reserve_cache(int64_t batch, int64_t tokens) const;
+  int64_t cache_position() const { return ptr_current_pos_; }  // tokens fed since the reset
+  bool training_with_dropout() const { return false; }         // no dropout in the book's model
+
   const Qwen3Config& config() const { return cfg_; }
   // The parameter count of a Qwen3Model of `cfg`, from the shapes alone (without building one:
   // the 0.6B config's 751,632,384 weights would take 3 GB in float32).
@@ -134,7 +175,8 @@ class Qwen3Model : public Module {
  private:
   Qwen3Config cfg_;  // first: checked before any member draws a weight
   DType dtype_;
-  RopeTables rope_;  // the book's cos and sin buffers [context_length, D], float32
+  RopeTables rope_;                      // the book's cos and sin buffers [context_length, D]
+  mutable int64_t ptr_current_pos_ = 0;  // the cache's next position (scratch, like the cache)
 
  public:
   Embedding tok_emb;                               // [V, C]

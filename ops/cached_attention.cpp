@@ -36,7 +36,11 @@ Tensor run(const Tensor& q, const KVCacheRef<T>& c) {
   if (c.batch < 1 || c.heads < 1 || c.window < 1 || c.head_dim < 1) {
     fail("the cache's sizes must be positive");
   }
-  const size_t cache_size = static_cast<size_t>(c.batch * c.heads * c.window * c.head_dim);
+  const int64_t kv_heads = c.kv_heads == 0 ? c.heads : c.kv_heads;
+  if (kv_heads < 1 || c.heads % kv_heads != 0) {
+    fail("kv_heads " + std::to_string(c.kv_heads) + " must divide heads");
+  }
+  const size_t cache_size = static_cast<size_t>(c.batch * kv_heads * c.window * c.head_dim);
   if (c.keys.size() != cache_size || c.values.size() != cache_size) {
     fail("keys hold " + std::to_string(c.keys.size()) + " and values " +
          std::to_string(c.values.size()) + " elements, not " + std::to_string(cache_size));
@@ -52,8 +56,8 @@ Tensor run(const Tensor& q, const KVCacheRef<T>& c) {
   }
   Tensor y = q.tape().record(kCachedAttention, q.shape(), q.dtype(), {q},
                              CachedAttentionState{c.heads, c.length});  // [B, T, H·D_h]
-  const KVCacheView<T> view{c.keys.data(), c.values.data(), c.batch, c.heads,
-                            c.window,      c.head_dim,      c.length};
+  const KVCacheView<T> view{c.keys.data(), c.values.data(), c.batch,  c.heads,
+                            c.window,      c.head_dim,      c.length, kv_heads};
   cached_attention<T>(q.data<T>(), view, output_data<T>(y), T_new);
   return y;
 }

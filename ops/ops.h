@@ -473,8 +473,9 @@ struct Bf16Weight {
 Tensor linear_bf16(const Tensor& x, const Bf16Weight& weight, const Tensor& bias = Tensor());
 
 // A key/value cache as cached_attention reads it (nn::MultiHeadAttention's): keys and values
-// [batch, heads, window, head_dim] each, row-major, of which positions [0, length) hold tokens,
-// oldest first.
+// [batch, kv_heads, window, head_dim] each, row-major, of which positions [0, length) hold tokens,
+// oldest first. kv_heads 0 means heads; fewer (a divisor of heads) is grouped-query attention
+// (Qwen3's, Llama 3's): query head h reads kv head h / (heads / kv_heads), nothing repeated.
 template <class T>
 struct KVCacheRef {
   std::span<const T> keys;
@@ -484,6 +485,7 @@ struct KVCacheRef {
   int64_t window;
   int64_t head_dim;
   int64_t length;
+  int64_t kv_heads = 0;
 };
 // Attention of the T newest tokens over a KV cache that holds them (T <= cache.length): q
 // [B, T, H·D_h] (the query projection, heads side by side, q's dtype the cache's) -> [B, T, H·D_h],

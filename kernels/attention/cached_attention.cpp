@@ -15,6 +15,7 @@ struct ScoreRow;  // thread_scratch's tag: one row of scores
 template <class T>
 void cached_attention(const T* q, const KVCacheView<T>& c, T* out, int64_t new_tokens) {
   const int64_t H = c.heads, Dh = c.head_dim, D = H * Dh, Tn = new_tokens;
+  const int64_t G = c.kv_heads > 0 ? c.kv_heads : H;
   const int64_t first = c.length - Tn;  // position of the first new query
   const T scale = static_cast<T>(std::sqrt(static_cast<double>(Dh)));
   const double cost = 4.0 * static_cast<double>(Tn * c.length * Dh);
@@ -24,8 +25,9 @@ void cached_attention(const T* q, const KVCacheView<T>& c, T* out, int64_t new_t
     T* scores = detail::thread_scratch<ScoreRow, T>(static_cast<size_t>(c.window));
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / H, h = bh % H;
-      const T* keys = c.k + (bh * c.window) * Dh;    // [window, D_h]
-      const T* values = c.v + (bh * c.window) * Dh;  // [window, D_h]
+      const int64_t kv = b * G + h / (H / G);        // the kv head query head h reads
+      const T* keys = c.k + (kv * c.window) * Dh;    // [window, D_h]
+      const T* values = c.v + (kv * c.window) * Dh;  // [window, D_h]
       for (int64_t i = 0; i < Tn; ++i) {
         const T* qi = q + (b * Tn + i) * D + h * Dh;  // [D_h]
         T* oi = out + (b * Tn + i) * D + h * Dh;      // [D_h]

@@ -6,8 +6,10 @@
 
 namespace tapegrad {
 
-// The keys and values of a cache, [B, H, window, D_h] each, of which positions [0, length) hold
-// tokens (oldest first).
+// The keys and values of a cache, [B, G, window, D_h] each, of which positions [0, length) hold
+// tokens (oldest first). G = kv_heads, or heads when kv_heads is 0; with grouped-query attention
+// (G < heads, heads a multiple of G) query head h reads kv head h / (heads / G), so the shared
+// keys and values are never repeated.
 template <class T>
 struct KVCacheView {
   const T* k;
@@ -17,6 +19,7 @@ struct KVCacheView {
   int64_t window;
   int64_t head_dim;
   int64_t length;
+  int64_t kv_heads = 0;
 };
 
 // q [B, T, H·D_h] (the query projection, heads side by side), the T newest tokens of the cache

@@ -139,6 +139,10 @@ def fixtures(source, cwd):
     # A GPT-2 in Hugging Face's layout with random weights (2 layers): stands in for
     # huggingface.co/gpt2's model.safetensors.
     shutil.copy(root / "tests/goldens/gpt2/gpt2_tiny.safetensors", cwd / "model.safetensors")
+    # A tiny Qwen3 in Hugging Face's layout (config.json, two shards, their index): stands in
+    # for huggingface.co/Qwen/Qwen3-0.6B's directory.
+    shutil.copytree(root / "tests/goldens/qwen3/hf/qwen3_tiny", cwd / "qwen3-tiny",
+                    dirs_exist_ok=True)
     # Plain text to train on: a part of the King James Bible.
     shutil.copy(root / "tests/text/data/kjv_sample.txt", cwd / "text.txt")
 

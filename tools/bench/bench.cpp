@@ -417,7 +417,8 @@ int main(int argc, char** argv) {
     workload_list.push_back(std::string(name) + "-bf16");
   }
   workload_list.push_back("gpt-tiny-hvp");  // a Hessian-vector product (grad, create_graph)
-  for (const char* name : {"generate-124m", "generate-124m-bf16", "generate-355m"}) {
+  for (const char* name : {"generate-124m", "generate-124m-bf16", "generate-355m",
+                           "generate-qwen3-0.6b", "generate-qwen3-0.6b-bf16"}) {
     workload_list.push_back(name);
   }
   for (const char* name : {"conv2d-resnet", "cnn-step"}) workload_list.push_back(name);

@@ -13,9 +13,14 @@
 // generate-124m-bf16 runs tapegrad twice, with float32 weights and with bfloat16 linear weights
 // (nn::use_bf16_weights), beside the same PyTorch peer (float32): its bound counts the bfloat16
 // bytes, and its worker reports the first step's logits with bfloat16 weights against float32's.
+//
+// generate-qwen3-0.6b (and -bf16, likewise): the book's Qwen3Model with QWEN_CONFIG_06_B in
+// float32 from manual_seed(123), 64 prompt tokens then 50 greedy ones, against the book's
+// kv_cache/qwen3.py (tools/bench/qwen3_kv_reference.py) in PyTorch eager.
 #include "tools/bench/generate_workload.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -28,6 +33,7 @@
 #include <tapegrad/kernels/vec.h>
 #include <tapegrad/nn/generate.h>
 #include <tapegrad/nn/gpt.h>
+#include <tapegrad/nn/qwen3.h>
 #include "tools/bench/process_stats.h"
 #include "tools/process/heap_counter.h"
 #include "tools/process/worker_process.h"
@@ -49,9 +55,29 @@ const GenerateWorkload kGenerateWorkloads[] = {
     {"generate-355m", {50257, 1024, 1024, 16, 24, 0.1, false}, "generate-355m"},  // GPT-2 medium
 };
 
+struct QwenWorkload {
+  const char* name;
+  tapegrad::nn::Qwen3Config cfg;
+  const char* peer;  // torch_gpt.py's workload (float32)
+  bool bf16 = false;
+};
+
+const QwenWorkload kQwenWorkloads[] = {
+    {"generate-qwen3-0.6b", tapegrad::nn::QWEN_CONFIG_06_B, "generate-qwen3-0.6b"},
+    {"generate-qwen3-0.6b-bf16", tapegrad::nn::QWEN_CONFIG_06_B, "generate-qwen3-0.6b", true},
+};
+
 constexpr int64_t kPromptTokens = 64;
 constexpr int64_t kNewTokens = 32;
+constexpr int64_t kQwenNewTokens = 50;
 constexpr int kReps = 3;
+
+const QwenWorkload* find_qwen_workload(const std::string& name) {
+  for (const QwenWorkload& w : kQwenWorkloads) {
+    if (name == w.name) return &w;
+  }
+  return nullptr;
+}
 
 std::vector<int64_t> prompt_ids(int64_t vocab) {
   std::vector<int64_t> ids(kPromptTokens);
@@ -185,6 +211,155 @@ void tapegrad_generate(FILE* out, const GenerateWorkload& w, int threads, bool b
                bf16 ? ", bfloat16 linear weights" : "");
 }
 
+// The Qwen3 worker: as tapegrad_generate, with the model's cache reserved by nn::generate.
+void tapegrad_generate_qwen(FILE* out, const QwenWorkload& w, int threads, bool bf16) {
+  using namespace tapegrad;
+  set_num_threads(threads);
+  manual_seed(123);
+  nn::Qwen3Model model(w.cfg);
+  model.eval();
+  const Ids prompt(Shape{1, kPromptTokens}, prompt_ids(w.cfg.vocab_size));
+  if (bf16) {
+    auto logits = [&] {
+      Tape tape;
+      TapeScope scope(tape);
+      NoGradGuard no_grad;
+      return model.forward(prompt, false, true).values();
+    };
+    const std::vector<double> reference = logits();
+    nn::use_bf16_weights(model);
+    const std::vector<double> got = logits();
+    double d2 = 0, r2 = 0, max_abs = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      d2 += (got[i] - reference[i]) * (got[i] - reference[i]);
+      r2 += reference[i] * reference[i];
+      max_abs = std::max(max_abs, std::abs(got[i] - reference[i]));
+    }
+    std::fprintf(out, "logits_error %.6g %.6g\n", max_abs, std::sqrt(d2 / r2));
+  }
+  std::vector<double> prefill, decode;
+  std::vector<uint64_t> at_token;
+  Ids got;
+  for (int rep = 0; rep < 1 + kReps; ++rep) {
+    nn::GenerationStats stats;
+    nn::GenerateOptions options;
+    options.max_new_tokens = kQwenNewTokens;
+    options.stats = &stats;
+    at_token.clear();
+    at_token.reserve(kQwenNewTokens);
+    options.on_token = [&](const Ids&) { at_token.push_back(process::heap_allocations()); };
+    got = nn::generate(model, prompt, options);
+    if (rep > 0) {
+      prefill.push_back(stats.prefill_seconds);
+      decode.push_back(stats.decode_seconds);
+    }
+  }
+  std::fprintf(out, "ids ");
+  for (int64_t i = kPromptTokens; i < got.size(1); ++i) {
+    std::fprintf(out, "%s%lld", i > kPromptTokens ? "," : "", static_cast<long long>(got[i]));
+  }
+  std::fprintf(out, "\nprefill_seconds");
+  for (double s : prefill) std::fprintf(out, " %.9g", s);
+  std::fprintf(out, "\ndecode_seconds");
+  for (double s : decode) std::fprintf(out, " %.9g", s);
+  uint64_t most = 0;
+  for (size_t i = 2; i < at_token.size(); ++i) most = std::max(most, at_token[i] - at_token[i - 1]);
+  std::fprintf(out, "\nallocations_per_decode_step %llu", static_cast<unsigned long long>(most));
+  std::fprintf(out, "\nend_rss_kib %ld", rss_kib());
+  std::fprintf(out, "\npeak_rss_kib %ld\ninfo tapegrad nn::generate (Qwen3Model, KV cache%s)\n",
+               peak_rss_kib(), bf16 ? ", bfloat16 linear weights" : "");
+}
+
+// Bytes a Qwen3 decode step reads: every linear weight (4 bytes, or 2 as bfloat16) and norm, one
+// embedding row; `all` adds the whole embedding table.
+double qwen_weight_bytes(const tapegrad::nn::Qwen3Config& c, bool all, bool bf16 = false) {
+  const double C = static_cast<double>(c.emb_dim), V = static_cast<double>(c.vocab_size);
+  const double HD = static_cast<double>(c.n_heads * c.resolved_head_dim());
+  const double GD = static_cast<double>(c.n_kv_groups * c.resolved_head_dim());
+  const double F = static_cast<double>(c.hidden_dim), L = static_cast<double>(c.n_layers);
+  const double linear = L * (2 * C * HD + 2 * C * GD + 3 * C * F) + V * C;
+  const double other =
+      L * (2 * C + 2 * static_cast<double>(c.resolved_head_dim())) + C + (all ? V * C : C);
+  return (bf16 ? 2.0 : 4.0) * linear + 4.0 * other;
+}
+
+// The Qwen3 rows: tapegrad (float32, and bfloat16 weights for -bf16) and the book's KV-cache
+// Qwen3 in PyTorch, at each thread count.
+int run_qwen_workload(const QwenWorkload& w, const std::vector<int>& threads,
+                      const std::vector<double>& bandwidth) {
+  const tapegrad::nn::Qwen3Config& c = w.cfg;
+  const double all = qwen_weight_bytes(c, true), read = qwen_weight_bytes(c, false);
+  const double kv_token =
+      2.0 * static_cast<double>(c.n_layers * c.n_kv_groups * c.resolved_head_dim()) * 4;
+  const double mean_kv = kv_token * static_cast<double>(kPromptTokens + kQwenNewTokens / 2);
+  std::printf(
+      "\n%s: %lld new tokens; %.0f MB of float32 weights, %.0f MB read per decode token (+ %.1f "
+      "MB of keys and values)\n",
+      w.name, static_cast<long long>(kQwenNewTokens), all / 1e6, read / 1e6, mean_kv / 1e6);
+  if (w.bf16) {
+    std::printf("  with bfloat16 linear weights: %.0f MB read per decode token\n",
+                qwen_weight_bytes(c, false, true) / 1e6);
+  }
+  std::printf("%-34s %7s %12s %12s %9s %10s %9s\n", "engine", "threads", "prefill tok/s",
+              "decode tok/s", "of bound", "peak RSS", "ids");
+  int failures = 0;
+  for (size_t ti = 0; ti < threads.size(); ++ti) {
+    const int t = threads[ti];
+    const auto tapegrad_run = [&](bool bf16) {
+      return parse(
+          run_worker({"/proc/self/exe", "--worker", "tapegrad-generate", "--workload", w.name,
+                      "--threads", std::to_string(t), "--dtype", bf16 ? "bf16" : "float32"}));
+    };
+    struct Row {
+      const char* engine;
+      Report report;
+      bool bf16;
+    };
+    std::vector<Row> rows;
+    rows.push_back({"tapegrad", tapegrad_run(false), false});
+    if (w.bf16) rows.push_back({"tapegrad, bf16 weights", tapegrad_run(true), true});
+    std::string ids;
+    for (int64_t id : prompt_ids(c.vocab_size))
+      ids += (ids.empty() ? "" : ",") + std::to_string(id);
+    rows.push_back(
+        {"PyTorch eager (book's kv_cache/qwen3)",
+         parse(run_worker({"/usr/bin/python3", TAPEGRAD_BENCH_TORCH_GPT, "--generate", "--workload",
+                           w.peer, "--threads", std::to_string(t), "--malloc", "tuned",
+                           "--prompt-ids", ids, "--new-tokens", std::to_string(kQwenNewTokens),
+                           "--reps", std::to_string(kReps)})),
+         false});
+    const Report& pt = rows.back().report;
+    std::vector<double> decode, prefill;
+    for (const Row& row : rows) {
+      const double bound = bandwidth[ti] * 1e9 / (qwen_weight_bytes(c, false, row.bf16) + mean_kv);
+      prefill.push_back(static_cast<double>(kPromptTokens) / median(row.report.prefill));
+      decode.push_back(static_cast<double>(kQwenNewTokens - 1) / median(row.report.decode));
+      int total = 0;
+      const int same = same_ids(row.report.ids, pt.ids, &total);
+      std::printf("%-34s %7d %12.1f %12.2f %8.0f%% %7.0f MB %6d/%d\n", row.engine, t,
+                  prefill.back(), decode.back(), 100.0 * decode.back() / bound,
+                  static_cast<double>(row.report.rss_kib) / 1024, same, total);
+    }
+    failures += rows.front().report.ids == pt.ids ? 0 : 1;
+    std::printf("  %d thread%s: decode %.2fx PyTorch, prefill %.2fx PyTorch; bound %.2f tokens/s\n",
+                t, t == 1 ? "" : "s", decode[0] / decode.back(), prefill[0] / prefill.back(),
+                bandwidth[ti] * 1e9 / (read + mean_kv));
+    if (w.bf16) {
+      std::printf(
+          "  bf16 weights: decode %.2fx tapegrad float32, %.2fx PyTorch; first step's logits "
+          "against float32's: max abs error %.4g, relative error %.4g (L2)\n",
+          decode[1] / decode[0], decode[1] / decode.back(), rows[1].report.logits_max_abs,
+          rows[1].report.logits_relative);
+    }
+    for (size_t r = 0; r + 1 < rows.size(); ++r) {
+      std::printf("  %s heap allocations per decode step: %lld\n", rows[r].engine,
+                  rows[r].report.allocations);
+    }
+    if (ti == 0) std::printf("  PyTorch: %s\n", pt.info.c_str());
+  }
+  return failures;
+}
+
 // GB/s of a streaming read (a sum over 1 GiB of floats) at `threads` threads: best of 5 passes.
 void read_bandwidth(FILE* out, int threads) {
   using namespace tapegrad;
@@ -259,6 +434,8 @@ int generate_worker_main(const std::vector<std::string>& args) {
   }
   if (engine == "read-bandwidth") {
     read_bandwidth(stdout, threads);
+  } else if (const QwenWorkload* q = find_qwen_workload(name)) {
+    tapegrad_generate_qwen(stdout, *q, threads, bf16);
   } else {
     tapegrad_generate(stdout, find_generate_workload(name), threads, bf16);
   }
@@ -270,7 +447,7 @@ bool is_generate_workload(const std::string& name) {
   for (const GenerateWorkload& w : kGenerateWorkloads) {
     if (name == w.name) return true;
   }
-  return false;
+  return find_qwen_workload(name) != nullptr;
 }
 
 int run_generate_workloads(const std::vector<std::string>& names, const std::vector<int>& threads) {
@@ -291,6 +468,10 @@ int run_generate_workloads(const std::vector<std::string>& names, const std::vec
   }
   int failures = 0;
   for (const std::string& name : names) {
+    if (const QwenWorkload* q = find_qwen_workload(name)) {
+      failures += run_qwen_workload(*q, threads, bandwidth);
+      continue;
+    }
     const GenerateWorkload& w = find_generate_workload(name);
     const tapegrad::nn::GPTConfig& c = w.cfg;
     const double all = weight_bytes(c, false), read = weight_bytes(c, true);

@@ -1,4 +1,5 @@
-// tapegrad-bench's generation workloads (generate-124m, generate-124m-bf16, generate-355m):
+// tapegrad-bench's generation workloads (generate-124m, generate-124m-bf16, generate-355m,
+// generate-qwen3-0.6b, generate-qwen3-0.6b-bf16):
 // greedy generation with the KV cache, prefill and decode tokens/s, against PyTorch eager running
 // the book's KV-cache GPT (tools/bench/torch_gpt.py --generate), with the machine's read
 // bandwidth as the bound; generate-124m-bf16 adds tapegrad with bfloat16 linear weights.
@@ -14,7 +15,8 @@ namespace tapegrad_bench {
 // its report on stdout.
 int generate_worker_main(const std::vector<std::string>& args);
 
-// True for "generate-124m", "generate-124m-bf16" and "generate-355m".
+// True for "generate-124m", "generate-124m-bf16", "generate-355m", "generate-qwen3-0.6b" and
+// "generate-qwen3-0.6b-bf16".
 bool is_generate_workload(const std::string& name);
 
 // Runs each generation workload named at each thread count (tapegrad and PyTorch, each in a

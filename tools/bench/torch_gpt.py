@@ -77,6 +77,13 @@ GENERATE_WORKLOADS = {
     # GPT-2 medium's shapes (untied output head)
     "generate-355m": dict(cfg=dict(vocab_size=50257, context_length=1024, emb_dim=1024,
                                    n_heads=16, n_layers=24, drop_rate=0.1, qkv_bias=False)),
+    # The book's Qwen3 with its KV cache (kv_cache/qwen3.py, tools/bench/qwen3_kv_reference.py),
+    # QWEN_CONFIG_06_B in float32. context_length 128 instead of 40960: the book's cache takes
+    # [1, 16, context_length, 128] float32 keys and values per layer up front (18.8 GB at 40960);
+    # the rope rows below 128 are the same numbers.
+    "generate-qwen3-0.6b": dict(qwen3=True, cfg=dict(
+        vocab_size=151_936, context_length=128, emb_dim=1024, n_heads=16, n_layers=28,
+        hidden_dim=3072, head_dim=128, qk_norm=True, n_kv_groups=8, rope_base=1_000_000.0)),
 }
 
 
@@ -284,23 +291,31 @@ def build_finetune(args, torch):
 
 def run_generate(args, torch):
     """--generate: the book's generate_text_simple_cached, prefill and decode timed apart."""
-    cfg = GENERATE_WORKLOADS[args.workload]["cfg"]
+    w = GENERATE_WORKLOADS[args.workload]
+    cfg = w["cfg"]
     torch.manual_seed(args.seed)
-    use_reference_models()
-    from gpt_kv_reference import KVGPTModel  # GPTModel's weights after the same seed
-    model = KVGPTModel(cfg, cfg["context_length"])
-    model.eval()
+    if w.get("qwen3"):
+        from qwen3_kv_reference import Qwen3Model  # tapegrad's Qwen3Model's weights, same seed
+        model = Qwen3Model(dict(cfg, dtype=torch.float32))
+        model.eval()
+        forward = lambda ids: model(ids, use_cache=True)  # noqa: E731
+    else:
+        use_reference_models()
+        from gpt_kv_reference import KVGPTModel  # GPTModel's weights after the same seed
+        model = KVGPTModel(cfg, cfg["context_length"])
+        model.eval()
+        forward = model
     prompt = torch.tensor([[int(i) for i in args.prompt_ids.split(",")]])
     prefill, decode, ids = [], [], None
     with torch.no_grad():
         for rep in range(1 + args.reps):
             t0 = time.perf_counter()
             model.reset_kv_cache()
-            logits = model(prompt)
+            logits = forward(prompt)
             idx = torch.cat([prompt, logits[:, -1].argmax(dim=-1, keepdim=True)], dim=1)
             t1 = time.perf_counter()
             for _ in range(args.new_tokens - 1):
-                logits = model(idx[:, -1:])
+                logits = forward(idx[:, -1:])
                 idx = torch.cat([idx, logits[:, -1].argmax(dim=-1, keepdim=True)], dim=1)
             t2 = time.perf_counter()
             if rep > 0:

@@ -698,4 +698,5 @@ def main():
         f.write(text_line("llama_tiny.param_names", llama_names[0]) + "\n")
 
 
-main()
+if __name__ == "__main__":  # make_hf_goldens.py imports the classes
+    main()

@@ -1,0 +1,622 @@
+// Hugging Face Qwen3 / Llama 3 checkpoints (one file or an index and its shards) into the book's
+// parameter names, planned and checked whole before any parameter is written.
+#include <tapegrad/nn/hf_weights.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <tapegrad/graph/error.h>
+#include <tapegrad/io/safetensors.h>
+
+namespace tapegrad::nn {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string shape_str(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+// --- the index file: {"metadata": {...}, "weight_map": {"name": "file", ...}} -----------------
+
+// A strict reader of the JSON the index needs: the weight_map's strings; any other value is
+// checked and skipped. Nesting is bounded, so no input can exhaust the stack.
+class IndexParser {
+ public:
+  IndexParser(std::string_view text, std::string where) : s_(text), where_(std::move(where)) {}
+
+  // The top-level object's scalar members (strings unquoted, numbers and literals as written);
+  // nested values are checked and skipped.
+  std::map<std::string, std::string> scalars() {
+    std::map<std::string, std::string> out;
+    expect('{');
+    if (!peek('}')) {
+      do {
+        std::string key = string();
+        expect(':');
+        skip_space();
+        if (pos_ < s_.size() && s_[pos_] == '"') {
+          out[std::move(key)] = string();
+        } else {
+          const size_t begin = pos_;
+          skip_value(0);
+          if (s_[begin] != '{' && s_[begin] != '[') {
+            out[std::move(key)] = std::string(s_.substr(begin, pos_ - begin));
+          }
+        }
+      } while (consume(','));
+    }
+    expect('}');
+    return out;
+  }
+
+  std::map<std::string, std::string> weight_map() {
+    std::map<std::string, std::string> map;
+    bool found = false;
+    expect('{');
+    if (!peek('}')) {
+      do {
+        const std::string key = string();
+        expect(':');
+        if (key == "weight_map") {
+          found = true;
+          expect('{');
+          if (!peek('}')) {
+            do {
+              std::string name = string();
+              expect(':');
+              std::string file = string();
+              if (!map.emplace(std::move(name), std::move(file)).second) fail("a duplicate tensor");
+            } while (consume(','));
+          }
+          expect('}');
+        } else {
+          skip_value(0);
+        }
+      } while (consume(','));
+    }
+    expect('}');
+    skip_space();
+    if (pos_ != s_.size()) fail("text after the JSON object");
+    if (!found) fail("no \"weight_map\" object");
+    return map;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(where_ + "not valid JSON of its kind: " + what + " at byte " +
+                std::to_string(pos_));
+  }
+  void skip_space() {
+    while (pos_ < s_.size() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\r' || s_[pos_] == '\t')) {
+      ++pos_;
+    }
+  }
+  bool peek(char c) {
+    skip_space();
+    return pos_ < s_.size() && s_[pos_] == c;
+  }
+  bool consume(char c) {
+    if (!peek(c)) return false;
+    ++pos_;
+    return true;
+  }
+  void expect(char c) {
+    if (!consume(c)) fail(std::string("expected '") + c + "'");
+  }
+  static void append_utf8(std::string& out, uint32_t cp) {
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      out += static_cast<char>(0xc0 | (cp >> 6));
+      out += static_cast<char>(0x80 | (cp & 0x3f));
+    } else if (cp < 0x10000) {
+      out += static_cast<char>(0xe0 | (cp >> 12));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+      out += static_cast<char>(0x80 | (cp & 0x3f));
+    } else {
+      out += static_cast<char>(0xf0 | (cp >> 18));
+      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+      out += static_cast<char>(0x80 | (cp & 0x3f));
+    }
+  }
+  uint32_t hex4() {
+    if (pos_ + 4 > s_.size()) fail("a short \\u escape");
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) {
+      const char c = s_[pos_++];
+      v <<= 4;
+      if (c >= '0' && c <= '9') {
+        v |= static_cast<uint32_t>(c - '0');
+      } else if (c >= 'a' && c <= 'f') {
+        v |= static_cast<uint32_t>(c - 'a' + 10);
+      } else if (c >= 'A' && c <= 'F') {
+        v |= static_cast<uint32_t>(c - 'A' + 10);
+      } else {
+        fail("a bad \\u escape");
+      }
+    }
+    return v;
+  }
+  std::string string() {
+    expect('"');
+    std::string out;
+    while (true) {
+      if (pos_ >= s_.size()) fail("an unterminated string");
+      const char c = s_[pos_++];
+      if (c == '"') return out;
+      if (static_cast<unsigned char>(c) < 0x20) fail("a control character in a string");
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (pos_ >= s_.size()) fail("an unterminated string");
+      const char e = s_[pos_++];
+      switch (e) {
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'u': {
+          uint32_t cp = hex4();
+          if (cp >= 0xd800 && cp < 0xdc00) {
+            if (pos_ + 2 > s_.size() || s_[pos_] != '\\' || s_[pos_ + 1] != 'u') {
+              fail("a lone surrogate");
+            }
+            pos_ += 2;
+            const uint32_t lo = hex4();
+            if (lo < 0xdc00 || lo >= 0xe000) fail("a lone surrogate");
+            cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+          } else if (cp >= 0xdc00 && cp < 0xe000) {
+            fail("a lone surrogate");
+          }
+          append_utf8(out, cp);
+          break;
+        }
+        default:
+          fail("a bad escape");
+      }
+    }
+  }
+  void skip_value(int depth) {
+    if (depth > 32) fail("nesting deeper than 32");
+    skip_space();
+    if (pos_ >= s_.size()) fail("a missing value");
+    const char c = s_[pos_];
+    if (c == '"') {
+      string();
+    } else if (c == '{' || c == '[') {
+      const char close = c == '{' ? '}' : ']';
+      ++pos_;
+      if (!peek(close)) {
+        do {
+          if (c == '{') {
+            string();
+            expect(':');
+          }
+          skip_value(depth + 1);
+        } while (consume(','));
+      }
+      expect(close);
+    } else {
+      const size_t begin = pos_;
+      while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) ||
+                                  s_[pos_] == '-' || s_[pos_] == '+' || s_[pos_] == '.')) {
+        ++pos_;
+      }
+      if (pos_ == begin) fail("an unexpected character");
+    }
+  }
+
+  std::string_view s_;
+  std::string where_;
+  size_t pos_ = 0;
+};
+
+// --- the checkpoint: its files mapped, every tensor by name -------------------------------------
+
+struct Shard {
+  explicit Shard(std::string p) : path(std::move(p)), file(path) {}
+  std::string path;
+  MappedFile file;
+  SafetensorsView view;
+};
+
+struct Located {
+  const Shard* shard;
+  const SafetensorsEntry* entry;
+};
+
+class Checkpoint {
+ public:
+  Checkpoint(const std::string& fn, const std::string& path) : where_(fn + ": ") {
+    std::error_code ec;
+    fs::path p(path);
+    if (fs::is_directory(p, ec)) {
+      if (fs::exists(p / "model.safetensors.index.json", ec)) {
+        open_index(p / "model.safetensors.index.json");
+      } else if (fs::exists(p / "model.safetensors", ec)) {
+        open_single(p / "model.safetensors");
+      } else {
+        throw Error(where_ + path +
+                    ": the directory holds neither model.safetensors nor "
+                    "model.safetensors.index.json");
+      }
+    } else if (!fs::exists(p, ec)) {
+      throw Error(where_ + path + ": no such file or directory");
+    } else if (p.extension() == ".json") {
+      open_index(p);
+    } else {
+      open_single(p);
+    }
+  }
+
+  const Located* find(const std::string& name) const {
+    const auto it = tensors_.find(name);
+    return it == tensors_.end() ? nullptr : &it->second;
+  }
+  const std::map<std::string, Located>& tensors() const { return tensors_; }
+  const std::string& where() const { return where_; }
+  // "tensor "name" [2, 3] BF16 in <file>"
+  static std::string describe(const Located& t) {
+    return "tensor " + describe_entry(*t.entry) + " in " + t.shard->path;
+  }
+
+ private:
+  const Shard& map_file(const fs::path& file) {
+    auto shard = std::make_unique<Shard>(file.string());
+    try {
+      shard->view = parse_safetensors(shard->file.bytes(), shard->path);
+    } catch (const Error& e) {
+      throw Error(where_ + "not a safetensors file: " + e.what());
+    }
+    shards_.push_back(std::move(shard));
+    return *shards_.back();
+  }
+  void add(const Shard& shard, const SafetensorsEntry& e) {
+    const auto [it, fresh] = tensors_.emplace(e.name, Located{&shard, &e});
+    if (!fresh) {
+      throw Error(where_ + "tensor \"" + e.name + "\" is in both " + it->second.shard->path +
+                  " and " + shard.path);
+    }
+  }
+  void open_single(const fs::path& file) {
+    const Shard& shard = map_file(file);
+    for (const SafetensorsEntry& e : shard.view.entries) add(shard, e);
+  }
+  void open_index(const fs::path& index) {
+    const std::string index_path = index.string();
+    const std::vector<uint8_t> bytes = read_whole_file(index_path);
+    const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    const auto weight_map = IndexParser(text, where_ + index_path + ": ").weight_map();
+    // Every shard the index names must be there before anything is read.
+    std::set<std::string> files;
+    for (const auto& [name, file] : weight_map) files.insert(file);
+    const fs::path dir = index.parent_path();
+    std::map<std::string, const Shard*> by_file;
+    for (const std::string& file : files) {
+      if (file.empty() || fs::path(file).is_absolute() || file.find("..") != std::string::npos) {
+        throw Error(where_ + index_path + ": shard name \"" + file +
+                    "\" must be a file name next to the index");
+      }
+      std::error_code ec;
+      if (!fs::is_regular_file(dir / file, ec)) {
+        throw Error(where_ + index_path + ": shard " + (dir / file).string() + " is missing");
+      }
+    }
+    for (const std::string& file : files) by_file[file] = &map_file(dir / file);
+    for (const auto& [name, file] : weight_map) {
+      const Shard& shard = *by_file.at(file);
+      const SafetensorsEntry* e = shard.view.find(name);
+      if (e == nullptr) {
+        throw Error(where_ + index_path + " puts tensor \"" + name + "\" in " + shard.path +
+                    ", which does not hold it");
+      }
+      add(shard, *e);
+    }
+    // A shard's tensors the index leaves out are not the checkpoint's (HF reads the index).
+  }
+
+  std::string where_;
+  std::vector<std::unique_ptr<Shard>> shards_;
+  std::map<std::string, Located> tensors_;
+};
+
+// --- names ------------------------------------------------------------------------------------
+
+bool starts_with(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
+}
+bool ends_with(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+
+// The Hugging Face name of one of the book's parameters, or "" when it has none.
+std::string hf_name(const std::string& book) {
+  static const std::array<std::pair<const char*, const char*>, 13> kBlock{{
+      {"att.W_query.weight", "self_attn.q_proj.weight"},
+      {"att.W_key.weight", "self_attn.k_proj.weight"},
+      {"att.W_value.weight", "self_attn.v_proj.weight"},
+      {"att.out_proj.weight", "self_attn.o_proj.weight"},
+      {"att.q_norm.scale", "self_attn.q_norm.weight"},
+      {"att.k_norm.scale", "self_attn.k_norm.weight"},
+      {"norm1.scale", "input_layernorm.weight"},
+      {"norm1.weight", "input_layernorm.weight"},
+      {"norm2.scale", "post_attention_layernorm.weight"},
+      {"norm2.weight", "post_attention_layernorm.weight"},
+      {"ff.fc1.weight", "mlp.gate_proj.weight"},
+      {"ff.fc2.weight", "mlp.up_proj.weight"},
+      {"ff.fc3.weight", "mlp.down_proj.weight"},
+  }};
+  if (book == "tok_emb.weight") return "model.embed_tokens.weight";
+  if (book == "final_norm.scale" || book == "final_norm.weight") return "model.norm.weight";
+  if (book == "out_head.weight") return "lm_head.weight";
+  if (!starts_with(book, "trf_blocks.")) return "";
+  const size_t dot = book.find('.', 11);
+  if (dot == std::string::npos) return "";
+  const std::string n = book.substr(11, dot - 11);
+  const std::string rest = book.substr(dot + 1);
+  for (const auto& [ours, theirs] : kBlock) {
+    if (rest == ours) return "model.layers." + n + "." + theirs;
+  }
+  return "";
+}
+
+// IEEE half -> float (subnormals, infinities and NaN included).
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  const uint32_t mant = h & 0x3ffu;
+  if (exp == 0) {
+    const float v = std::ldexp(static_cast<float>(mant), -24);
+    return sign ? -v : v;
+  }
+  const uint32_t bits = exp == 0x1f ? (sign | 0x7f800000u | (mant << 13))
+                                    : (sign | ((exp + 112) << 23) | (mant << 13));
+  return std::bit_cast<float>(bits);
+}
+
+// Elements [begin, begin + n) of an entry's bytes into out (float or double), exactly.
+template <class T>
+void convert(std::span<const uint8_t> bytes, const std::string& dtype, int64_t begin, int64_t n,
+             T* out) {
+  const uint8_t* p = bytes.data();
+  if (dtype == "F32") {
+    if constexpr (std::is_same_v<T, float>) {
+      std::memcpy(out, p + 4 * begin, static_cast<size_t>(4 * n));
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        float v;
+        std::memcpy(&v, p + 4 * (begin + i), 4);
+        out[i] = v;
+      }
+    }
+  } else if (dtype == "F64") {
+    for (int64_t i = 0; i < n; ++i) {
+      double v;
+      std::memcpy(&v, p + 8 * (begin + i), 8);
+      out[i] = static_cast<T>(v);
+    }
+  } else {
+    const bool bf16 = dtype == "BF16";
+    for (int64_t i = 0; i < n; ++i) {
+      uint16_t h;
+      std::memcpy(&h, p + 2 * (begin + i), 2);
+      out[i] = bf16 ? std::bit_cast<float>(static_cast<uint32_t>(h) << 16) : half_to_float(h);
+    }
+  }
+}
+
+// One parameter's values from one tensor, copied a few MB at a time, each part's pages released
+// once read so the file's pages and the model's values are not both resident.
+void fill(const Parameter& p, const Located& t) {
+  const SafetensorsEntry& e = *t.entry;
+  const auto bytes = t.shard->view.bytes(e);
+  const int64_t esize = safetensors_dtype_size(e.dtype);
+  const int64_t n = e.numel();
+  const int64_t chunk = std::max<int64_t>(1, (int64_t{4} << 20) / esize);
+  for (int64_t b = 0; b < n; b += chunk) {
+    const int64_t m = std::min(chunk, n - b);
+    if (p.dtype() == DType::Float64) {
+      convert(bytes, e.dtype, b, m, p.data<double>() + b);
+    } else {
+      convert(bytes, e.dtype, b, m, p.data<float>() + b);
+    }
+    t.shard->file.release(
+        bytes.subspan(static_cast<size_t>(esize * b), static_cast<size_t>(esize * m)));
+  }
+}
+
+void load_hf(Module& model, const char* fn, const std::string& path) {
+  const Checkpoint ckpt(fn, path);
+  const std::string where = ckpt.where() + path + ": ";
+  const DType dtype = model.named_parameters().front().second.dtype();
+  if (dtype != DType::Float32 && dtype != DType::Float64) {
+    throw Error(where + "the model must be float32 or float64");
+  }
+  std::vector<std::pair<Parameter, const Located*>> plan;
+  std::set<std::string> used;
+  for (const auto& [book, param] : model.named_parameters()) {
+    std::string hf = hf_name(book);
+    if (hf.empty()) {
+      throw Error(where + "the model's parameter " + book + " has no Hugging Face name");
+    }
+    const Located* t = ckpt.find(hf);
+    if (t == nullptr && hf == "lm_head.weight") {
+      hf = "model.embed_tokens.weight";  // tied: the book reuses the embedding
+      t = ckpt.find(hf);
+    }
+    if (t == nullptr) {
+      throw Error(where + "tensor \"" + hf + "\" " + param.shape().str() + " (for " + book +
+                  ") is missing from the checkpoint");
+    }
+    const std::string& dt = t->entry->dtype;
+    if (dt != "F32" && dt != "BF16" && dt != "F16" && dt != "F64") {
+      throw Error(where + Checkpoint::describe(*t) +
+                  ": only F32, BF16, F16 and F64 tensors can be loaded");
+    }
+    if (Shape(t->entry->shape) != param.shape()) {
+      throw Error(where + Checkpoint::describe(*t) +
+                  " does not fit the model's config: its shape is " + shape_str(t->entry->shape) +
+                  ", the model's " + book + " is " + param.shape().str());
+    }
+    param.raw_data();  // throws, naming it, when its values were released (bf16 weights)
+    used.insert(hf);
+    plan.emplace_back(param, t);
+  }
+  std::string unexpected;
+  for (const auto& [name, t] : ckpt.tensors()) {
+    if (used.count(name) || ends_with(name, ".rotary_emb.inv_freq")) continue;
+    unexpected += (unexpected.empty() ? "" : ", ") + Checkpoint::describe(t);
+  }
+  if (!unexpected.empty()) {
+    throw Error(where + "tensor(s) the model has no place for (another config?): " + unexpected);
+  }
+  for (const auto& [param, t] : plan) fill(param, *t);
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+template <class Config, size_t N>
+Config by_name(const char* fn, std::string_view name, std::string key,
+               const std::array<std::pair<const char*, Config>, N>& known) {
+  const size_t slash = key.rfind('/');
+  if (slash != std::string::npos) key = key.substr(slash + 1);
+  for (const char* suffix : {"-instruct", "-base"}) {
+    if (ends_with(key, suffix)) key.resize(key.size() - std::strlen(suffix));
+  }
+  std::string list;
+  for (const auto& [n, cfg] : known) {
+    if (key == n) return cfg;
+    list += (list.empty() ? "\"" : ", \"") + std::string(n) + "\"";
+  }
+  throw Error(std::string(fn) + ": unknown model name \"" + std::string(name) +
+              "\"; known: " + list);
+}
+
+}  // namespace
+
+void load_qwen3_weights(Qwen3Model& model, const std::string& path) {
+  load_hf(model, "load_qwen3_weights", path);
+}
+
+void load_llama3_weights(Llama3Model& model, const std::string& path) {
+  load_hf(model, "load_llama3_weights", path);
+}
+
+Qwen3Config qwen3_config(std::string_view name) {
+  static constexpr std::array<std::pair<const char*, Qwen3Config>, 6> kKnown{{
+      {"qwen3-0.6b", QWEN_CONFIG_06_B},
+      {"qwen3-1.7b", QWEN3_CONFIG_1_7B},
+      {"qwen3-4b", QWEN3_CONFIG_4B},
+      {"qwen3-8b", QWEN3_CONFIG_8B},
+      {"qwen3-14b", QWEN3_CONFIG_14B},
+      {"qwen3-32b", QWEN3_CONFIG_32B},
+  }};
+  return by_name("qwen3_config", name, lower(name), kKnown);
+}
+
+Qwen3Config qwen3_config_from_json(const std::string& path) {
+  std::error_code ec;
+  const fs::path file =
+      fs::is_directory(path, ec) ? fs::path(path) / "config.json" : fs::path(path);
+  const std::string where = "qwen3_config_from_json: " + file.string() + ": ";
+  std::vector<uint8_t> bytes;
+  try {
+    bytes = read_whole_file(file.string());
+  } catch (const Error& e) {
+    throw Error("qwen3_config_from_json: " + std::string(e.what()));
+  }
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const auto fields = IndexParser(text, where).scalars();
+  auto number = [&](const char* key) {
+    const auto it = fields.find(key);
+    if (it == fields.end()) throw Error(where + "no \"" + std::string(key) + "\"");
+    try {
+      size_t used = 0;
+      const double v = std::stod(it->second, &used);
+      if (used != it->second.size()) throw std::invalid_argument(key);
+      return v;
+    } catch (const std::exception&) {
+      throw Error(where + "\"" + std::string(key) + "\" is " + it->second + ", not a number");
+    }
+  };
+  auto integer = [&](const char* key) {
+    const double v = number(key);
+    if (v != std::floor(v) || std::abs(v) > 1e15) {
+      throw Error(where + "\"" + std::string(key) + "\" must be an integer");
+    }
+    return static_cast<int64_t>(v);
+  };
+  Qwen3Config cfg;
+  cfg.vocab_size = integer("vocab_size");
+  cfg.context_length = integer("max_position_embeddings");
+  cfg.emb_dim = integer("hidden_size");
+  cfg.n_heads = integer("num_attention_heads");
+  cfg.n_layers = integer("num_hidden_layers");
+  cfg.hidden_dim = integer("intermediate_size");
+  cfg.head_dim = integer("head_dim");
+  cfg.n_kv_groups = integer("num_key_value_heads");
+  cfg.rope_base = number("rope_theta");
+  cfg.qk_norm = true;
+  try {
+    check_config(cfg);
+  } catch (const Error& e) {
+    throw Error(where + e.what());
+  }
+  return cfg;
+}
+
+Llama3Config llama3_config(std::string_view name) {
+  static constexpr std::array<std::pair<const char*, Llama3Config>, 2> kKnown{{
+      {"llama3.2-1b", LLAMA32_CONFIG_1B},
+      {"llama3.2-3b", LLAMA32_CONFIG_3B},
+  }};
+  std::string key = lower(name);
+  // Hugging Face's spelling, meta-llama/Llama-3.2-1B.
+  const size_t at = key.find("llama-3.2-");
+  if (at != std::string::npos) key = key.substr(0, at) + "llama3.2-" + key.substr(at + 10);
+  return by_name("llama3_config", name, key, kKnown);
+}
+
+}  // namespace tapegrad::nn

@@ -1,0 +1,80 @@
+// Tests for tapegrad-generate --model qwen3 / llama3.2-*: the tiny Hugging Face checkpoint of
+// tests/goldens/qwen3/hf (its config.json read by --model qwen3) generates the book's ids, and
+// bad options are Errors naming the option.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/apps/run_program.h"
+#include "tests/temp_dir.h"
+
+using namespace tapegrad::testing;
+
+#ifdef TAPEGRAD_GENERATE
+namespace test_generate_qwen3 {
+
+const std::string kQwenDir = std::string(TAPEGRAD_GOLDEN_DIR) + "/qwen3/hf/qwen3_tiny";
+
+// make_hf_goldens.py's qwen3.greedy and qwen3.sampled (temperature 1.5, top-k 20, seed 42).
+const std::string kGreedy = "3,41,7,96,0,12,12,12,12,12,12,12,12,12,12,12,12,12,86,86\n";
+const std::string kSampled = "3,41,7,96,0,12,24,78,58,19,26,34,34,10,16,16,66,90,90,32\n";
+
+ProgramRun qwen(const std::string& args) {
+  return run_program(TAPEGRAD_GENERATE, "--model qwen3 --weights " + kQwenDir +
+                                            " --ids 3,41,7,96,0,12 --max-new-tokens 14 " + args);
+}
+
+}  // namespace test_generate_qwen3
+
+TEST_CASE(
+    "tapegrad-generate --model qwen3: the book's greedy and sampled ids from an HF checkpoint",
+    "[cli][generate][qwen3]") {
+  using namespace test_generate_qwen3;
+  const ProgramRun greedy = qwen("");
+  INFO("stderr:\n" << greedy.err);
+  REQUIRE(greedy.status == 0);
+  CHECK(greedy.out == kGreedy);
+  CHECK(greedy.err.find("(6 prompt tokens, 14 generated)") != std::string::npos);
+  const ProgramRun sampled = qwen("--temperature 1.5 --top-k 20 --seed 42");
+  INFO("stderr:\n" << sampled.err);
+  CHECK(sampled.out == kSampled);
+  // bf16 weights: the file's second shard is bfloat16 already, the first float32.
+  const ProgramRun bf16 = qwen("--dtype bf16");
+  INFO("stderr:\n" << bf16.err);
+  REQUIRE(bf16.status == 0);
+  CHECK(bf16.err.find("bf16 weights (15 linear layers)") != std::string::npos);
+  // --eos-id stops before appending it.
+  const ProgramRun eos = qwen("--eos-id 12");
+  CHECK(eos.out == "3,41,7,96,0,12\n");
+}
+
+TEST_CASE("tapegrad-generate --model qwen3 / llama3.2: bad input names the option",
+          "[cli][generate][qwen3]") {
+  using namespace test_generate_qwen3;
+  auto expect = [](const ProgramRun& run, const std::string& prefix, const std::string& part) {
+    INFO("stderr:\n" << run.err);
+    CHECK(run.status != 0);
+    // The model's line may come first; the error is the line naming the program and option.
+    CHECK(run.err.find("tapegrad-generate: " + prefix) != std::string::npos);
+    CHECK(run.err.find(part) != std::string::npos);
+  };
+  expect(run_program(TAPEGRAD_GENERATE, "--model qwen3 --weights " + kQwenDir + " --prompt Hi"),
+         "--prompt: ", "--ids");
+  expect(run_program(TAPEGRAD_GENERATE, "--model qwen3-9b --weights " + kQwenDir + " --ids 1"),
+         "--model: ", "qwen3-0.6b");
+  expect(qwen("--eos-id 97"), "--eos-id: ", "97");
+  expect(run_program(TAPEGRAD_GENERATE, "--model qwen3 --weights " + kQwenDir + " --ids 1,97"),
+         "--ids: ", "97");
+  TempDir dir;
+  std::filesystem::copy(kQwenDir, dir.path / "q");
+  std::filesystem::remove(dir.path / "q" / "model-00001-of-00002.safetensors");
+  expect(run_program(TAPEGRAD_GENERATE,
+                     "--model qwen3 --weights " + (dir.path / "q").string() + " --ids 1"),
+         "--weights: ", "model-00001-of-00002.safetensors is missing");
+  std::filesystem::remove(dir.path / "q" / "config.json");
+  expect(run_program(TAPEGRAD_GENERATE,
+                     "--model qwen3 --weights " + (dir.path / "q").string() + " --ids 1"),
+         "--weights: ", "config.json");
+}
+#endif
