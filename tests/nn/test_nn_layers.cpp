@@ -243,3 +243,299 @@ TEST_CASE("nn::Embedding options: bad values and ids name the module, and change
                                                     Catch::Contains("[0, 5)"));
   CHECK(emb.weight.values() == before);  // checked before any row moves
 }
+
+namespace test_nn_layers {
+
+Tensor regression_loss(const std::string& loss, const Tensor& x, const Tensor& t, Reduction r) {
+  if (loss == "mse") return mse_loss(x, t, r);
+  if (loss == "l1") return l1_loss(x, t, r);
+  if (loss == "smooth_l1") return smooth_l1_loss(x, t, {.reduction = r, .beta = 0.5});
+  return huber_loss(x, t, {.reduction = r, .delta = 0.7});
+}
+
+const std::vector<std::pair<std::string, Reduction>> kReductions = {
+    {"none", Reduction::None}, {"mean", Reduction::Mean}, {"sum", Reduction::Sum}};
+
+}  // namespace test_nn_layers
+
+TEST_CASE("mse, l1, smooth_l1 and huber losses broadcast input and target as torch",
+          "[losses][nn_layers][goldens]") {
+  using namespace test_nn_layers;
+  const auto& g = golden();
+  for (const auto& [tag, dtype] : kDTypes) {
+    for (const std::string c : {"target_row", "both_expand"}) {
+      const std::string base = "broadcast." + c + "." + tag;
+      for (const std::string loss : {"mse", "l1", "smooth_l1", "huber"}) {
+        for (const auto& [rname, reduction] : kReductions) {
+          const std::string key = base + "." + loss + "." + rname;
+          INFO(key);
+          Tape tape;
+          TapeScope scope(tape);
+          const auto &gx = g[base + ".x"], &gt = g[base + ".t"];
+          Tensor x = from_values(gx.shape, gx.values, dtype, true);
+          Tensor t = from_values(gt.shape, gt.values, dtype, true);
+          Tensor y = regression_loss(loss, x, t, reduction);
+          REQUIRE(y.shape() == g[key + ".y"].shape);
+          tape.backward(y, g[key + ".dy"].values);
+          testing::require_near(y.values(), g[key + ".y"], dtype, 16, "y");
+          testing::require_near(x.grad_values(), g[key + ".dx"], dtype, 16, "dx");
+          testing::require_near(t.grad_values(), g[key + ".dt"], dtype, 16, "dt");
+        }
+      }
+    }
+  }
+  // Both expanded (input [4, 1], target [2, 1, 3]): float64 gradchecks of every loss.
+  for (const std::string loss : {"mse", "l1", "smooth_l1", "huber"}) {
+    const GradcheckReport report =
+        gradcheck(loss,
+                  [&](std::span<const Tensor> in) {
+                    return regression_loss(loss, in[0], in[1], Reduction::Mean);
+                  },
+                  {random_input({4, 1}, 5), random_input({2, 1, 3}, 6)});
+    INFO(report.message);
+    CHECK(report.passed);
+  }
+  Tape tape;
+  TapeScope scope(tape);
+  CHECK_THROWS_WITH(huber_loss(zeros({2, 3}), zeros({2})),
+                    Catch::Contains("huber_loss") && Catch::Contains("equal or broadcast"));
+  CHECK_THROWS_WITH(mse_loss(zeros({2, 3}), zeros({3, 3}), Reduction::Sum),
+                    Catch::Contains("mse_loss") && Catch::Contains("[3, 3]"));
+}
+
+TEST_CASE("cross_entropy with probability targets differentiates its class weight, as torch",
+          "[losses][nn_layers][goldens]") {
+  using namespace test_nn_layers;
+  const auto& g = golden();
+  for (const auto& [tag, dtype] : kDTypes) {
+    for (const std::string ls : {"0.0", "0.2"}) {
+      for (const auto& [rname, reduction] : kReductions) {
+        const std::string key = "ce_weight." + tag + ".ls" + ls + "." + rname;
+        INFO(key);
+        Tape tape;
+        TapeScope scope(tape);
+        const auto &gx = g["ce_weight." + tag + ".x"], &gp = g["ce_weight." + tag + ".p"],
+                   &gw = g["ce_weight." + tag + ".w"];
+        Tensor x = from_values(gx.shape, gx.values, dtype, true);
+        Tensor w = from_values(gw.shape, gw.values, dtype, true);
+        Tensor y =
+            cross_entropy(x, from_values(gp.shape, gp.values, dtype),
+                          {.weight = w, .reduction = reduction, .label_smoothing = std::stod(ls)});
+        tape.backward(y, g[key + ".dy"].values);
+        testing::require_near(y.values(), g[key + ".y"], dtype, 16, "y");
+        testing::require_near(x.grad_values(), g[key + ".dx"], dtype, 16, "dx");
+        testing::require_near(w.grad_values(), g[key + ".dw"], dtype, 16, "dw");
+      }
+    }
+  }
+  const std::vector<double> p = {0.2, 0.5, 0.3, 0.6, 0.1, 0.3};
+  const GradcheckReport report =
+      gradcheck("cross_entropy weight",
+                [&](std::span<const Tensor> in) {
+                  return cross_entropy(in[0], from_values(Shape{2, 3}, p, DType::Float64),
+                                       {.weight = in[1], .label_smoothing = 0.1});
+                },
+                {random_input({2, 3}, 7), random_input({3}, 8, 0.5, 1.5)});
+  INFO(report.message);
+  CHECK(report.passed);
+}
+
+TEST_CASE(
+    "nll_loss, cross_entropy with class indices, bce: a weight that requires grad is an "
+    "Error naming the loss, as torch",
+    "[losses][nn_layers][errors]") {
+  Tape tape;
+  TapeScope scope(tape);
+  const Tensor x = requires_grad(zeros({2, 3}));
+  const Tensor w = from_values(Shape{3}, std::vector<double>{1, 2, 3}, DType::Float32, true);
+  const Ids t = Ids::from_row({0, 2});
+  CHECK_THROWS_WITH(nll_loss(x, t, {.weight = w}), Catch::Contains("nll_loss") &&
+                                                       Catch::Contains("not differentiable") &&
+                                                       Catch::Contains("weight"));
+  CHECK_THROWS_WITH(cross_entropy(x, t, {.weight = w, .label_smoothing = 0.1}),
+                    Catch::Contains("cross_entropy") && Catch::Contains("not differentiable"));
+  const Tensor probs = full(Shape{2, 3}, 0.5);
+  CHECK_THROWS_WITH(binary_cross_entropy(probs, probs, {.weight = w}),
+                    Catch::Contains("binary_cross_entropy") && Catch::Contains("weight"));
+  CHECK_THROWS_WITH(
+      binary_cross_entropy_with_logits(x, probs, {.pos_weight = w}),
+      Catch::Contains("binary_cross_entropy_with_logits") && Catch::Contains("pos_weight"));
+  // A constant weight, or any weight without recording gradients, is what torch accepts.
+  CHECK(nll_loss(x, t, {.weight = detach(w)}).item() == 0.0);
+  NoGradGuard no_grad;
+  CHECK(std::isnan(cross_entropy(x, t, {.weight = w}).item()) == false);
+}
+
+namespace test_nn_layers {
+
+// A conv case of nn_layers.txt: the module built after manual_seed(seed) holds torch's weights
+// (float32), then with the golden's weights its output and gradients are torch's.
+void check_conv_case(nn::UnaryModule& m, Parameter& weight, Parameter& bias, const std::string& key,
+                     DType dtype) {
+  INFO(key);
+  const auto& g = golden();
+  if (dtype == DType::Float32) {
+    CHECK(weight.values() == g[key + ".weight"].values);
+    if (bias.defined()) CHECK(bias.values() == g[key + ".bias"].values);
+  }
+  REQUIRE(bias.defined() == g.contains(key + ".bias"));
+  weight.assign(g[key + ".weight"].values);
+  if (bias.defined()) bias.assign(g[key + ".bias"].values);
+  Tape tape;
+  TapeScope scope(tape);
+  const auto& gx = g[key + ".x"];
+  Tensor x = from_values(gx.shape, gx.values, dtype, true);
+  Tensor y = m.forward(x);
+  REQUIRE(y.shape() == g[key + ".y"].shape);
+  tape.backward(y, g[key + ".dy"].values);
+  const double ulps = 64;
+  testing::require_near(y.values(), g[key + ".y"], dtype, ulps, "y");
+  testing::require_near(x.grad_values(), g[key + ".dx"], dtype, ulps, "dx");
+  testing::require_near(weight.grad_values(), g[key + ".dweight"], dtype, ulps, "dweight");
+  if (bias.defined()) {
+    testing::require_near(bias.grad_values(), g[key + ".dbias"], dtype, ulps, "dbias");
+  }
+}
+
+}  // namespace test_nn_layers
+
+TEST_CASE("Conv1d and Conv2d padding_mode, ConvTranspose1d: torch's init, values and gradients",
+          "[nn][conv][nn_layers][goldens]") {
+  using test_nn_layers::check_conv_case;
+  for (const auto& [tag, dtype] : test_nn_layers::kDTypes) {
+    const std::string k = "conv.";
+    manual_seed(100);
+    nn::Conv2d a(2, 3, 3, 1, {1, 2}, 1, 1, true, "reflect", dtype);
+    check_conv_case(a, a.weight, a.bias, k + "c2d_reflect." + tag, dtype);
+    manual_seed(101);
+    nn::Conv2d b(2, 2, {3, 4}, 1, "same", {1, 2}, 1, true, "replicate", dtype);
+    check_conv_case(b, b.weight, b.bias, k + "c2d_replicate_same." + tag, dtype);
+    manual_seed(102);
+    nn::Conv2d c(3, 4, 3, 2, 2, 1, 1, false, "circular", dtype);
+    check_conv_case(c, c.weight, c.bias, k + "c2d_circular_stride." + tag, dtype);
+    manual_seed(103);
+    nn::Conv1d d(2, 3, 3, 1, 2, 1, 1, true, "reflect", dtype);
+    check_conv_case(d, d.weight, d.bias, k + "c1d_reflect." + tag, dtype);
+    manual_seed(104);
+    nn::Conv1d e(2, 2, 4, 1, "same", 1, 1, true, "circular", dtype);
+    check_conv_case(e, e.weight, e.bias, k + "c1d_circular_same." + tag, dtype);
+    manual_seed(105);
+    nn::Conv1d f(4, 2, 2, 1, 1, 1, 2, true, "replicate", dtype);
+    check_conv_case(f, f.weight, f.bias, k + "c1d_replicate_groups." + tag, dtype);
+    manual_seed(106);
+    nn::ConvTranspose1d g(3, 4, 3, 1, 0, 0, 1, true, 1, dtype);
+    check_conv_case(g, g.weight, g.bias, k + "ct1d." + tag, dtype);
+    manual_seed(107);
+    nn::ConvTranspose1d h(4, 6, 3, 2, 1, 1, 2, true, 2, dtype);
+    check_conv_case(h, h.weight, h.bias, k + "ct1d_strided." + tag, dtype);
+    manual_seed(108);
+    nn::ConvTranspose1d u(2, 3, 2, 3, 0, 0, 1, false, 1, dtype);
+    check_conv_case(u, u.weight, u.bias, k + "ct1d_unbatched." + tag, dtype);
+  }
+}
+
+TEST_CASE("padding_mode and conv_transpose1d: float64 gradchecks, names and errors",
+          "[nn][conv][nn_layers][gradcheck]") {
+  manual_seed(3);
+  nn::Conv2d reflect(2, 2, 3, 1, 1, 1, 1, true, "reflect", DType::Float64, "reflect");
+  nn::Conv1d circular(2, 2, 3, 1, "same", 2, 1, true, "circular", DType::Float64, "circular");
+  nn::ConvTranspose1d transposed(2, 2, 3, 2, 1, 1, 1, true, 1, DType::Float64, "transposed");
+  struct Case {
+    nn::UnaryModule* m;
+    Shape shape;
+  };
+  for (const Case& c :
+       {Case{&reflect, {1, 2, 3, 4}}, Case{&circular, {2, 2, 5}}, Case{&transposed, {1, 2, 3}}}) {
+    INFO(c.m->name());
+    const GradcheckReport report =
+        gradcheck(c.m->name(), [&](std::span<const Tensor> in) { return c.m->forward(in[0]); },
+                  {random_input(c.shape, 9)});
+    INFO(report.message);
+    CHECK(report.passed);
+    const std::vector<double> x = random_input(c.shape, 10).values;
+    const GradcheckReport on_params = gradcheck_parameters(
+        c.m->name(), [&] { return c.m->forward(from_values(c.shape, x, DType::Float64)); },
+        c.m->parameters());
+    INFO(on_params.message);
+    CHECK(on_params.passed);
+  }
+  CHECK(reflect.padding_mode() == "reflect");
+  CHECK(nn::Conv2d(1, 1, 1).padding_mode() == "zeros");
+  std::vector<std::string> names;
+  for (const auto& [name, p] : transposed.state_dict()) names.push_back(name);
+  CHECK(names == std::vector<std::string>{"weight", "bias"});
+  CHECK(transposed.weight.shape() == Shape{2, 2, 3});
+  using Catch::Contains;
+  CHECK_THROWS_WITH(nn::Conv2d(1, 1, 3, 1, 1, 1, 1, true, "mirror", DType::Float32, "c"),
+                    Contains("Conv2d \"c\"") && Contains("padding_mode") && Contains("mirror"));
+  CHECK_THROWS_WITH(nn::Conv1d(1, 1, 3, 1, 1, 1, 1, true, "same"), Contains("padding_mode"));
+  CHECK_THROWS_WITH(nn::ConvTranspose1d(2, 2, 3, 2, 0, 2),
+                    Contains("ConvTranspose1d") && Contains("output_padding 2"));
+  CHECK_THROWS_WITH(nn::ConvTranspose1d(3, 2, 3, 1, 0, 0, 2), Contains("groups 2"));
+  Tape tape;
+  TapeScope scope(tape);
+  // reflect needs a pad smaller than the dim: the pad op's Error, as torch's.
+  CHECK_THROWS_WITH(reflect(zeros({1, 2, 1, 4}, DType::Float64)), Contains("reflect"));
+  CHECK_THROWS_WITH(conv_transpose1d(zeros({1, 3, 4}), zeros({2, 2, 3})),
+                    Contains("conv_transpose1d") && Contains("[1, 3, 4]") && Contains("[2, 2, 3]"));
+  CHECK_THROWS_WITH(conv_transpose1d(zeros({3, 4, 1, 1}), zeros({3, 2, 3})),
+                    Contains("conv_transpose1d") && Contains("[3, 4, 1, 1]"));
+  // The functional form is the module's op: the same values.
+  const Tensor x = rand(Shape{1, 2, 3}, DType::Float64);
+  CHECK(transposed(x).values() == conv_transpose1d(x, tape.parameter(transposed.weight),
+                                                   tape.parameter(transposed.bias), 2, 1, 1)
+                                      .values());
+}
+
+TEST_CASE(
+    "random_split: torch's fractions, Subsets as indices into the dataset, DataLoader over "
+    "a Subset",
+    "[data][nn_layers][goldens]") {
+  const auto& g = test_nn_layers::golden();
+  struct Case {
+    std::string name;
+    int64_t n;
+    std::vector<double> fractions;
+    uint64_t seed;
+  };
+  for (const Case& c :
+       {Case{"n10_70_20_10", 10, {0.7, 0.2, 0.1}, 42}, Case{"n11_50_50", 11, {0.5, 0.5}, 0},
+        Case{"n7_third", 7, {1.0 / 3, 1.0 / 3, 1.0 / 3}, 5},
+        Case{"n5_zero", 5, {0.0, 0.9, 0.1}, 3}}) {
+    std::vector<int64_t> rows(static_cast<size_t>(c.n));
+    for (int64_t i = 0; i < c.n; ++i) rows[size_t(i)] = 100 + i;
+    const data::TensorDataset ds({Ids(Shape{c.n}, rows)});
+    const std::vector<data::Subset> parts = data::random_split(ds, c.fractions, c.seed);
+    REQUIRE(parts.size() == c.fractions.size());
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const std::string key = "split." + c.name + ".p" + std::to_string(i);
+      INFO(key);
+      CHECK(parts[i].indices() == g[key].ints());
+      CHECK(&parts[i].dataset() == &ds);  // a view: indices into the same dataset
+      for (int64_t j = 0; j < parts[i].size(); ++j) {
+        CHECK(parts[i][j].ids(0).values()[0] == 100 + parts[i].indices()[size_t(j)]);
+      }
+    }
+  }
+  // A DataLoader over a Subset reads its rows in its order (then shuffled as any dataset's).
+  std::vector<int64_t> rows(10);
+  for (int64_t i = 0; i < 10; ++i) rows[size_t(i)] = i;
+  const data::TensorDataset ds({Ids(Shape{10}, rows)});
+  const std::vector<data::Subset> parts = data::random_split(ds, {6, 4}, 42);
+  data::DataLoader loader(parts[1], 3);
+  std::vector<int64_t> read;
+  for (const data::Batch& b : loader) {
+    for (const int64_t id : b.ids(0).values()) read.push_back(id);
+  }
+  CHECK(read == parts[1].indices());
+  CHECK(parts[1].to_dataset().size() == 4);
+  CHECK(parts[0][-1].ids(0).values()[0] == parts[0].indices().back());
+  using Catch::Contains;
+  CHECK_THROWS_WITH(data::random_split(ds, std::vector<double>{0.5, 0.4}, 0),
+                    Contains("random_split") && Contains("add up to"));
+  CHECK_THROWS_WITH(data::random_split(ds, std::vector<double>{1.5, -0.5}, 0),
+                    Contains("random_split") && Contains("not between 0 and 1"));
+  CHECK_THROWS_WITH(parts[0][6], Contains("Subset[6]"));
+  CHECK_THROWS_WITH(data::Subset(ds, {0, 10}), Contains("Subset") && Contains("10"));
+  CHECK_THROWS_WITH(parts[1].batch(std::vector<int64_t>{0, 4}), Contains("Subset.batch"));
+}
