@@ -1,8 +1,11 @@
 // TensorDataset's rows and batches, the DataLoader over them, and random_split.
 #include <tapegrad/data/tensor_dataset.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
+#include <sstream>
 #include <utility>
 
 #include <tapegrad/graph/error.h>
@@ -157,6 +160,49 @@ TensorDataset TensorDataset::subset(std::span<const int64_t> indices) const {
   return TensorDataset(std::move(columns));
 }
 
+// --- Subset --------------------------------------------------------------------------------------
+
+Subset::Subset(const TensorDataset& dataset, std::vector<int64_t> indices)
+    : dataset_(&dataset), indices_(std::move(indices)) {
+  for (size_t j = 0; j < indices_.size(); ++j) {
+    if (indices_[j] < 0 || indices_[j] >= dataset.size()) {
+      throw Error("Subset: index " + std::to_string(indices_[j]) + " (position " +
+                  std::to_string(j) + ") is out of range for " + std::to_string(dataset.size()) +
+                  " rows");
+    }
+  }
+}
+
+std::vector<int64_t> Subset::dataset_rows(std::span<const int64_t> rows) const {
+  std::vector<int64_t> out;
+  out.reserve(rows.size());
+  for (size_t j = 0; j < rows.size(); ++j) {
+    if (rows[j] < 0 || rows[j] >= size()) {
+      throw Error("Subset.batch: index " + std::to_string(rows[j]) + " (position " +
+                  std::to_string(j) + ") is out of range for " + std::to_string(size()) + " rows");
+    }
+    out.push_back(indices_[static_cast<size_t>(rows[j])]);
+  }
+  return out;
+}
+
+Batch Subset::operator[](int64_t i) const {
+  const int64_t index = i < 0 ? i + size() : i;
+  if (index < 0 || index >= size()) {
+    throw Error("Subset[" + std::to_string(i) + "]: out of range for " + std::to_string(size()) +
+                " rows");
+  }
+  return (*dataset_)[indices_[static_cast<size_t>(index)]];
+}
+
+Batch Subset::batch(std::span<const int64_t> rows) const {
+  return dataset_->batch(dataset_rows(rows));
+}
+
+TensorDataset Subset::to_dataset() const {
+  return dataset_->subset(indices_);
+}
+
 // --- DataLoader ----------------------------------------------------------------------------------
 
 DataLoader::DataLoader(const TensorDataset& dataset, int64_t batch_size, bool shuffle,
@@ -164,10 +210,16 @@ DataLoader::DataLoader(const TensorDataset& dataset, int64_t batch_size, bool sh
     : dataset_(dataset),
       sampler_(dataset.size(), batch_size, shuffle, drop_last, generator, "row") {}
 
+DataLoader::DataLoader(const Subset& subset, int64_t batch_size, bool shuffle, bool drop_last,
+                       Generator* generator)
+    : dataset_(subset.dataset()),
+      subset_(&subset),
+      sampler_(subset.size(), batch_size, shuffle, drop_last, generator, "row") {}
+
 bool DataLoader::next(Batch& batch) {
   std::span<const int64_t> indices;
   if (!sampler_.next(indices)) return false;
-  batch = dataset_.batch(indices);
+  batch = subset_ != nullptr ? subset_->batch(indices) : dataset_.batch(indices);
   return true;
 }
 
@@ -183,8 +235,8 @@ DataLoader::iterator& DataLoader::iterator::operator++() {
 
 // --- random_split --------------------------------------------------------------------------------
 
-std::vector<TensorDataset> random_split(const TensorDataset& dataset,
-                                        const std::vector<int64_t>& lengths, Generator& generator) {
+std::vector<Subset> random_split(const TensorDataset& dataset, const std::vector<int64_t>& lengths,
+                                 Generator& generator) {
   int64_t total = 0;
   std::string list;
   for (const int64_t length : lengths) {
@@ -197,20 +249,55 @@ std::vector<TensorDataset> random_split(const TensorDataset& dataset,
                 ", but the dataset has " + std::to_string(dataset.size()) + " rows");
   }
   const std::vector<int64_t> order = randperm(total, generator);
-  std::vector<TensorDataset> parts;
-  int64_t offset = 0;
+  std::vector<Subset> parts;
+  auto offset = order.begin();
   for (const int64_t length : lengths) {
-    parts.push_back(dataset.subset(std::span<const int64_t>(order).subspan(
-        static_cast<size_t>(offset), static_cast<size_t>(length))));
+    parts.emplace_back(dataset, std::vector<int64_t>(offset, offset + length));
     offset += length;
   }
   return parts;
 }
 
-std::vector<TensorDataset> random_split(const TensorDataset& dataset,
-                                        const std::vector<int64_t>& lengths, uint64_t seed) {
+std::vector<Subset> random_split(const TensorDataset& dataset, const std::vector<int64_t>& lengths,
+                                 uint64_t seed) {
   Generator generator(seed);
   return random_split(dataset, lengths, generator);
+}
+
+std::vector<Subset> random_split(const TensorDataset& dataset, std::span<const double> fractions,
+                                 Generator& generator) {
+  double sum = 0;
+  std::string list;
+  for (const double f : fractions) {
+    sum += f;
+    std::ostringstream text;
+    text << f;
+    list += (list.empty() ? "" : ", ") + text.str();
+  }
+  // torch: math.isclose(sum(lengths), 1) and sum(lengths) <= 1 (isclose's rel_tol is 1e-9).
+  if (!(std::abs(sum - 1.0) <= 1e-9 * std::max(std::abs(sum), 1.0) && sum <= 1.0)) {
+    throw Error("random_split: fractions [" + list + "] add up to " + std::to_string(sum) +
+                ", not 1");
+  }
+  std::vector<int64_t> lengths;
+  for (size_t i = 0; i < fractions.size(); ++i) {
+    if (!(fractions[i] >= 0.0 && fractions[i] <= 1.0)) {
+      throw Error("random_split: fraction " + std::to_string(i) + " of [" + list +
+                  "] is not between 0 and 1");
+    }
+    lengths.push_back(
+        static_cast<int64_t>(std::floor(static_cast<double>(dataset.size()) * fractions[i])));
+  }
+  const int64_t remainder =
+      dataset.size() - std::accumulate(lengths.begin(), lengths.end(), int64_t{0});
+  for (int64_t i = 0; i < remainder; ++i) ++lengths[static_cast<size_t>(i) % lengths.size()];
+  return random_split(dataset, lengths, generator);
+}
+
+std::vector<Subset> random_split(const TensorDataset& dataset, std::span<const double> fractions,
+                                 uint64_t seed) {
+  Generator generator(seed);
+  return random_split(dataset, fractions, generator);
 }
 
 }  // namespace tapegrad::data

@@ -1,6 +1,6 @@
-// torch.utils.data for tensors held in memory: TensorDataset, a DataLoader of its batches and
-// random_split, with torch's orders (the shuffles and splits a PyTorch script gets from the same
-// seed).
+// torch.utils.data for tensors held in memory: TensorDataset, Subset, a DataLoader of their
+// batches and random_split, with torch's orders (the shuffles and splits a PyTorch script gets from
+// the same seed).
 #pragma once
 
 #include <cstdint>
@@ -80,6 +80,30 @@ class TensorDataset {
   int64_t rows_ = 0;
 };
 
+// torch.utils.data.Subset(dataset, indices): the rows `indices` of a dataset, read through them
+// (no copy); row i is dataset[indices[i]]. The dataset must outlive the Subset (as torch's holds a
+// reference; a temporary dataset is refused at compile time). Throws Error naming an index
+// outside [0, dataset.size()).
+class Subset {
+ public:
+  Subset(const TensorDataset& dataset, std::vector<int64_t> indices);
+  Subset(TensorDataset&& dataset, std::vector<int64_t> indices) = delete;
+  int64_t size() const { return static_cast<int64_t>(indices_.size()); }  // len(subset)
+  const TensorDataset& dataset() const { return *dataset_; }
+  const std::vector<int64_t>& indices() const { return indices_; }
+  // subset[i]: the dataset's row indices[i] (i may count from the end).
+  Batch operator[](int64_t i) const;
+  // Rows of the subset, stacked: the dataset's rows indices[j] for each j of `rows`.
+  Batch batch(std::span<const int64_t> rows) const;
+  // The subset's rows copied into a dataset of their own.
+  TensorDataset to_dataset() const;
+
+ private:
+  std::vector<int64_t> dataset_rows(std::span<const int64_t> rows) const;
+  const TensorDataset* dataset_;
+  std::vector<int64_t> indices_;
+};
+
 // torch.utils.data.DataLoader(dataset, batch_size=1, shuffle=False, drop_last=False,
 // generator=None) with num_workers=0, down to its random draws (text/dataset.h's BatchSampler:
 // each epoch draws one random64() from the generator, then, shuffling, torch.randperm's order).
@@ -89,6 +113,9 @@ class DataLoader {
  public:
   // Throws Error when batch_size < 1 or the dataset is empty.
   explicit DataLoader(const TensorDataset& dataset, int64_t batch_size = 1, bool shuffle = false,
+                      bool drop_last = false, Generator* generator = nullptr);
+  // Over a Subset (random_split's parts): its rows in its order, as torch's DataLoader(subset).
+  explicit DataLoader(const Subset& subset, int64_t batch_size = 1, bool shuffle = false,
                       bool drop_last = false, Generator* generator = nullptr);
   int64_t size() const { return sampler_.size(); }  // len(loader): batches per epoch
   int64_t batch_size() const { return sampler_.batch_size(); }
@@ -121,19 +148,37 @@ class DataLoader {
 
  private:
   const TensorDataset& dataset_;
+  const Subset* subset_ = nullptr;  // when reading a Subset: its rows map onto dataset_'s
   BatchSampler sampler_;
   Batch current_;
 };
 
 // torch.utils.data.random_split(dataset, lengths, generator) with integer lengths: the rows in
-// the order of randperm(size(), generator), cut into consecutive parts of `lengths`. Each part is
-// a TensorDataset of its rows, copied (torch returns Subsets, views of the same rows in the same
-// order). Throws Error when a length is negative or the lengths do not add up to size().
-std::vector<TensorDataset> random_split(const TensorDataset& dataset,
-                                        const std::vector<int64_t>& lengths,
-                                        Generator& generator = default_generator());
+// the order of randperm(size(), generator), cut into consecutive parts of `lengths`, each a Subset
+// of the dataset (its row indices, no copy; Subset::to_dataset copies). Throws Error when a length
+// is negative or the lengths do not add up to size().
+std::vector<Subset> random_split(const TensorDataset& dataset, const std::vector<int64_t>& lengths,
+                                 Generator& generator = default_generator());
 // The same with torch.Generator().manual_seed(seed).
-std::vector<TensorDataset> random_split(const TensorDataset& dataset,
-                                        const std::vector<int64_t>& lengths, uint64_t seed);
+std::vector<Subset> random_split(const TensorDataset& dataset, const std::vector<int64_t>& lengths,
+                                 uint64_t seed);
+// With fractions (torch 1.13's rule: they must add up to 1 within 1e-9 relative and not above
+// it): each part gets floor(size()·fraction) rows, then the remainder one row at a time to the
+// parts in order (round robin), then the integer split. A fraction outside [0, 1], or fractions
+// that do not add up to 1, are Errors. A span (not a braced list, which reads as the integer
+// lengths): random_split(ds, std::vector<double>{0.8, 0.2}, generator).
+std::vector<Subset> random_split(const TensorDataset& dataset, std::span<const double> fractions,
+                                 Generator& generator = default_generator());
+std::vector<Subset> random_split(const TensorDataset& dataset, std::span<const double> fractions,
+                                 uint64_t seed);
+// The rows of each part held by a Subset: a temporary dataset would leave them dangling.
+std::vector<Subset> random_split(TensorDataset&& dataset, const std::vector<int64_t>& lengths,
+                                 Generator& generator = default_generator()) = delete;
+std::vector<Subset> random_split(TensorDataset&& dataset, const std::vector<int64_t>& lengths,
+                                 uint64_t seed) = delete;
+std::vector<Subset> random_split(TensorDataset&& dataset, std::span<const double> fractions,
+                                 Generator& generator = default_generator()) = delete;
+std::vector<Subset> random_split(TensorDataset&& dataset, std::span<const double> fractions,
+                                 uint64_t seed) = delete;
 
 }  // namespace tapegrad::data

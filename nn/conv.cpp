@@ -2,7 +2,9 @@
 // the conv ops on the tape's views of the parameters.
 #include <tapegrad/nn/conv.h>
 
+#include <span>
 #include <string_view>
+#include <vector>
 
 #include <tapegrad/graph/error.h>
 #include <tapegrad/nn/init.h>
@@ -74,20 +76,70 @@ Tensor bias_of(const Tensor& x, const Parameter& bias) {
   return bias.defined() ? x.tape().parameter(bias) : Tensor();
 }
 
+// torch's padding_mode, checked when built ("zeros" pads inside the conv op).
+PadMode pad_mode_of(const ConvLayerSpec& spec, const std::string& mode) {
+  if (mode == "reflect") return PadMode::Reflect;
+  if (mode == "replicate") return PadMode::Replicate;
+  if (mode == "circular") return PadMode::Circular;
+  if (mode != "zeros") {
+    spec.fail(
+        "padding_mode must be one of \"zeros\", \"reflect\", \"replicate\" or "
+        "\"circular\", got \"" +
+        mode + "\"");
+  }
+  return PadMode::Constant;
+}
+
+// torch's _reversed_padding_repeated_twice: {left, right} of the last dim, then of the one
+// before (`dims` of them). "same" pads d·(k − 1) in all, the smaller half on the left.
+std::vector<int64_t> reversed_pads(const ConvLayerSpec& spec, bool same, int dims) {
+  std::vector<int64_t> pads;
+  const auto add = [&](int64_t padding, int64_t kernel, int64_t dilation) {
+    if (!same) {
+      pads.insert(pads.end(), {padding, padding});
+      return;
+    }
+    const int64_t total = dilation * (kernel - 1);
+    pads.insert(pads.end(), {total / 2, total - total / 2});
+  };
+  add(spec.padding.w, spec.kernel.w, spec.dilation.w);
+  if (dims == 2) add(spec.padding.h, spec.kernel.h, spec.dilation.h);
+  return pads;
+}
+
+// The input padded by the pad op for a padding_mode other than zeros (no op when no side pads).
+Tensor padded(const Tensor& x, const std::vector<int64_t>& pads, const std::string& mode) {
+  bool any = false;
+  for (const int64_t p : pads) any = any || p != 0;
+  if (!any) return x;
+  const PadMode m = mode == "reflect"     ? PadMode::Reflect
+                    : mode == "replicate" ? PadMode::Replicate
+                                          : PadMode::Circular;
+  return pad(x, std::span<const int64_t>(pads), m);
+}
+
 }  // namespace
 
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, Size2 kernel_size, Size2 stride,
                ConvPadding padding, Size2 dilation, int64_t groups, bool bias, DType dtype,
                std::string name, Generator& generator)
+    : Conv2d(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+             "zeros", dtype, std::move(name), generator) {}
+
+Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, Size2 kernel_size, Size2 stride,
+               ConvPadding padding, Size2 dilation, int64_t groups, bool bias,
+               const std::string& padding_mode, DType dtype, std::string name, Generator& generator)
     : UnaryModule(std::move(name)),
       stride_(stride),
       padding_(padding.size),
       dilation_(dilation),
-      groups_(groups) {
+      groups_(groups),
+      padding_mode_(padding_mode) {
   const ConvLayerSpec spec{"Conv2d",    this->name(), in_channels,  out_channels, groups,
                            kernel_size, stride,       padding.size, dilation};
   spec.check();
   same_ = padding_is_same(spec, padding);
+  if (pad_mode_of(spec, padding_mode) != PadMode::Constant) pads_ = reversed_pads(spec, same_, 2);
   weight = Parameter(Shape{out_channels, in_channels / groups, kernel_size.h, kernel_size.w}, dtype,
                      this->name() + ".weight");
   if (bias) this->bias = Parameter(Shape{out_channels}, dtype, this->name() + ".bias");
@@ -99,6 +151,10 @@ Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, Size2 kernel_size, Siz
 Tensor Conv2d::forward(const Tensor& x) const {
   NameScope scope(name(), x.tape());
   const Tensor w = x.tape().parameter(weight);
+  if (!pads_.empty()) {
+    return conv2d(padded(x, pads_, padding_mode_), w, bias_of(x, bias), stride_, 0, dilation_,
+                  groups_);
+  }
   if (same_) return conv2d(x, w, bias_of(x, bias), stride_, "same", dilation_, groups_);
   return conv2d(x, w, bias_of(x, bias), stride_, {padding_.h, padding_.w}, dilation_, groups_);
 }
@@ -106,16 +162,24 @@ Tensor Conv2d::forward(const Tensor& x) const {
 Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride,
                ConvPadding padding, int64_t dilation, int64_t groups, bool bias, DType dtype,
                std::string name, Generator& generator)
+    : Conv1d(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+             "zeros", dtype, std::move(name), generator) {}
+
+Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride,
+               ConvPadding padding, int64_t dilation, int64_t groups, bool bias,
+               const std::string& padding_mode, DType dtype, std::string name, Generator& generator)
     : UnaryModule(std::move(name)),
       stride_(stride),
       padding_(padding.size.w),
       dilation_(dilation),
-      groups_(groups) {
+      groups_(groups),
+      padding_mode_(padding_mode) {
   const ConvLayerSpec spec{"Conv1d",         this->name(), in_channels,   out_channels, groups,
                            {1, kernel_size}, {1, stride},  {0, padding_}, {1, dilation}};
   if (padding.pair) spec.fail("padding takes one number");
   spec.check();
   same_ = padding_is_same(spec, padding);
+  if (pad_mode_of(spec, padding_mode) != PadMode::Constant) pads_ = reversed_pads(spec, same_, 1);
   weight = Parameter(Shape{out_channels, in_channels / groups, kernel_size}, dtype,
                      this->name() + ".weight");
   if (bias) this->bias = Parameter(Shape{out_channels}, dtype, this->name() + ".bias");
@@ -127,6 +191,10 @@ Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, i
 Tensor Conv1d::forward(const Tensor& x) const {
   NameScope scope(name(), x.tape());
   const Tensor w = x.tape().parameter(weight);
+  if (!pads_.empty()) {
+    return conv1d(padded(x, pads_, padding_mode_), w, bias_of(x, bias), stride_, 0, dilation_,
+                  groups_);
+  }
   if (same_) return conv1d(x, w, bias_of(x, bias), stride_, "same", dilation_, groups_);
   return conv1d(x, w, bias_of(x, bias), stride_, padding_, dilation_, groups_);
 }
@@ -157,6 +225,37 @@ ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, Size
   reset_parameters(weight, this->bias, generator);
   register_parameter("weight", &ConvTranspose2d::weight);
   if (bias) register_parameter("bias", &ConvTranspose2d::bias);
+}
+
+ConvTranspose1d::ConvTranspose1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size,
+                                 int64_t stride, int64_t padding, int64_t output_padding,
+                                 int64_t groups, bool bias, int64_t dilation, DType dtype,
+                                 std::string name, Generator& generator)
+    : UnaryModule(std::move(name)),
+      stride_(stride),
+      padding_(padding),
+      output_padding_(output_padding),
+      dilation_(dilation),
+      groups_(groups) {
+  const ConvLayerSpec spec{"ConvTranspose1d", this->name(), in_channels,  out_channels, groups,
+                           {1, kernel_size},  {1, stride},  {0, padding}, {1, dilation}};
+  spec.check();
+  if (output_padding < 0 || (output_padding >= stride && output_padding >= dilation)) {
+    spec.fail("output_padding " + std::to_string(output_padding) +
+              " must be at least 0 and smaller than the stride or the dilation");
+  }
+  weight = Parameter(Shape{in_channels, out_channels / groups, kernel_size}, dtype,
+                     this->name() + ".weight");
+  if (bias) this->bias = Parameter(Shape{out_channels}, dtype, this->name() + ".bias");
+  reset_parameters(weight, this->bias, generator);
+  register_parameter("weight", &ConvTranspose1d::weight);
+  if (bias) register_parameter("bias", &ConvTranspose1d::bias);
+}
+
+Tensor ConvTranspose1d::forward(const Tensor& x) const {
+  NameScope scope(name(), x.tape());
+  return conv_transpose1d(x, x.tape().parameter(weight), bias_of(x, bias), stride_, padding_,
+                          output_padding_, groups_, dilation_);
 }
 
 Tensor ConvTranspose2d::forward(const Tensor& x) const {

@@ -1,10 +1,15 @@
 // The basic layers: parameters drawn as torch.nn draws them, forwards through the ops.
 #include <tapegrad/nn/layers.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include <tapegrad/graph/error.h>
+#include <tapegrad/graph/factory.h>
 #include <tapegrad/graph/scope.h>
 #include <tapegrad/kernels/gemm/linear_bf16.h>  // round_to_bf16_bits
 #include <tapegrad/nn/init.h>
+#include <tapegrad/ops/detail/op_util.h>  // position_text
 
 namespace tapegrad::nn {
 
@@ -110,18 +115,39 @@ int64_t use_bf16_weights(Module& model) {
 
 Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim, DType dtype, std::string name,
                      Generator& generator)
-    : Module(std::move(name)) {
+    : Embedding(num_embeddings, embedding_dim, EmbeddingOptions{}, dtype, std::move(name),
+                generator) {}
+
+Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim, EmbeddingOptions options,
+                     DType dtype, std::string name, Generator& generator)
+    : Module(std::move(name)), options_(options) {
+  const std::string module = "Embedding \"" + this->name() + "\"";
   if (num_embeddings <= 0 || embedding_dim <= 0) {
-    throw Error("Embedding \"" + this->name() + "\": num_embeddings " +
-                std::to_string(num_embeddings) + " and embedding_dim " +
-                std::to_string(embedding_dim) + " must be positive");
+    throw Error(module + ": num_embeddings " + std::to_string(num_embeddings) +
+                " and embedding_dim " + std::to_string(embedding_dim) + " must be positive");
+  }
+  if (options_.padding_idx) {
+    int64_t& pad = *options_.padding_idx;
+    if (pad < -num_embeddings || pad >= num_embeddings) {
+      throw Error(module + ": padding_idx " + std::to_string(pad) + " must be within [-" +
+                  std::to_string(num_embeddings) + ", " + std::to_string(num_embeddings) + ")");
+    }
+    if (pad < 0) pad += num_embeddings;
+  }
+  if (options_.max_norm && !(*options_.max_norm > 0.0)) {
+    throw Error(module + ": max_norm " + std::to_string(*options_.max_norm) + " must be > 0");
+  }
+  if (!(options_.norm_type > 0.0)) {
+    throw Error(module + ": norm_type " + std::to_string(options_.norm_type) + " must be > 0");
   }
   weight = Parameter(Shape{num_embeddings, embedding_dim}, dtype, "weight");  // [V, C]
-  if (dtype == DType::Float32) {
-    generator.normal(weight.data<float>(), weight.numel());
-  } else {
-    generator.normal(weight.data<double>(), weight.numel());
-  }
+  dispatch(dtype, [&]<class T>() {
+    T* w = weight.data<T>();
+    generator.normal(w, weight.numel());
+    // torch's _fill_padding_idx_with_zero, after the draw: the stream is the same as without.
+    if (options_.padding_idx)
+      std::fill_n(w + *options_.padding_idx * embedding_dim, embedding_dim, T(0));
+  });
   register_parameter("weight", &Embedding::weight);
 }
 
@@ -129,10 +155,56 @@ Tensor Embedding::forward(const Ids& ids) const {
   return forward(ids.values(), ids.shape());
 }
 
+void Embedding::renorm_rows(std::span<const int64_t> ids, const Shape& ids_shape) const {
+  const int64_t rows = num_embeddings(), cols = embedding_dim();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= rows) {
+      throw Error("Embedding \"" + name() + "\": id" + position_text(ids_shape, int64_t(i)) +
+                  " = " + std::to_string(ids[i]) + " is out of range [0, " + std::to_string(rows) +
+                  ")");
+    }
+  }
+  std::vector<int64_t> sorted(ids.begin(), ids.end());
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  const double p = options_.norm_type, max_norm = *options_.max_norm;
+  dispatch(weight.dtype(), [&]<class T>() {
+    for (const int64_t id : sorted) {
+      T* row = weight.data<T>() + id * cols;
+      // The norm rounded to the weight's dtype, as torch's row.norm(p) returns it.
+      double total = 0;
+      for (int64_t j = 0; j < cols; ++j) {
+        const double a = std::abs(double(row[j]));
+        total = std::isinf(p) ? std::max(total, a) : total + std::pow(a, p);
+      }
+      const double norm = double(T(std::isinf(p) || p == 1 ? total : std::pow(total, 1.0 / p)));
+      if (!(norm > max_norm)) continue;
+      // torch's row *= max_norm / (norm + 1e-7): the factor rounded to the weight's dtype.
+      const T factor = T(max_norm / (norm + 1e-7));
+      for (int64_t j = 0; j < cols; ++j) row[j] *= factor;
+    }
+  });
+}
+
 Tensor Embedding::forward(std::span<const int64_t> ids, const Shape& ids_shape) const {
   Tape& tape = current_tape();
   NameScope scope(name(), tape);
-  return embedding(tape.parameter(weight), ids, ids_shape);  // ids_shape + [C]
+  if (options_.max_norm) renorm_rows(ids, ids_shape);
+  Tensor out = embedding(tape.parameter(weight), ids, ids_shape);  // ids_shape + [C]
+  if (!options_.padding_idx) return out;
+  // torch's embedding_backward skips the padding rows: those positions take a detached copy of
+  // their values, so their gradient reaches no row.
+  std::vector<double> padded(ids.size());
+  bool any = false;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    padded[i] = ids[i] == *options_.padding_idx ? 1.0 : 0.0;
+    any = any || padded[i] != 0.0;
+  }
+  if (!any || !grad_enabled()) return out;
+  std::vector<int64_t> mask_dims(ids_shape.dims().begin(), ids_shape.dims().end());
+  mask_dims.push_back(1);
+  const Tensor mask = from_values(Shape(std::span<const int64_t>(mask_dims)), padded, out.dtype());
+  return where(mask, detach(out), out);  // ids_shape + [C]
 }
 
 std::string Embedding::same_class_problem(const Module& replacement) const {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -75,12 +76,29 @@ class Linear : public UnaryModule {
 // Tapes that hold the model's weights must be reset first. Returns the layers converted.
 int64_t use_bf16_weights(Module& model);
 
+// torch.nn.Embedding's options beyond the sizes.
+struct EmbeddingOptions {
+  // A row that reads as zeros when built and gets no gradient (torch's padding_idx: a pad token).
+  // Negative counts from the end, as torch; it must be in [-num_embeddings, num_embeddings).
+  std::optional<int64_t> padding_idx{};
+  // Each row a forward looks up whose norm_type-norm exceeds max_norm is scaled in place, under
+  // no gradient, to max_norm / (norm + 1e-7) times itself (torch's embedding_renorm_) before the
+  // lookup: the weight changes in forward, as torch's.
+  std::optional<double> max_norm{};
+  double norm_type = 2.0;  // > 0, or infinity (the largest magnitude)
+};
+
 // torch.nn.Embedding: weight [num_embeddings, embedding_dim] drawn by normal_(0, 1) (torch's
-// reset_parameters), looked up by int64 ids.
+// reset_parameters; then the padding_idx row zeroed, as torch), looked up by int64 ids.
 class Embedding : public Module {
  public:
   Embedding(int64_t num_embeddings, int64_t embedding_dim, DType dtype = DType::Float32,
             std::string name = "Embedding", Generator& generator = default_generator());
+  // Throws Error naming the module for a padding_idx out of range, max_norm <= 0 or NaN, or a
+  // norm_type <= 0 or NaN.
+  Embedding(int64_t num_embeddings, int64_t embedding_dim, EmbeddingOptions options,
+            DType dtype = DType::Float32, std::string name = "Embedding",
+            Generator& generator = default_generator());
 
   // ids of any shape S (values in [0, num_embeddings)) -> S + [embedding_dim].
   Tensor forward(const Ids& ids) const;
@@ -89,12 +107,23 @@ class Embedding : public Module {
 
   int64_t num_embeddings() const { return weight.shape()[0]; }
   int64_t embedding_dim() const { return weight.shape()[1]; }
+  // padding_idx in [0, num_embeddings) (a negative one given is counted from the end).
+  std::optional<int64_t> padding_idx() const { return options_.padding_idx; }
+  std::optional<double> max_norm() const { return options_.max_norm; }
+  double norm_type() const { return options_.norm_type; }
 
   Parameter weight;  // [num_embeddings, embedding_dim]
 
  protected:
   // A replacing Embedding must give the same embedding_dim and dtype (any vocabulary).
   std::string same_class_problem(const Module& replacement) const override;
+
+ private:
+  // max_norm's in-place renorm of the rows `ids` name (each once), checked against the range
+  // first so that no write lands outside the weight.
+  void renorm_rows(std::span<const int64_t> ids, const Shape& ids_shape) const;
+
+  EmbeddingOptions options_;
 };
 
 // torch.nn.Dropout(p): the dropout op in training mode, the identity in eval mode (nothing drawn

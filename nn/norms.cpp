@@ -1,6 +1,8 @@
-// torch.nn.GroupNorm, BatchNorm1d and BatchNorm2d (nn/norms.h).
+// torch.nn.LayerNorm and RMSNorm (TorchLayerNorm, TorchRMSNorm), GroupNorm, BatchNorm1d and
+// BatchNorm2d (nn/norms.h).
 #include <tapegrad/nn/norms.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -9,6 +11,98 @@
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad::nn {
+
+namespace {
+
+// normalized_shape's checks, as torch's LayerNorm and RMSNorm make them when built.
+void check_normalized_shape(const std::string& module, const Shape& shape) {
+  bool positive = shape.rank() >= 1;
+  for (int d = 0; d < shape.rank(); ++d) positive = positive && shape[d] > 0;
+  if (!positive) {
+    throw Error(module + ": normalized_shape " + shape.str() +
+                " must have at least one dim, each positive");
+  }
+}
+
+// The input viewed as [.., numel(normalized_shape)], after checking that its last dims are
+// normalized_shape (torch's message names both shapes).
+Tensor rows_of(const std::string& module, const Tensor& x, const Shape& normalized) {
+  const int k = normalized.rank();
+  bool fits = x.rank() >= k;
+  for (int d = 1; fits && d <= k; ++d) fits = x.size(-d) == normalized.size(-d);
+  if (!fits) {
+    throw Error(module + ": given normalized_shape " + normalized.str() +
+                ", expected an input ending in those dims, got " + x.shape().str());
+  }
+  if (k == 1) return x;
+  std::vector<int64_t> dims(x.shape().dims().begin(), x.shape().dims().end() - k);
+  dims.push_back(normalized.numel());
+  return reshape(x, std::span<const int64_t>(dims));
+}
+
+// A parameter of normalized_shape as a row [numel] (a no-op for one dim).
+Tensor flat(const Tensor& p) {
+  if (p.rank() == 1) return p;
+  return reshape(p, {p.numel()});
+}
+
+// The result back in the input's shape (a no-op for one normalised dim).
+Tensor unrows(const Tensor& y, const Tensor& x) {
+  if (y.rank() == x.rank()) return y;
+  return reshape(y, x.shape().dims());
+}
+
+}  // namespace
+
+TorchLayerNorm::TorchLayerNorm(Shape normalized_shape, double eps, bool elementwise_affine,
+                               bool bias, DType dtype, std::string name)
+    : UnaryModule(std::move(name)), normalized_shape_(normalized_shape), eps_(eps) {
+  const std::string module = "LayerNorm \"" + this->name() + "\"";
+  check_normalized_shape(module, normalized_shape);
+  if (!(eps >= 0.0)) throw Error(module + ": eps " + std::to_string(eps) + " must be >= 0");
+  if (!elementwise_affine) return;
+  weight = Parameter(normalized_shape, dtype, "weight");  // ones
+  weight.assign(std::vector<double>(static_cast<size_t>(normalized_shape.numel()), 1.0));
+  register_parameter("weight", &TorchLayerNorm::weight);
+  if (!bias) return;
+  this->bias = Parameter(normalized_shape, dtype, "bias");  // zeros
+  register_parameter("bias", &TorchLayerNorm::bias);
+}
+
+Tensor TorchLayerNorm::forward(const Tensor& x) const {
+  Tape& tape = x.tape();
+  NameScope scope(name(), tape);
+  const Tensor rows = rows_of("LayerNorm \"" + name() + "\"", x, normalized_shape_);
+  const Tensor w = weight.defined() ? flat(tape.parameter(weight)) : Tensor();
+  const Tensor b = bias.defined() ? flat(tape.parameter(bias)) : Tensor();
+  return unrows(layer_norm(rows, w, b, eps_), x);  // x's shape
+}
+
+TorchRMSNorm::TorchRMSNorm(Shape normalized_shape, std::optional<double> eps,
+                           bool elementwise_affine, DType dtype, std::string name)
+    : UnaryModule(std::move(name)), normalized_shape_(normalized_shape), eps_(eps) {
+  const std::string module = "RMSNorm \"" + this->name() + "\"";
+  check_normalized_shape(module, normalized_shape);
+  if (eps && !(*eps >= 0.0)) {
+    throw Error(module + ": eps " + std::to_string(*eps) + " must be >= 0");
+  }
+  if (!elementwise_affine) return;
+  weight = Parameter(normalized_shape, dtype, "weight");  // ones
+  weight.assign(std::vector<double>(static_cast<size_t>(normalized_shape.numel()), 1.0));
+  register_parameter("weight", &TorchRMSNorm::weight);
+}
+
+Tensor TorchRMSNorm::forward(const Tensor& x) const {
+  Tape& tape = x.tape();
+  NameScope scope(name(), tape);
+  const Tensor rows = rows_of("RMSNorm \"" + name() + "\"", x, normalized_shape_);
+  // torch's eps=None: finfo(x.dtype).eps.
+  const double eps =
+      eps_.value_or(x.dtype() == DType::Float32 ? double(std::numeric_limits<float>::epsilon())
+                                                : std::numeric_limits<double>::epsilon());
+  const Tensor w = weight.defined() ? flat(tape.parameter(weight)) : Tensor();
+  return unrows(rms_norm(rows, w, Tensor(), eps), x);  // x's shape
+}
 
 GroupNorm::GroupNorm(int64_t num_groups, int64_t num_channels, double eps, bool affine, DType dtype,
                      std::string name)

@@ -1,6 +1,7 @@
-// torch.nn's normalisation modules beyond the book's LayerNorm (nn/layers.h): GroupNorm,
-// BatchNorm1d and BatchNorm2d, with torch's names (weight, bias, running_mean, running_var,
-// num_batches_tracked), constructor arguments, defaults and initialisation.
+// torch.nn's normalisation modules beyond the book's LayerNorm (nn/layers.h): torch's LayerNorm
+// and RMSNorm (as TorchLayerNorm and TorchRMSNorm), GroupNorm, BatchNorm1d and BatchNorm2d, with
+// torch's names (weight, bias, running_mean, running_var, num_batches_tracked), constructor
+// arguments, defaults and initialisation.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,67 @@
 #include <tapegrad/nn/module.h>
 
 namespace tapegrad::nn {
+
+// torch.nn.LayerNorm(normalized_shape, eps = 1e-5, elementwise_affine = true, bias = true), with
+// torch's parameter names weight (ones) and bias (zeros), each of normalized_shape. Named
+// TorchLayerNorm because nn::LayerNorm is the book's (parameters scale and shift, which the GPT's
+// state_dict and checkpoints use). The input's last dims must equal normalized_shape (Error naming
+// the module and both shapes); they are normalised together (biased variance), then
+// weight·x̂ + bias elementwise: the layer_norm op on the input viewed as [.., numel]. bias = false
+// (torch 2.1's option) keeps the weight only. One cluster in drawings.
+class TorchLayerNorm : public UnaryModule {
+ public:
+  explicit TorchLayerNorm(Shape normalized_shape, double eps = 1e-5, bool elementwise_affine = true,
+                          bool bias = true, DType dtype = DType::Float32,
+                          std::string name = "LayerNorm");
+  // The last dim alone: TorchLayerNorm(8) is nn.LayerNorm(8).
+  explicit TorchLayerNorm(int64_t normalized_shape, double eps = 1e-5,
+                          bool elementwise_affine = true, bool bias = true,
+                          DType dtype = DType::Float32, std::string name = "LayerNorm")
+      : TorchLayerNorm(Shape{normalized_shape}, eps, elementwise_affine, bias, dtype,
+                       std::move(name)) {}
+  Tensor forward(const Tensor& x) const override;  // [.., *normalized_shape] -> the same
+
+  const Shape& normalized_shape() const { return normalized_shape_; }
+  double eps() const { return eps_; }
+  bool elementwise_affine() const { return weight.defined(); }
+
+  Parameter weight;  // normalized_shape, ones (undefined without elementwise_affine)
+  Parameter bias;    // normalized_shape, zeros (undefined without elementwise_affine or bias)
+
+ private:
+  Shape normalized_shape_;
+  double eps_;
+};
+
+// torch.nn.RMSNorm (torch 2.4; torch 1.13 has none) (normalized_shape, eps = None,
+// elementwise_affine = true): x·rsqrt(mean(x², over the last dims) + eps)·weight, weight ones of
+// normalized_shape (torch 2.4's numbers: no bias). eps nullopt is torch's None: the input dtype's
+// machine epsilon (torch.finfo(x.dtype).eps: 2⁻²³ for float32, 2⁻⁵² for float64), chosen at each
+// forward. The rms_norm op on the input viewed as [.., numel]. Named TorchRMSNorm because
+// nn::RMSNorm is the book's Qwen3 one (parameter scale, nn/qwen3.h); llama3::RMSNorm is Llama 3's
+// (eps given, one dim). One cluster in drawings.
+class TorchRMSNorm : public UnaryModule {
+ public:
+  explicit TorchRMSNorm(Shape normalized_shape, std::optional<double> eps = std::nullopt,
+                        bool elementwise_affine = true, DType dtype = DType::Float32,
+                        std::string name = "RMSNorm");
+  explicit TorchRMSNorm(int64_t normalized_shape, std::optional<double> eps = std::nullopt,
+                        bool elementwise_affine = true, DType dtype = DType::Float32,
+                        std::string name = "RMSNorm")
+      : TorchRMSNorm(Shape{normalized_shape}, eps, elementwise_affine, dtype, std::move(name)) {}
+  Tensor forward(const Tensor& x) const override;  // [.., *normalized_shape] -> the same
+
+  const Shape& normalized_shape() const { return normalized_shape_; }
+  std::optional<double> eps() const { return eps_; }
+  bool elementwise_affine() const { return weight.defined(); }
+
+  Parameter weight;  // normalized_shape, ones (undefined without elementwise_affine)
+
+ private:
+  Shape normalized_shape_;
+  std::optional<double> eps_;
+};
 
 // torch.nn.GroupNorm(num_groups, num_channels, eps = 1e-5, affine = true): the channels of an
 // input [N, C, *] split into num_groups groups, each normalised over its channels and the

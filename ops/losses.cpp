@@ -5,6 +5,8 @@
 #include <vector>
 
 #include <tapegrad/graph/factory.h>
+#include <tapegrad/graph/scope.h>
+#include <tapegrad/ops/detail/broadcast.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/losses.h>
 #include <tapegrad/ops/ops.h>
@@ -36,6 +38,37 @@ void check_same_shape(const char* op, const Tensor& prediction, const Tensor& ta
   if (prediction.shape() != target.shape()) {
     fail(op, describe("input", prediction) + " and " + describe("target", target) +
                  ": shapes must be equal");
+  }
+}
+
+struct Broadcast {
+  Tensor input, target;
+};
+
+// torch's elementwise regression losses (mse, l1, smooth_l1, huber) take an input and a target
+// that broadcast (torch warns that the sizes differ; tapegrad does not print): both expanded to
+// the common shape first, as torch's broadcast_tensors, so the loss is computed, and reduced, on
+// that shape, and expand's gradient sums back to each.
+Broadcast broadcast_pair(const char* op, const Tensor& input, const Tensor& target) {
+  check_same_dtype(op, input, target);
+  if (input.shape() == target.shape()) return {input, target};
+  bool ok = false;
+  const Shape out = broadcast_shape(input.shape(), target.shape(), &ok);
+  if (!ok) {
+    fail(op, describe("input", input) + " and " + describe("target", target) +
+                 ": shapes must be equal or broadcast");
+  }
+  return {input.shape() == out ? input : expand(input, out),
+          target.shape() == out ? target : expand(target, out)};
+}
+
+// torch differentiates none of these weights (derivatives.yaml lists no formula: "not
+// differentiable with respect to argument 'weight'"), so one that requires grad is an Error.
+void check_no_weight_grad(const char* op, const char* role, const Tensor& weight) {
+  if (weight.defined() && weight.requires_grad() && grad_enabled()) {
+    fail(op, describe(role, weight) + " requires grad, but " + op +
+                 " is not differentiable with respect to its " + role +
+                 " (as torch); detach it or record under NoGradGuard");
   }
 }
 
@@ -182,21 +215,21 @@ const char* reduction_name(Reduction reduction) {
 Tensor mse_loss(const Tensor& prediction, const Tensor& target, Reduction reduction) {
   check_reduction("mse_loss", reduction);
   if (reduction == Reduction::Mean) return mse_loss(prediction, target);
-  check_same_shape("mse_loss", prediction, target);
-  return reduce("mse_loss", square(prediction - target), reduction);
+  const auto [p, t] = broadcast_pair("mse_loss", prediction, target);
+  return reduce("mse_loss", square(p - t), reduction);
 }
 
 Tensor l1_loss(const Tensor& prediction, const Tensor& target, Reduction reduction) {
   check_reduction("l1_loss", reduction);
-  check_same_shape("l1_loss", prediction, target);
-  return reduce("l1_loss", abs(prediction - target), reduction);
+  const auto [p, t] = broadcast_pair("l1_loss", prediction, target);
+  return reduce("l1_loss", abs(p - t), reduction);
 }
 
-Tensor smooth_l1_loss(const Tensor& prediction, const Tensor& target,
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target_in,
                       const SmoothL1LossOptions& options) {
   const char* op = "smooth_l1_loss";
   check_reduction(op, options.reduction);
-  check_same_shape(op, prediction, target);
+  const auto [prediction, target] = broadcast_pair(op, input, target_in);
   const double beta = options.beta;
   if (!(beta >= 0)) fail(op, "beta = " + std::to_string(beta) + " must be >= 0");
   if (beta == 0) {
@@ -215,10 +248,10 @@ Tensor smooth_l1_loss(const Tensor& prediction, const Tensor& target,
   return reduce(op, where(lt(z, beta), inner, outer), options.reduction);
 }
 
-Tensor huber_loss(const Tensor& prediction, const Tensor& target, const HuberLossOptions& options) {
+Tensor huber_loss(const Tensor& input, const Tensor& target_in, const HuberLossOptions& options) {
   const char* op = "huber_loss";
   check_reduction(op, options.reduction);
-  check_same_shape(op, prediction, target);
+  const auto [prediction, target] = broadcast_pair(op, input, target_in);
   const double delta = options.delta;
   if (!(delta > 0)) fail(op, "delta = " + std::to_string(delta) + " must be > 0");
   const Tensor z = abs(prediction - target);
@@ -233,6 +266,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
   const char* op = "binary_cross_entropy";
   check_reduction(op, options.reduction);
   check_same_shape(op, input, target);
+  check_no_weight_grad(op, "weight", options.weight);
   Tensor loss = binary_cross_entropy_elementwise(input, target);
   if (options.weight.defined()) {
     loss = mul(loss, broadcast_weight(op, "weight", options.weight, input));
@@ -245,6 +279,8 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   const char* op = "binary_cross_entropy_with_logits";
   check_reduction(op, options.reduction);
   check_same_shape(op, input, target);
+  check_no_weight_grad(op, "weight", options.weight);
+  check_no_weight_grad(op, "pos_weight", options.pos_weight);
   // torch's stable form: m = max(−x, 0), log(1 + e^−x) = log(e^−m + e^(−x−m)) + m
   const Tensor m = clamp_min(neg(input), 0.0);
   const Tensor log_terms = log(exp(neg(m)) + exp(neg(input) - m));
@@ -265,6 +301,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 Tensor nll_loss(const Tensor& input, const Ids& target, const NLLLossOptions& options) {
   const char* op = "nll_loss";
   check_reduction(op, options.reduction);
+  check_no_weight_grad(op, "weight", options.weight);
   const Picked p = pick_targets(op, input, target, options.weight, options.ignore_index);
   if (options.reduction == Reduction::None) return p.loss;
   const Tensor total = sum(p.loss);
@@ -276,6 +313,8 @@ Tensor nll_loss(const Tensor& input, const Ids& target, const NLLLossOptions& op
 Tensor cross_entropy(const Tensor& input, const Ids& target, const CrossEntropyOptions& options) {
   const char* op = "cross_entropy";
   check_reduction(op, options.reduction);
+  // With class indices torch's cross_entropy runs nll_loss, whose weight has no derivative.
+  check_no_weight_grad(op, "weight", options.weight);
   const double ls = options.label_smoothing;
   if (!(ls >= 0 && ls <= 1)) {
     fail(op, "label_smoothing = " + std::to_string(ls) + " must be in [0, 1]");
@@ -344,7 +383,15 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target,
   if (ls > 0) t = add_scalar(scale(target, 1 - ls), ls / static_cast<double>(classes));
   Tensor terms = log_probs * t;
   if (options.weight.defined()) {
-    terms = terms * class_weight_view(class_weights(op, options.weight, input, classes), input);
+    const std::vector<double> w = class_weights(op, options.weight, input, classes);
+    if (options.weight.requires_grad() && grad_enabled()) {
+      // torch's composite multiplies by the weight itself here, so it gets a gradient: the same
+      // values as the constant, viewed along the class dim.
+      const Shape view = class_weight_view(w, input).shape();
+      terms = terms * reshape(options.weight, view.dims());
+    } else {
+      terms = terms * class_weight_view(w, input);
+    }
   }
   switch (options.reduction) {
     case Reduction::None:

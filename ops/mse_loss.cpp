@@ -1,4 +1,5 @@
 // mse_loss: the mean of squared differences between a prediction and a target of the same shape.
+#include <tapegrad/ops/detail/broadcast.h>
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/grad.h>
@@ -40,8 +41,15 @@ TAPEGRAD_REGISTER_OP(kMseLoss);
 Tensor mse_loss(const Tensor& prediction, const Tensor& target) {
   check_same_dtype("mse_loss", prediction, target);
   if (prediction.shape() != target.shape()) {
-    throw Error("mse_loss: " + describe("prediction", prediction) + " and " +
-                describe("target", target) + ": shapes must be equal");
+    // torch broadcasts the two (with a warning): the loss of both expanded to the common shape.
+    bool ok = false;
+    const Shape out = broadcast_shape(prediction.shape(), target.shape(), &ok);
+    if (!ok) {
+      throw Error("mse_loss: " + describe("prediction", prediction) + " and " +
+                  describe("target", target) + ": shapes must be equal or broadcast");
+    }
+    return mse_loss(prediction.shape() == out ? prediction : expand(prediction, out),
+                    target.shape() == out ? target : expand(target, out));
   }
   Tensor y = prediction.tape().record(kMseLoss, Shape{}, prediction.dtype(), {prediction, target});
   dispatch(y.dtype(), [&]<class T>() {

@@ -247,6 +247,13 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias = Te
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
                         Size2 stride = 1, Size2 padding = 0, Size2 output_padding = 0,
                         int64_t groups = 1, Size2 dilation = 1);
+// torch.nn.functional.conv_transpose1d: input [N, C_in, L] (or [C_in, L]), weight
+// [C_in, C_out / groups, k], bias [C_out] -> [N, C_out, L_out], L_out = (L − 1)·stride −
+// 2·padding + dilation·(k − 1) + output_padding + 1: conv_transpose2d on height-1 views, its
+// errors prefixed by conv_transpose1d and the 1-D shapes.
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
+                        int64_t stride = 1, int64_t padding = 0, int64_t output_padding = 0,
+                        int64_t groups = 1, int64_t dilation = 1);
 
 // --- layout (each copies into a new contiguous tensor) -----------------------------------------
 Tensor transpose(const Tensor& x, int dim0, int dim1);

@@ -137,15 +137,17 @@ TEST_CASE("DataLoader and random_split: torch's orders from the same seeds", "[d
   };
   for (const SplitCase& c : std::vector<SplitCase>{
            {10, 42, {7, 3}, "7_3"}, {100, 0, {80, 10, 10}, "80_10_10"}, {5, 3, {0, 5}, "0_5"}}) {
-    const std::vector<data::TensorDataset> parts =
-        data::random_split(test_tensor_dataset::arange_dataset(c.n), c.lengths, c.seed);
+    const data::TensorDataset ds = test_tensor_dataset::arange_dataset(c.n);
+    const std::vector<data::Subset> parts = data::random_split(ds, c.lengths, c.seed);
     REQUIRE(parts.size() == c.lengths.size());
     for (size_t i = 0; i < parts.size(); ++i) {
       const std::string key = "split.n" + std::to_string(c.n) + ".s" + std::to_string(c.seed) +
                               "." + c.tag + ".p" + std::to_string(i);
       INFO(key);
       CHECK(parts[i].size() == c.lengths[i]);
-      const Ids& ids = parts[i].tensors()[0].ids();
+      CHECK(parts[i].indices() == golden[key].ints());  // the rows of arange are their indices
+      const data::TensorDataset copy = parts[i].to_dataset();
+      const Ids& ids = copy.tensors()[0].ids();
       CHECK(std::vector<int64_t>(ids.values().begin(), ids.values().end()) == golden[key].ints());
     }
   }

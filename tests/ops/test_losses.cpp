@@ -337,7 +337,7 @@ TEST_CASE("losses: bad targets, weights, shapes and options are Errors naming th
       cross_entropy(x, Ids({2, 2}, {0, 0, 0, 0}), CrossEntropyOptions{.label_smoothing = 1.5}),
       Catch::Contains("cross_entropy: label_smoothing = 1.5"));
   CHECK_THROWS_WITH(l1_loss(zeros({2}), zeros({3})),
-                    "l1_loss: input [2] and target [3]: shapes must be equal");
+                    "l1_loss: input [2] and target [3]: shapes must be equal or broadcast");
   CHECK_THROWS_WITH(l1_loss(zeros({2}), zeros({2}), Reduction::BatchMean),
                     "l1_loss: reduction batchmean is kl_div's only (expected none, mean or sum)");
   CHECK_THROWS_WITH(smooth_l1_loss(zeros({2}), zeros({2}), {.beta = -1.0}),

@@ -33,14 +33,15 @@ TEST_CASE("mse_loss: a target that needs no gradient gets none", "[mse_loss]") {
   CHECK(t.grad_values().empty());
 }
 
-TEST_CASE("mse_loss: shapes must be equal", "[mse_loss][errors]") {
+TEST_CASE("mse_loss: shapes must be equal or broadcast", "[mse_loss][errors]") {
   Tape tape;
   TapeScope scope(tape);
   Tensor p = zeros({2, 3});
   p.set_name("logits");
-  Tensor t = zeros({3});
+  Tensor t = zeros({2});
   CHECK_THROWS_WITH(mse_loss(p, t),
-                    "mse_loss: prediction \"logits\" [2, 3] and target [3]: shapes must be equal");
+                    "mse_loss: prediction \"logits\" [2, 3] and target [2]: "
+                    "shapes must be equal or broadcast");
   CHECK_THROWS_WITH(mse_loss(p, zeros({2, 3}, DType::Float64)), Catch::Contains("mse_loss") &&
                                                                     Catch::Contains("float32") &&
                                                                     Catch::Contains("float64"));
