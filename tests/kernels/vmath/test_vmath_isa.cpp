@@ -141,8 +141,8 @@ void elementwise_levels() {
   }
 }
 
-// The row kernels at each level against the first vector level's: the same bits where the row
-// sums' lanes are the same, else within a few ulps.
+// The row kernels at each level against the first level's (baseline): within a few ulps, the row
+// sums running over each level's lanes.
 template <class T>
 void row_levels() {
   const int64_t rows = 3, cols = 45;
@@ -163,7 +163,10 @@ void row_levels() {
     }
     CHECK(max_ulps(sm, sm0) <= 8);
     CHECK(max_ulps(lse, lse0) <= 8);
-    CHECK(max_ulps(ln, ln0) <= 64);
+    // layer_norm's outputs cross zero, where ulps mean nothing: within a few ulps of 1 (its
+    // outputs' scale) instead.
+    const double tol = sizeof(T) == 4 ? 1e-6 : 1e-14;
+    for (size_t i = 0; i < ln.size(); ++i) CHECK(std::abs(double(ln[i]) - double(ln0[i])) <= tol);
   }
 }
 
