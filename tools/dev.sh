@@ -17,8 +17,8 @@ MAIN_PACKAGES=(cmake make g++ pkg-config ccache libeigen3-dev libboost-graph-dev
                libgraphviz-dev libopenblas-dev libopenblas0-pthread libsleef-dev libcli11-dev
                libpcre2-dev nlohmann-json3-dev libutf8proc-dev gnuplot-nox bible-kjv-text bible-kjv libdnnl-dev)
 # What only the tests need besides: Catch2, Python with numpy (the interop checks), Open MPI
-# (data-parallel training and its tests).
-TEST_PACKAGES=(catch2 python3 python3-numpy libopenmpi-dev openmpi-bin)
+# (data-parallel training and its tests), qemu-user (the GPT tests on an emulated AVX2 CPU).
+TEST_PACKAGES=(catch2 python3 python3-numpy libopenmpi-dev openmpi-bin qemu-user)
 
 install_missing() {  # install_missing PACKAGE...
   local missing=()

@@ -1,6 +1,6 @@
 // The small-product kernel's register blocks (kernels/gemm/gemm_small.cpp packs a transposed B
 // and picks the variant), built once per instruction-set level from this one file: CMake
-// compiles it with TAPEGRAD_SMALL_GEMM_LEVEL 0 (baseline), 1 (AVX2) or 2 (AVX-512) and that
+// compiles it with TAPEGRAD_ISA_LEVEL 0 (baseline), 1 (AVX2) or 2 (AVX-512) and that
 // level's flags, and the level names the namespace and shapes the block for its register file.
 // Blocks of R rows x NV vectors of C: per step of k, NV vectors of B's row and R broadcast
 // elements of A feed R·NV multiply-adds into R·NV accumulators, which must stay in registers
@@ -12,36 +12,18 @@
 // this file's namespace.
 #include <cstdint>
 
+#include <tapegrad/kernels/cpu/isa_level.h>
 #include <tapegrad/kernels/gemm/gemm_small_isa.h>
 
-#if !defined(TAPEGRAD_SMALL_GEMM_LEVEL)
-#error "built by CMake only, with TAPEGRAD_SMALL_GEMM_LEVEL and the level's flags"
-#elif TAPEGRAD_SMALL_GEMM_LEVEL == 2
-#if !defined(__AVX512F__) || !defined(__FMA__)
-#error "the AVX-512 variant needs -mavx512f -mfma"
-#endif
-#define TAPEGRAD_SMALL_GEMM_NAMESPACE small_gemm_avx512
-#elif TAPEGRAD_SMALL_GEMM_LEVEL == 1
-#if !defined(__AVX2__) || !defined(__FMA__) || defined(__AVX512F__)
-#error "the AVX2 variant needs -mavx2 -mfma and no AVX-512"
-#endif
-#define TAPEGRAD_SMALL_GEMM_NAMESPACE small_gemm_avx2
-#elif TAPEGRAD_SMALL_GEMM_LEVEL == 0
-#if defined(__AVX__) || defined(__FMA__)
-#error "the baseline variant must be built without AVX or FMA"
-#endif
-#define TAPEGRAD_SMALL_GEMM_NAMESPACE small_gemm_baseline
-#else
-#error "TAPEGRAD_SMALL_GEMM_LEVEL: 0, 1 or 2"
-#endif
+#define TAPEGRAD_SMALL_GEMM_NAMESPACE TAPEGRAD_ISA_NAMESPACE(small_gemm)
 
 namespace tapegrad::detail::TAPEGRAD_SMALL_GEMM_NAMESPACE {
 
 namespace {
 
-#if TAPEGRAD_SMALL_GEMM_LEVEL == 2
+#if TAPEGRAD_ISA_LEVEL == 2
 constexpr int kVectorBytes = 64, kRowsPerBlock = 8;
-#elif TAPEGRAD_SMALL_GEMM_LEVEL == 1
+#elif TAPEGRAD_ISA_LEVEL == 1
 constexpr int kVectorBytes = 32, kRowsPerBlock = 6;
 #else
 constexpr int kVectorBytes = 16, kRowsPerBlock = 4;

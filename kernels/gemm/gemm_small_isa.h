@@ -1,13 +1,9 @@
 // The small-product kernel's variants per instruction set (kernels/gemm/gemm_small_isa.cpp, built
 // once per level with that level's compiler flags), as gemm_small.cpp calls them.
 //
-// The one-definition-rule trap: an inline function or template instantiated in a file built with
-// AVX-512 flags is a weak symbol like the baseline file's copy of it, and the linker keeps one of
-// them for the whole program, so a baseline caller could end up running AVX-512 code. So every
-// entity gemm_small_isa.cpp defines lives in a namespace of its level (small_gemm_avx2, ...),
-// its helpers in an anonymous namespace inside it, and it includes nothing but this header and
-// <cstdint>: no inline function or template from elsewhere (not even std::min or
-// thread_scratch) is instantiated under its flags. Only plain structs and declarations here.
+// Everything gemm_small_isa.cpp defines lives in a namespace of its level (small_gemm_avx2, ...),
+// against the one-definition-rule trap kernels/cpu/isa_level.h describes. Only plain structs and
+// declarations here.
 #pragma once
 
 #include <cstdint>

@@ -1,10 +1,12 @@
 // The optimisers' element updates: torch.optim's single-tensor Adam/AdamW and SGD over one
 // contiguous range of a parameter, rounding where torch rounds.
 //
-// Which path runs: float32 Adam/AdamW on a build for AVX-512 updates 16 elements a register, then
-// the tail one at a time with the same operations (so the bits do not depend on where a range
-// starts); float64, SGD, and every other build run the one-element loop, which the compiler
-// vectorises. The flags choose a loop compiled without branches for each combination.
+// Which path runs: the variant of the CPU level in use (kernels/cpu/cpu.h;
+// kernels/optim/updates_isa.cpp): float32 Adam/AdamW updates 16 elements a register at AVX-512,
+// 8 at AVX2, then the tail one at a time with the same operations (so the bits do not depend on
+// where a range starts, nor on the level); float64, SGD, and the baseline level run the
+// one-element loop, which the compiler vectorises. The flags choose a loop compiled without
+// branches for each combination.
 #pragma once
 
 #include <cstdint>

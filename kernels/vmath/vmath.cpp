@@ -1,492 +1,142 @@
-// Vectorised float/double kernels over arrays: SLEEF for the transcendental functions, plain
-// loops (which GCC vectorises) for the arithmetic around them. See vmath.h.
+// vmath's public functions (kernels/vmath/vmath.h): each calls the variant of the CPU level in
+// use (kernels/cpu/cpu.h), built from kernels/vmath/vmath_isa.cpp once per level.
 #include <tapegrad/kernels/vmath/vmath.h>
 
-#include <sleef.h>
-
-#include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <limits>
-#include <type_traits>
-
-#if defined(__AVX512F__) || defined(__AVX2__)
-#include <immintrin.h>
-#endif
+#include <tapegrad/kernels/cpu/cpu.h>
+#include <tapegrad/kernels/vmath/vmath_isa.h>
 
 namespace tapegrad::vmath {
 namespace {
 
-enum class Fn { kExp, kExpm1, kLog, kTanh, kCos, kSin };
-
-// The work goes in chunks through stack buffers, so the SLEEF pass and the arithmetic passes
-// around it stay in L1.
-constexpr int64_t kChunk = 256;
-
-#if defined(__AVX512F__)
-constexpr int kFloatLanes = 16, kDoubleLanes = 8;
-#elif defined(__AVX2__)
-constexpr int kFloatLanes = 8, kDoubleLanes = 4;
-#else
-constexpr int kFloatLanes = 1, kDoubleLanes = 1;
-#endif
-
-#if defined(__AVX512F__)
-template <Fn F>
-__m512 call(__m512 v) {
-  if constexpr (F == Fn::kExp) return Sleef_expf16_u10(v);
-  if constexpr (F == Fn::kExpm1) return Sleef_expm1f16_u10(v);
-  if constexpr (F == Fn::kLog) return Sleef_logf16_u10(v);
-  if constexpr (F == Fn::kTanh) return Sleef_tanhf16_u10(v);
-  if constexpr (F == Fn::kCos) return Sleef_cosf16_u10(v);
-  if constexpr (F == Fn::kSin) return Sleef_sinf16_u10(v);
-}
-template <Fn F>
-__m512d call(__m512d v) {
-  if constexpr (F == Fn::kExp) return Sleef_expd8_u10(v);
-  if constexpr (F == Fn::kExpm1) return Sleef_expm1d8_u10(v);
-  if constexpr (F == Fn::kLog) return Sleef_logd8_u10(v);
-  if constexpr (F == Fn::kTanh) return Sleef_tanhd8_u10(v);
-  if constexpr (F == Fn::kCos) return Sleef_cosd8_u10(v);
-  if constexpr (F == Fn::kSin) return Sleef_sind8_u10(v);
-}
-// base^v, torch's Vectorized<float>::pow.
-inline __m512 pow_of(float base, __m512 v) {
-  return Sleef_powf16_u10(_mm512_set1_ps(base), v);
-}
-inline __m512 load(const float* p) {
-  return _mm512_loadu_ps(p);
-}
-inline __m512d load(const double* p) {
-  return _mm512_loadu_pd(p);
-}
-inline void store(float* p, __m512 v) {
-  _mm512_storeu_ps(p, v);
-}
-inline void store(double* p, __m512d v) {
-  _mm512_storeu_pd(p, v);
-}
-// The first n < 16 (8) lanes, the others zero; storing the first n only.
-inline __m512 load_first(const float* p, int64_t n) {
-  return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1), p);
-}
-inline __m512d load_first(const double* p, int64_t n) {
-  return _mm512_maskz_loadu_pd(static_cast<__mmask8>((1u << n) - 1), p);
-}
-inline void store_first(float* p, __m512 v, int64_t n) {
-  _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1), v);
-}
-inline void store_first(double* p, __m512d v, int64_t n) {
-  _mm512_mask_storeu_pd(p, static_cast<__mmask8>((1u << n) - 1), v);
-}
-#elif defined(__AVX2__)
-template <Fn F>
-__m256 call(__m256 v) {
-  if constexpr (F == Fn::kExp) return Sleef_expf8_u10(v);
-  if constexpr (F == Fn::kExpm1) return Sleef_expm1f8_u10(v);
-  if constexpr (F == Fn::kLog) return Sleef_logf8_u10(v);
-  if constexpr (F == Fn::kTanh) return Sleef_tanhf8_u10(v);
-  if constexpr (F == Fn::kCos) return Sleef_cosf8_u10(v);
-  if constexpr (F == Fn::kSin) return Sleef_sinf8_u10(v);
-}
-template <Fn F>
-__m256d call(__m256d v) {
-  if constexpr (F == Fn::kExp) return Sleef_expd4_u10(v);
-  if constexpr (F == Fn::kExpm1) return Sleef_expm1d4_u10(v);
-  if constexpr (F == Fn::kLog) return Sleef_logd4_u10(v);
-  if constexpr (F == Fn::kTanh) return Sleef_tanhd4_u10(v);
-  if constexpr (F == Fn::kCos) return Sleef_cosd4_u10(v);
-  if constexpr (F == Fn::kSin) return Sleef_sind4_u10(v);
-}
-inline __m256 pow_of(float base, __m256 v) {
-  return Sleef_powf8_u10(_mm256_set1_ps(base), v);
-}
-inline __m256 load(const float* p) {
-  return _mm256_loadu_ps(p);
-}
-inline __m256d load(const double* p) {
-  return _mm256_loadu_pd(p);
-}
-inline void store(float* p, __m256 v) {
-  _mm256_storeu_ps(p, v);
-}
-inline void store(double* p, __m256d v) {
-  _mm256_storeu_pd(p, v);
-}
-#else
-template <Fn F>
-float call(float v) {
-  if constexpr (F == Fn::kExp) return Sleef_expf_u10(v);
-  if constexpr (F == Fn::kExpm1) return Sleef_expm1f_u10(v);
-  if constexpr (F == Fn::kLog) return Sleef_logf_u10(v);
-  if constexpr (F == Fn::kTanh) return Sleef_tanhf_u10(v);
-  if constexpr (F == Fn::kCos) return Sleef_cosf_u10(v);
-  if constexpr (F == Fn::kSin) return Sleef_sinf_u10(v);
-}
-template <Fn F>
-double call(double v) {
-  if constexpr (F == Fn::kExp) return Sleef_exp_u10(v);
-  if constexpr (F == Fn::kExpm1) return Sleef_expm1_u10(v);
-  if constexpr (F == Fn::kLog) return Sleef_log_u10(v);
-  if constexpr (F == Fn::kTanh) return Sleef_tanh_u10(v);
-  if constexpr (F == Fn::kCos) return Sleef_cos_u10(v);
-  if constexpr (F == Fn::kSin) return Sleef_sin_u10(v);
-}
-inline float pow_of(float base, float v) {
-  return Sleef_powf_u10(base, v);
-}
-inline float load(const float* p) {
-  return *p;
-}
-inline double load(const double* p) {
-  return *p;
-}
-inline void store(float* p, float v) {
-  *p = v;
-}
-inline void store(double* p, double v) {
-  *p = v;
-}
-#endif
-
-// y = F(x) over n elements (y may alias x); the tail goes through a zero-padded vector (with
-// AVX-512, masked loads and stores: short rows such as the book's attention rows are all tail).
-template <class T, class G>
-void apply_vector(const T* x, T* y, int64_t n, G g) {
-  constexpr int kLanes = std::is_same_v<T, float> ? kFloatLanes : kDoubleLanes;
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) store(y + i, g(load(x + i)));
-#if defined(__AVX512F__)
-  if (i < n) store_first(y + i, g(load_first(x + i, n - i)), n - i);
-#else
-  if (i < n) {
-    T pad[kLanes] = {};
-    std::memcpy(pad, x + i, static_cast<size_t>(n - i) * sizeof(T));
-    store(pad, g(load(pad)));
-    std::memcpy(y + i, pad, static_cast<size_t>(n - i) * sizeof(T));
-  }
-#endif
-}
-
-template <Fn F, class T>
-void apply(const T* x, T* y, int64_t n) {
-  apply_vector(x, y, n, [](auto v) { return call<F>(v); });
-}
-
+// The level is one atomic load (cpu.cpp), so the table is picked per call and follows the test
+// hook; AVX512_BF16 adds nothing here.
 template <class T>
-void sigmoid_impl(const T* x, T* y, int64_t n) {
-  // torch: (1 + (−x).exp()).reciprocal()
-  alignas(64) T e[kChunk];
-  for (int64_t s = 0; s < n; s += kChunk) {
-    const int64_t len = std::min(kChunk, n - s);
-    for (int64_t i = 0; i < len; ++i) e[i] = -x[s + i];
-    apply<Fn::kExp>(e, e, len);
-    for (int64_t i = 0; i < len; ++i) y[s + i] = T(1) / (T(1) + e[i]);
-  }
-}
-
-constexpr double kBeta = kGeluBeta;
-constexpr double kKappa = kGeluKappa;
-
-template <class T>
-void gelu_impl(const T* x, T* y, int64_t n) {
-  const T beta = static_cast<T>(kBeta), kappa = static_cast<T>(kKappa);
-  alignas(64) T t[kChunk];
-  for (int64_t s = 0; s < n; s += kChunk) {
-    const int64_t len = std::min(kChunk, n - s);
-    const T* xs = x + s;
-    for (int64_t i = 0; i < len; ++i) {
-      const T v = xs[i];
-      t[i] = beta * (v + kappa * (v * v * v));
-    }
-    apply<Fn::kTanh>(t, t, len);
-    T* ys = y + s;
-    for (int64_t i = 0; i < len; ++i) ys[i] = T(0.5) * xs[i] * (T(1) + t[i]);
-  }
-}
-
-template <class T>
-void gelu_backward_impl(const T* __restrict x, const T* __restrict dy, T* __restrict dx,
-                        int64_t n) {
-  const T beta = static_cast<T>(kBeta), kappa = static_cast<T>(kKappa);
-  alignas(64) T t[kChunk];
-  for (int64_t s = 0; s < n; s += kChunk) {
-    const int64_t len = std::min(kChunk, n - s);
-    const T* xs = x + s;
-    for (int64_t i = 0; i < len; ++i) {
-      const T v = xs[i], v2 = v * v;
-      t[i] = beta * (v + kappa * (v2 * v));
-    }
-    apply<Fn::kTanh>(t, t, len);
-    const T* dys = dy + s;
-    T* dxs = dx + s;
-    for (int64_t i = 0; i < len; ++i) {
-      const T v = xs[i], v2 = v * v, th = t[i];
-      const T left = T(0.5) * (T(1) + th);
-      const T right = T(0.5) * v * (T(1) - th * th) * (beta * (T(1) + T(3) * kappa * v2));
-      dxs[i] += dys[i] * (left + right);
-    }
-  }
-}
-
-// Max of a row, NaN-propagating (a NaN anywhere makes the row NaN, as torch's max does).
-template <class T>
-T row_max(const T* x, int64_t cols) {
-  T m = -std::numeric_limits<T>::infinity();
-  bool nan = false;
-  for (int64_t j = 0; j < cols; ++j) {
-    m = std::max(m, x[j]);
-    nan |= x[j] != x[j];
-  }
-  return nan ? std::numeric_limits<T>::quiet_NaN() : m;
-}
-
-template <class T>
-T row_sum(const T* x, int64_t cols) {
-  // Lane-wise partial sums, then a pairwise fold: the order a vectorised reduction uses.
-  constexpr int kLanes = std::is_same_v<T, float> ? kFloatLanes : kDoubleLanes;
-  T acc[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= cols; j += kLanes) {
-    for (int l = 0; l < kLanes; ++l) acc[l] += x[j + l];
-  }
-  for (int l = 0; j < cols; ++j, ++l) acc[l] += x[j];
-  for (int width = kLanes / 2; width > 0; width /= 2) {
-    for (int l = 0; l < width; ++l) acc[l] += acc[l + width];
-  }
-  return acc[0];
-}
-
-template <class T>
-void softmax_impl(const T* x, T* y, int64_t rows, int64_t cols) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * cols;
-    T* yr = y + r * cols;
-    const T m = row_max(xr, cols);
-    for (int64_t j = 0; j < cols; ++j) yr[j] = xr[j] - m;
-    apply<Fn::kExp>(yr, yr, cols);
-    const T inv = T(1) / row_sum(yr, cols);
-    for (int64_t j = 0; j < cols; ++j) yr[j] *= inv;
-  }
-}
-
-template <class T>
-void logsumexp_impl(const T* x, T* lse, int64_t rows, int64_t cols) {
-  alignas(64) T e[kChunk];
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * cols;
-    const T m = row_max(xr, cols);
-    // An infinite max (a row of −inf, or +inf) would give inf − inf: its log-sum-exp is m.
-    if (std::isinf(m)) {
-      lse[r] = m;
-      continue;
-    }
-    T sum = 0;
-    for (int64_t s = 0; s < cols; s += kChunk) {
-      const int64_t len = std::min(kChunk, cols - s);
-      for (int64_t j = 0; j < len; ++j) e[j] = xr[s + j] - m;
-      apply<Fn::kExp>(e, e, len);
-      sum += row_sum(e, len);
-    }
-    T log_sum;
-    apply<Fn::kLog>(&sum, &log_sum, 1);
-    lse[r] = m + log_sum;
-  }
-}
-
-template <class T>
-void log_softmax_impl(const T* x, const T* lse, T* y, int64_t rows, int64_t cols) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const T l = lse[r];
-    for (int64_t j = 0; j < cols; ++j) y[r * cols + j] = x[r * cols + j] - l;
-  }
-}
-
-template <class T>
-void layer_norm_impl(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, int64_t rows,
-                     int64_t cols, double eps) {
-  const T n = static_cast<T>(cols);
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * cols;
-    T* yr = y + r * cols;
-    const T mu = row_sum(xr, cols) / n;
-    // The centred values go through y, which then holds the output: one read of x per pass.
-    for (int64_t j = 0; j < cols; ++j) yr[j] = xr[j] - mu;
-    T sq = 0;
-    {
-      constexpr int kLanes = std::is_same_v<T, float> ? kFloatLanes : kDoubleLanes;
-      T acc[kLanes] = {};
-      int64_t j = 0;
-      for (; j + kLanes <= cols; j += kLanes) {
-        for (int l = 0; l < kLanes; ++l) acc[l] += yr[j + l] * yr[j + l];
-      }
-      for (int l = 0; j < cols; ++j, ++l) acc[l] += yr[j] * yr[j];
-      for (int width = kLanes / 2; width > 0; width /= 2) {
-        for (int l = 0; l < width; ++l) acc[l] += acc[l + width];
-      }
-      sq = acc[0];
-    }
-    const T var = sq / n;
-    const T rs = T(1) / std::sqrt(var + static_cast<T>(eps));
-    mean[r] = mu;
-    rstd[r] = rs;
-    if (w != nullptr && b != nullptr) {
-      for (int64_t j = 0; j < cols; ++j) yr[j] = yr[j] * rs * w[j] + b[j];
-    } else if (w != nullptr) {
-      for (int64_t j = 0; j < cols; ++j) yr[j] = yr[j] * rs * w[j];
-    } else if (b != nullptr) {
-      for (int64_t j = 0; j < cols; ++j) yr[j] = yr[j] * rs + b[j];
+const levels::Kernels<T>& kernels() {
+  const auto pick =
+      [](const levels::Kernels<float>& f, const levels::Kernels<double>& d) -> const auto& {
+    if constexpr (sizeof(T) == sizeof(float)) {
+      (void)d;
+      return f;
     } else {
-      for (int64_t j = 0; j < cols; ++j) yr[j] = yr[j] * rs;
+      (void)f;
+      return d;
     }
-  }
-}
-
-template <class T>
-void layer_norm_backward_impl(const T* x, const T* w, const T* mean, const T* rstd, const T* dy,
-                              T* dx, T* dw, T* db, int64_t rows, int64_t cols) {
-  const T n = static_cast<T>(cols);
-  alignas(64) T xhat_buf[kChunk];
-  alignas(64) T g_buf[kChunk];
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * cols;
-    const T* dyr = dy + r * cols;
-    const T mu = mean[r], rs = rstd[r];
-    T sum_g = 0, sum_gx = 0;
-    // Pass 1: the two row sums, and dw/db (they need x̂ and dy, which this pass reads anyway).
-    for (int64_t s = 0; s < cols; s += kChunk) {
-      const int64_t len = std::min(kChunk, cols - s);
-      for (int64_t j = 0; j < len; ++j) xhat_buf[j] = (xr[s + j] - mu) * rs;
-      for (int64_t j = 0; j < len; ++j)
-        g_buf[j] = w != nullptr ? dyr[s + j] * w[s + j] : dyr[s + j];
-      if (dx != nullptr) {
-        for (int64_t j = 0; j < len; ++j) {
-          sum_g += g_buf[j];
-          sum_gx += g_buf[j] * xhat_buf[j];
-        }
-      }
-      if (dw != nullptr) {
-        for (int64_t j = 0; j < len; ++j) dw[s + j] += dyr[s + j] * xhat_buf[j];
-      }
-      if (db != nullptr) {
-        for (int64_t j = 0; j < len; ++j) db[s + j] += dyr[s + j];
-      }
-    }
-    if (dx == nullptr) continue;
-    const T mean_g = sum_g / n, mean_gx = sum_gx / n;
-    T* dxr = dx + r * cols;
-    for (int64_t j = 0; j < cols; ++j) {
-      const T xhat = (xr[j] - mu) * rs;
-      const T g = w != nullptr ? dyr[j] * w[j] : dyr[j];
-      dxr[j] += rs * (g - mean_g - xhat * mean_gx);
-    }
-  }
+  };
+#if defined(__x86_64__)
+  const CpuCapability level = cpu_capability();
+  if (level >= CpuCapability::Avx512)
+    return pick(levels::vmath_avx512::kFloat, levels::vmath_avx512::kDouble);
+  if (level == CpuCapability::Avx2)
+    return pick(levels::vmath_avx2::kFloat, levels::vmath_avx2::kDouble);
+#endif
+  return pick(levels::vmath_baseline::kFloat, levels::vmath_baseline::kDouble);
 }
 
 }  // namespace
 
 const char* isa() {
-#if defined(__AVX512F__)
-  return "avx512";
-#elif defined(__AVX2__)
-  return "avx2";
-#else
-  return "scalar";
+#if defined(__x86_64__)
+  const CpuCapability level = cpu_capability();
+  if (level >= CpuCapability::Avx512) return "avx512";
+  if (level == CpuCapability::Avx2) return "avx2";
 #endif
+  return "baseline";
 }
 
 void exp(const float* x, float* y, int64_t n) {
-  apply<Fn::kExp>(x, y, n);
+  kernels<float>().exp(x, y, n);
 }
 void exp(const double* x, double* y, int64_t n) {
-  apply<Fn::kExp>(x, y, n);
+  kernels<double>().exp(x, y, n);
 }
 void expm1(const float* x, float* y, int64_t n) {
-  apply<Fn::kExpm1>(x, y, n);
+  kernels<float>().expm1(x, y, n);
 }
 void expm1(const double* x, double* y, int64_t n) {
-  apply<Fn::kExpm1>(x, y, n);
+  kernels<double>().expm1(x, y, n);
 }
 void log(const float* x, float* y, int64_t n) {
-  apply<Fn::kLog>(x, y, n);
+  kernels<float>().log(x, y, n);
 }
 void log(const double* x, double* y, int64_t n) {
-  apply<Fn::kLog>(x, y, n);
+  kernels<double>().log(x, y, n);
 }
 void tanh(const float* x, float* y, int64_t n) {
-  apply<Fn::kTanh>(x, y, n);
+  kernels<float>().tanh(x, y, n);
 }
 void tanh(const double* x, double* y, int64_t n) {
-  apply<Fn::kTanh>(x, y, n);
+  kernels<double>().tanh(x, y, n);
 }
 void cos(const float* x, float* y, int64_t n) {
-  apply<Fn::kCos>(x, y, n);
+  kernels<float>().cos(x, y, n);
 }
 void cos(const double* x, double* y, int64_t n) {
-  apply<Fn::kCos>(x, y, n);
+  kernels<double>().cos(x, y, n);
 }
 void sin(const float* x, float* y, int64_t n) {
-  apply<Fn::kSin>(x, y, n);
+  kernels<float>().sin(x, y, n);
 }
 void sin(const double* x, double* y, int64_t n) {
-  apply<Fn::kSin>(x, y, n);
-}
-void pow_base(float base, const float* x, float* y, int64_t n) {
-  apply_vector(x, y, n, [base](auto v) { return pow_of(base, v); });
+  kernels<double>().sin(x, y, n);
 }
 void sigmoid(const float* x, float* y, int64_t n) {
-  sigmoid_impl(x, y, n);
+  kernels<float>().sigmoid(x, y, n);
 }
 void sigmoid(const double* x, double* y, int64_t n) {
-  sigmoid_impl(x, y, n);
+  kernels<double>().sigmoid(x, y, n);
 }
 void gelu_tanh(const float* x, float* y, int64_t n) {
-  gelu_impl(x, y, n);
+  kernels<float>().gelu_tanh(x, y, n);
 }
 void gelu_tanh(const double* x, double* y, int64_t n) {
-  gelu_impl(x, y, n);
+  kernels<double>().gelu_tanh(x, y, n);
 }
 void gelu_tanh_backward(const float* x, const float* dy, float* dx, int64_t n) {
-  gelu_backward_impl(x, dy, dx, n);
+  kernels<float>().gelu_tanh_backward(x, dy, dx, n);
 }
 void gelu_tanh_backward(const double* x, const double* dy, double* dx, int64_t n) {
-  gelu_backward_impl(x, dy, dx, n);
+  kernels<double>().gelu_tanh_backward(x, dy, dx, n);
 }
 void softmax_rows(const float* x, float* y, int64_t rows, int64_t cols) {
-  softmax_impl(x, y, rows, cols);
+  kernels<float>().softmax_rows(x, y, rows, cols);
 }
 void softmax_rows(const double* x, double* y, int64_t rows, int64_t cols) {
-  softmax_impl(x, y, rows, cols);
+  kernels<double>().softmax_rows(x, y, rows, cols);
 }
 void logsumexp_rows(const float* x, float* lse, int64_t rows, int64_t cols) {
-  logsumexp_impl(x, lse, rows, cols);
+  kernels<float>().logsumexp_rows(x, lse, rows, cols);
 }
 void logsumexp_rows(const double* x, double* lse, int64_t rows, int64_t cols) {
-  logsumexp_impl(x, lse, rows, cols);
+  kernels<double>().logsumexp_rows(x, lse, rows, cols);
 }
 void log_softmax_rows(const float* x, const float* lse, float* y, int64_t rows, int64_t cols) {
-  log_softmax_impl(x, lse, y, rows, cols);
+  kernels<float>().log_softmax_rows(x, lse, y, rows, cols);
 }
 void log_softmax_rows(const double* x, const double* lse, double* y, int64_t rows, int64_t cols) {
-  log_softmax_impl(x, lse, y, rows, cols);
+  kernels<double>().log_softmax_rows(x, lse, y, rows, cols);
 }
 void layer_norm_rows(const float* x, const float* weight, const float* bias, float* y, float* mean,
                      float* rstd, int64_t rows, int64_t cols, double eps) {
-  layer_norm_impl(x, weight, bias, y, mean, rstd, rows, cols, eps);
+  kernels<float>().layer_norm_rows(x, weight, bias, y, mean, rstd, rows, cols, eps);
 }
 void layer_norm_rows(const double* x, const double* weight, const double* bias, double* y,
                      double* mean, double* rstd, int64_t rows, int64_t cols, double eps) {
-  layer_norm_impl(x, weight, bias, y, mean, rstd, rows, cols, eps);
+  kernels<double>().layer_norm_rows(x, weight, bias, y, mean, rstd, rows, cols, eps);
 }
 void layer_norm_rows_backward(const float* x, const float* weight, const float* mean,
                               const float* rstd, const float* dy, float* dx, float* dweight,
                               float* dbias, int64_t rows, int64_t cols) {
-  layer_norm_backward_impl(x, weight, mean, rstd, dy, dx, dweight, dbias, rows, cols);
+  kernels<float>().layer_norm_rows_backward(x, weight, mean, rstd, dy, dx, dweight, dbias, rows,
+                                            cols);
 }
 void layer_norm_rows_backward(const double* x, const double* weight, const double* mean,
                               const double* rstd, const double* dy, double* dx, double* dweight,
                               double* dbias, int64_t rows, int64_t cols) {
-  layer_norm_backward_impl(x, weight, mean, rstd, dy, dx, dweight, dbias, rows, cols);
+  kernels<double>().layer_norm_rows_backward(x, weight, mean, rstd, dy, dx, dweight, dbias, rows,
+                                             cols);
+}
+void pow_base(float base, const float* x, float* y, int64_t n) {
+  kernels<float>().pow_base(base, x, y, n);
 }
 
 }  // namespace tapegrad::vmath

@@ -4,8 +4,9 @@
 //
 // The transcendental functions are SLEEF's 1-ulp ("u10") ones, the same torch 1.13's
 // Vectorized<float>/<double> call (Sleef_expf16_u10 / Sleef_expf8_u10, Sleef_tanhf16_u10,
-// Sleef_expm1f16_u10, Sleef_logf16_u10 and their double versions), at the widest vector width
-// the build targets (AVX-512: 16 floats, AVX2: 8; without AVX2: SLEEF's scalar u10 functions).
+// Sleef_expm1f16_u10, Sleef_logf16_u10 and their double versions), at the width of the CPU level
+// in use (kernels/cpu/cpu.h; AVX-512: 16 floats, AVX2: 8, with the same bits); at the baseline
+// level, the C library's functions, as torch's DEFAULT kernels call them.
 // Tails are computed in a padded vector too, so every element of an array goes through the same
 // function whatever its position (as torch's Vectorized::loadu(ptr, count) does).
 // The arithmetic around them follows torch's kernels operation by operation (noted per function);
@@ -16,7 +17,7 @@
 
 namespace tapegrad::vmath {
 
-// The SIMD width the kernels run at ("avx512", "avx2", "scalar"), for benchmark reports.
+// The variant in use ("avx512", "avx2", "baseline": the CPU level in use), for benchmark reports.
 const char* isa();
 
 // Elementwise; y may alias x.

@@ -270,3 +270,12 @@ TEST_CASE("cpu: the level follows TAPEGRAD_CPU_CAPABILITY", "[.][cpu-env]") {
     CHECK_THROWS_AS(cpu_capability_info(), Error);
   }
 }
+
+// Hidden: ctest runs it under `qemu-x86_64 -cpu Haswell` with TAPEGRAD_EXPECT_DETECTED=avx2
+// (tests/CMakeLists.txt), to show the detection sees the emulated CPU's level.
+TEST_CASE("cpu: the detected level is TAPEGRAD_EXPECT_DETECTED's", "[.][cpu-detected]") {
+  const char* env = std::getenv("TAPEGRAD_EXPECT_DETECTED");
+  REQUIRE(env != nullptr);
+  CHECK(std::string(cpu_capability_name(cpu_detected_capability())) == env);
+  CHECK(cpu_capability() == cpu_detected_capability());
+}

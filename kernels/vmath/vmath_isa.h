@@ -1,0 +1,54 @@
+// vmath's kernels per instruction-set level (kernels/vmath/vmath_isa.cpp, built once per level
+// with that level's flags), as vmath.cpp picks them: one table of function pointers per level and
+// type. Only plain structs and declarations here (kernels/cpu/isa_level.h says why).
+#pragma once
+
+#include <cstdint>
+
+namespace tapegrad::vmath::levels {
+
+template <class T>
+struct Kernels {
+  void (*exp)(const T*, T*, int64_t);
+  void (*expm1)(const T*, T*, int64_t);
+  void (*log)(const T*, T*, int64_t);
+  void (*tanh)(const T*, T*, int64_t);
+  void (*cos)(const T*, T*, int64_t);
+  void (*sin)(const T*, T*, int64_t);
+  void (*pow_base)(T, const T*, T*, int64_t);  // float only (null for double)
+  void (*sigmoid)(const T*, T*, int64_t);
+  void (*gelu_tanh)(const T*, T*, int64_t);
+  void (*gelu_tanh_backward)(const T*, const T*, T*, int64_t);
+  void (*softmax_rows)(const T*, T*, int64_t, int64_t);
+  void (*logsumexp_rows)(const T*, T*, int64_t, int64_t);
+  void (*log_softmax_rows)(const T*, const T*, T*, int64_t, int64_t);
+  void (*layer_norm_rows)(const T*, const T*, const T*, T*, T*, T*, int64_t, int64_t, double);
+  void (*layer_norm_rows_backward)(const T*, const T*, const T*, const T*, const T*, T*, T*, T*,
+                                   int64_t, int64_t);
+};
+
+// Baseline (SSE2; the only level on other CPUs): the C library's functions, one element at a
+// time, as torch 1.13's DEFAULT kernels call them (std::exp, std::tanh, ...); sums over 8 float
+// or 4 double lanes (torch's Vectorized width there); no fused multiply-adds.
+namespace vmath_baseline {
+extern const Kernels<float> kFloat;
+extern const Kernels<double> kDouble;
+}  // namespace vmath_baseline
+
+#if defined(__x86_64__)
+// AVX2 and FMA: SLEEF's 8-float / 4-double functions (torch's AVX2 kernels'); sums over 8 / 4
+// lanes.
+namespace vmath_avx2 {
+extern const Kernels<float> kFloat;
+extern const Kernels<double> kDouble;
+}  // namespace vmath_avx2
+
+// AVX-512: SLEEF's 16-float / 8-double functions (torch's AVX512 kernels'; their bits equal the
+// AVX2 ones'), masked tails; sums over 16 / 8 lanes.
+namespace vmath_avx512 {
+extern const Kernels<float> kFloat;
+extern const Kernels<double> kDouble;
+}  // namespace vmath_avx512
+#endif
+
+}  // namespace tapegrad::vmath::levels

@@ -1,0 +1,29 @@
+// Helpers for the tests of the kernels built once per CPU level: the levels this CPU has, and a
+// guard that forces one through cpu.h's test hook.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include <tapegrad/kernels/cpu/cpu.h>
+
+namespace tapegrad::testing {
+
+// Forces a CPU level for the test hook and gives the environment's back on exit.
+class CpuLevelGuard {
+ public:
+  explicit CpuLevelGuard(CpuCapability level) { detail::set_cpu_capability_for_testing(level); }
+  ~CpuLevelGuard() { detail::set_cpu_capability_for_testing(std::nullopt); }
+  CpuLevelGuard(const CpuLevelGuard&) = delete;
+  CpuLevelGuard& operator=(const CpuLevelGuard&) = delete;
+};
+
+// Every level up to this CPU's, lowest first.
+inline std::vector<CpuCapability> cpu_levels_here() {
+  std::vector<CpuCapability> levels;
+  for (int l = 0; l <= static_cast<int>(cpu_detected_capability()); ++l)
+    levels.push_back(static_cast<CpuCapability>(l));
+  return levels;
+}
+
+}  // namespace tapegrad::testing
