@@ -37,7 +37,9 @@ void check(const std::string& case_name) {
     sum(y * from_values(dy.shape, dy.values, dtype)).backward();
     std::vector<double> dx = x.grad_values();
     if (dx.empty()) dx.assign(gx.values.size(), 0.0);
-    testing::require_golden(dx, golden[name + ".dx"], dtype, 0, false, name + ".dx");
+    // Where x is broadcast its gradient sums several picks, in another order than torch's
+    // sum_to_size: within a few ulps.
+    testing::require_golden(dx, golden[name + ".dx"], dtype, 4, false, name + ".dx");
   }
 }
 
