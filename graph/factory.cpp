@@ -303,6 +303,31 @@ Ids randint(int64_t low, int64_t high, const Shape& shape, Generator& generator)
   return Ids(shape, std::move(values));
 }
 
+Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype) {
+  return randint(low, high, shape, dtype, default_generator());
+}
+
+Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype, Generator& generator) {
+  if (dtype == DType::Float32 && low < high &&
+      static_cast<uint64_t>(high) - static_cast<uint64_t>(low) >= (uint64_t{1} << 32)) {
+    throw Error("randint: float32 takes high - low < 2^32, got low = " + std::to_string(low) +
+                ", high = " + std::to_string(high));
+  }
+  const Ids ids = randint(low, high, shape, generator);
+  // Each int64 converted once to the dtype, as torch's static_cast (no rounding through double).
+  Tape& tape = current_tape();
+  Tensor t = tape.leaf(shape, dtype, nullptr, false);
+  void* value = tape.node(t.id()).value;
+  for (int64_t i = 0; i < ids.numel(); ++i) {
+    if (dtype == DType::Float32) {
+      static_cast<float*>(value)[i] = static_cast<float>(ids[i]);
+    } else {
+      static_cast<double*>(value)[i] = static_cast<double>(ids[i]);
+    }
+  }
+  return t;
+}
+
 Tensor requires_grad(const Tensor& x) {
   const Node& n = x.node();
   return x.tape().leaf(n.shape, n.dtype, n.value, true);

@@ -67,6 +67,11 @@ Tensor randn(const Shape& shape, DType dtype, Generator& generator);
 Ids randint(int64_t low, int64_t high, const Shape& shape);
 Ids randint(int64_t low, int64_t high, const Shape& shape, Generator& generator);
 Ids randint(int64_t high, const Shape& shape);
+// The same numbers as a float tensor (torch.randint(low, high, shape, dtype=...)): torch draws a
+// float dtype's values by the same stream, each converted once. float32 takes high - low < 2^32
+// (torch's float32 stream differs beyond; an Error here); values beyond 2^24 round in float32.
+Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype);
+Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype, Generator& generator);
 
 // A leaf that requires grad, holding a copy of x's value (torch's x.detach().requires_grad_()).
 Tensor requires_grad(const Tensor& x);

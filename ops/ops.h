@@ -342,9 +342,36 @@ Tensor scatter_add(const Tensor& x, int dim, const Ids& index, const Tensor& src
 // x's shape with dim = index.numel()); repeated indices add up, in order.
 Tensor index_add(const Tensor& x, int dim, const Ids& index, const Tensor& source,
                  double alpha = 1.0);
+// torch's x[start:end:step] along one dim (aten::slice(x, dim, start, end, step)): the elements
+// start, start + step, .. before end. A negative start or end counts from the end; both are then
+// clamped to [0, size] (an empty result when end <= start), as Python slices. step > 0 (torch
+// refuses others); a 0-dim x is an Error. The gradient scatters back into zeros.
+Tensor slice(const Tensor& x, int dim = 0, std::optional<int64_t> start = std::nullopt,
+             std::optional<int64_t> end = std::nullopt, int64_t step = 1);
+// torch.masked_select(x, mask): the elements of x where mask is nonzero (NaN counts as nonzero),
+// x and mask broadcast together, as a 1-D tensor in row-major order. mask is a float32 or float64
+// 0/1 tensor as masked_fill's (docs/design.md) and gets no gradient; x's gradient is dY scattered
+// back to the picked positions (summed where x was broadcast).
+Tensor masked_select(const Tensor& x, const Tensor& mask);
+// torch.nonzero: the coordinates of every nonzero element (NaN counts), row-major, as Ids [n,
+// rank] (a 0-dim x gives [1, 0] or [0, 0], as torch). Not recorded.
+Ids nonzero(const Tensor& x);
+Ids nonzero(const Ids& x);
 // gather along dim with x and indices (x's rank) broadcast in the other dims; without dim, the
 // flattened x at the flattened indices.
 Tensor take_along_dim(const Tensor& x, const Ids& indices, std::optional<int> dim = std::nullopt);
+// torch.einsum(equation, operands): subscripts a-z and A-Z, one `...` per operand (its dims
+// broadcast, aligned on the right), `->` and the output's subscripts, or without it torch's
+// implicit output (the ellipsis dims, then every subscript used once, in character order). A
+// subscript repeated in an operand takes its diagonal (`ii->i`, a trace `ii`); one missing from
+// the output is summed; sizes of one subscript agree or are 1 (broadcast). Composed of diagonal,
+// sum, permute, reshape, expand, mul and matmul (operands contracted left to right, each pair as
+// one batched matmul, as torch without opt_einsum), so its gradients of every order are theirs.
+// A bad equation or shape is an Error naming einsum, the equation and the operand.
+Tensor einsum(std::string_view equation, std::span<const Tensor> operands);
+inline Tensor einsum(std::string_view equation, std::initializer_list<Tensor> operands) {
+  return einsum(equation, std::span<const Tensor>(operands.begin(), operands.size()));
+}
 // torch.diagonal(x, offset, dim1, dim2): the elements x[.., i, .., i + offset, ..] of the two
 // dims (offset > 0 above the main diagonal, < 0 below), the two dims removed and the diagonal
 // appended as the last dim (length max(0, min(size(dim1), size(dim2) − offset)) for offset >= 0,
@@ -370,6 +397,60 @@ inline Tensor pad(const Tensor& x, std::initializer_list<int64_t> pads,
 // (torch: int64); C = max id + 1 when num_classes is -1. A leaf on the current tape, no gradient.
 // An id outside [0, C), num_classes < -1, or -1 with no ids is an Error.
 Tensor one_hot(const Ids& ids, int64_t num_classes = -1, DType dtype = DType::Float32);
+
+// --- integer arithmetic on Ids (torch's int64 ops; broadcast; off the tape, no gradient) --------
+// add, sub and mul wrap on overflow (two's complement, as torch's int64 kernels). floor_divide
+// rounds toward −inf (torch 1.13: −7 // 2 = −4) and remainder takes the divisor's sign (Python's
+// %); a zero divisor is an Error naming the op and its position (torch's ZeroDivisionError). The
+// comparisons give 0/1 Ids (torch: bool); from_ids turns Ids into a float tensor (a leaf on the
+// current tape, a mask where and masked_fill take). Each also takes an int64_t as b.
+Ids add(const Ids& a, const Ids& b);
+Ids sub(const Ids& a, const Ids& b);
+Ids mul(const Ids& a, const Ids& b);
+Ids floor_divide(const Ids& a, const Ids& b);
+Ids remainder(const Ids& a, const Ids& b);
+Ids eq(const Ids& a, const Ids& b);
+Ids ne(const Ids& a, const Ids& b);
+Ids lt(const Ids& a, const Ids& b);
+Ids le(const Ids& a, const Ids& b);
+Ids gt(const Ids& a, const Ids& b);
+Ids ge(const Ids& a, const Ids& b);
+Ids add(const Ids& a, int64_t b);
+Ids sub(const Ids& a, int64_t b);
+Ids mul(const Ids& a, int64_t b);
+Ids floor_divide(const Ids& a, int64_t b);
+Ids remainder(const Ids& a, int64_t b);
+Ids eq(const Ids& a, int64_t b);
+Ids ne(const Ids& a, int64_t b);
+Ids lt(const Ids& a, int64_t b);
+Ids le(const Ids& a, int64_t b);
+Ids gt(const Ids& a, int64_t b);
+Ids ge(const Ids& a, int64_t b);
+Tensor from_ids(const Ids& ids, DType dtype = DType::Float32);
+inline Ids operator+(const Ids& a, const Ids& b) {
+  return add(a, b);
+}
+inline Ids operator-(const Ids& a, const Ids& b) {
+  return sub(a, b);
+}
+inline Ids operator*(const Ids& a, const Ids& b) {
+  return mul(a, b);
+}
+inline Ids operator%(const Ids& a, const Ids& b) {  // Python's %, as torch's
+  return remainder(a, b);
+}
+inline Ids operator+(const Ids& a, int64_t b) {
+  return add(a, b);
+}
+inline Ids operator-(const Ids& a, int64_t b) {
+  return sub(a, b);
+}
+inline Ids operator*(const Ids& a, int64_t b) {
+  return mul(a, b);
+}
+inline Ids operator%(const Ids& a, int64_t b) {
+  return remainder(a, b);
+}
 
 // --- attention pieces -------------------------------------------------------------------------
 // Stable (max subtracted): -inf entries give 0; a row that is all -inf gives NaN, as in torch.
@@ -637,6 +718,21 @@ inline Tensor norm(const Tensor& x, double p, int dim, bool keepdim = false) {
 // the products that leave each element out (torch's formula, computed directly).
 Tensor cumsum(const Tensor& x, int dim);
 Tensor cumprod(const Tensor& x, int dim);
+// torch.cummax / cummin along a dim (a 0-D x takes 0 or -1): the running maximum (minimum) and
+// where it sits. As torch's CPU kernel, an element equal to the running extreme takes its place
+// (ties give the later index), and a NaN, once met, is the extreme from there on (each later NaN
+// taking its index). The gradient goes to the index each output came from, summed where one
+// element stays the extreme (torch's scatter_add).
+struct ValuesIndices {
+  Tensor values;  // x's shape
+  Ids indices;    // the same shape
+};
+ValuesIndices cummax(const Tensor& x, int dim);
+ValuesIndices cummin(const Tensor& x, int dim);
+// torch.logcumsumexp: ln Σ_{j≤k} exp(x_j) along a dim, accumulated in double (torch's CPU kernel:
+// a NaN propagates, all −inf so far gives −inf, a +inf gives +inf). The gradient is torch's
+// formula (ops/DERIVATIVES.md): NaN where the running value is −inf, as torch.
+Tensor logcumsumexp(const Tensor& x, int dim);
 
 // --- GPT block --------------------------------------------------------------------------------
 // Normalises over the last dim; weight and bias ([C]) may be undefined Tensors.

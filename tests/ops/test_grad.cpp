@@ -709,6 +709,18 @@ std::vector<SecondOrderCase> second_order_cases() {
          return grad(sum(y * y * y), {in[0]}, {.create_graph = true})[0];
        },
        {r({1, 4}, 356)}},
+      // cummax/cummin/logcumsumexp, slice, masked_select (#35, last batch)
+      {"cummax", [](S in) { return cummax(in[0] * in[0], 1).values; }, {r({2, 4}, 357)}},
+      {"cummin", [](S in) { return cummin(in[0] * in[0], 0).values; }, {r({3, 2}, 358)}},
+      {"logcumsumexp", [](S in) { return logcumsumexp(in[0] * in[0], 1); }, {r({2, 3}, 359)}},
+      {"slice", [](S in) { return slice(in[0] * in[0], 1, -4, 5, 2); }, {r({2, 5}, 360)}},
+      {"masked_select",
+       [](S in) {
+         return masked_select(
+             in[0] * in[0],
+             from_values({2, 3}, std::vector<double>{1, 0, 1, 0, 1, 1}, DType::Float64));
+       },
+       {r({3}, 361)}},
   };
 }
 
