@@ -30,12 +30,13 @@
 // --model qwen3-0.6b (1.7b, 4b, 8b, 14b, 32b) or llama3.2-1b (3b) runs the book's Qwen3Model or
 // Llama3Model instead, with --weights a Hugging Face checkpoint: its directory (model.safetensors,
 // or model.safetensors.index.json and its shards), the index, or the one file
-// (nn::load_qwen3_weights / load_llama3_weights). Their tokenizers are not built into this program
-// yet: give the prompt as --ids, and the output is printed as ids. --model qwen3 alone takes the
-// sizes from the checkpoint's config.json (nn::qwen3_config_from_json). --dtype bf16 keeps the
-// file's bfloat16 weights (the comparison with float32 is printed as for GPT-2). Generation stops
-// at
-// --eos-id when given.
+// (nn::load_qwen3_weights / load_llama3_weights). --prompt goes through the model's tokenizer
+// (text/llm_tokenizers.h: --tokenizer, else tokenizer.json beside the checkpoint, else the one
+// tools/fetch_tokenizers.sh fetched), --chat wraps it as the book's chat format (--thinking lets
+// Qwen3 think), and the output is text; with --ids it is ids. --model qwen3 alone takes the sizes
+// from the checkpoint's config.json (nn::qwen3_config_from_json). --dtype bf16 keeps the file's
+// bfloat16 weights (the comparison with float32 is printed as for GPT-2). Generation stops at
+// --eos-id, by default (with --prompt) at the tokenizer's end of text, or of the turn with --chat.
 #include <tapegrad/cli/cli.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -82,10 +83,13 @@ std::vector<int64_t> parse_ids(const std::string& text) {
 struct HfRun {
   std::string model_name, weights, dtype;
   std::vector<int64_t> ids;
+  const Tokenizer* tokenizer = nullptr;  // --prompt: text in and out; --ids: ids
   int64_t max_new_tokens = 0, top_k = 0;
   std::optional<int64_t> eos_id;
   double temperature = 0.0;
   uint64_t seed = 0;
+  // The tokenizer's end (with --prompt, no --eos-id); a small model without that id never makes it.
+  std::optional<int64_t> default_eos;
 };
 
 // The last position's logits of `prompt` [1, T] without the cache or gradients.
@@ -103,8 +107,9 @@ template <class Model, class Config, class Load>
 int run_hf(const HfRun& o, const Config& cfg, const char* family, Load load) {
   for (const int64_t id : o.ids) {
     if (id < 0 || id >= cfg.vocab_size) {
-      throw Error("--ids: " + std::to_string(id) + " is outside " + o.model_name +
-                  "'s vocabulary [0, " + std::to_string(cfg.vocab_size) + ")");
+      throw Error(std::string(o.tokenizer ? "--prompt: its token " : "--ids: ") +
+                  std::to_string(id) + " is outside " + o.model_name + "'s vocabulary [0, " +
+                  std::to_string(cfg.vocab_size) + ")");
     }
   }
   if (o.eos_id && (*o.eos_id < 0 || *o.eos_id >= cfg.vocab_size)) {
@@ -118,7 +123,7 @@ int run_hf(const HfRun& o, const Config& cfg, const char* family, Load load) {
   std::cerr << family << " " << o.model_name << ": " << cfg.n_layers << " layers, emb_dim "
             << cfg.emb_dim << ", " << cfg.n_heads << " heads, " << cfg.n_kv_groups
             << " kv groups, vocabulary " << cfg.vocab_size << ", context " << cfg.context_length
-            << " (no tokenizer: ids in and out)\n";
+            << (o.tokenizer ? "" : " (ids in and out)") << "\n";
   Model model(cfg);
   try {
     load(model, o.weights);
@@ -143,7 +148,11 @@ int run_hf(const HfRun& o, const Config& cfg, const char* family, Load load) {
   }
   Generator generator(o.seed);
   std::vector<int64_t> ids = o.ids;
-  for (size_t i = 0; i < ids.size(); ++i) std::cout << (i ? "," : "") << ids[i];
+  if (o.tokenizer) {
+    std::cout << o.tokenizer->decode(ids);
+  } else {
+    for (size_t i = 0; i < ids.size(); ++i) std::cout << (i ? "," : "") << ids[i];
+  }
   std::cout << std::flush;
   nn::GenerationStats stats;
   nn::GenerateOptions options;
@@ -152,10 +161,15 @@ int run_hf(const HfRun& o, const Config& cfg, const char* family, Load load) {
   options.temperature = o.temperature;
   if (o.top_k > 0) options.top_k = o.top_k;
   options.eos_id = o.eos_id;
+  if (!o.eos_id && o.default_eos && *o.default_eos < cfg.vocab_size) options.eos_id = o.default_eos;
   options.generator = &generator;
   options.on_token = [&](const Ids& next) {
     ids.push_back(next[0]);
-    std::cout << "," << next[0] << std::flush;
+    if (o.tokenizer) {  // a token's bytes (a character cut in two is whole after the next)
+      std::cout << o.tokenizer->decode(std::vector<int64_t>{next[0]}) << std::flush;
+    } else {
+      std::cout << "," << next[0] << std::flush;
+    }
   };
   options.stats = &stats;
   nn::generate(model, Ids(Shape{1, n}, o.ids), options);
@@ -195,6 +209,8 @@ int main(int argc, char** argv) {
   int threads = 1;
   std::string dtype = "float32";
   int64_t eos_id = -1;
+  std::string tokenizer_file;
+  bool chat = false, thinking = false;
   app.add_option("--weights", weights,
                  "Hugging Face's GPT-2 model.safetensors, or a tapegrad-train-gpt / "
                  "tapegrad-finetune-instruct checkpoint.safetensors")
@@ -215,8 +231,18 @@ int main(int argc, char** argv) {
                  "default: from emb_dim), or qwen3-0.6b, qwen3-1.7b, qwen3-4b, qwen3-8b, "
                  "qwen3-14b, qwen3-32b, llama3.2-1b, llama3.2-3b with a Hugging Face checkpoint "
                  "(file, index or directory) as --weights and --ids");
-  app.add_option("--eos-id", eos_id, "Stop at this id (Qwen3 and Llama models)")
+  app.add_option("--eos-id", eos_id,
+                 "Stop at this id (Qwen3 and Llama models; default with --prompt: the "
+                 "tokenizer's end of text, or of the turn with --chat)")
       ->check(cli::non_negative());
+  app.add_option("--tokenizer", tokenizer_file,
+                 "Qwen3's or Llama 3's tokenizer for --prompt (default: tokenizer.json beside the "
+                 "checkpoint, else the one tools/fetch_tokenizers.sh fetched)");
+  app.add_flag("--chat", chat,
+               "Qwen3 and Llama: wrap --prompt as the book's chat format (a user turn, then the "
+               "assistant's)");
+  app.add_flag("--thinking", thinking,
+               "Qwen3 with --chat: let the model think (no empty <think></think> prefilled)");
   app.add_option("--n-heads", n_heads, "Attention heads, for GPT-2 files of non-GPT-2 sizes")
       ->check(cli::positive());
   app.add_option("--vocab-dir", vocab_dir, "Folder with GPT-2's encoder.json and vocab.bpe");
@@ -236,16 +262,49 @@ int main(int argc, char** argv) {
     const bool qwen3 = starts_with(lower_name, "qwen3") || starts_with(lower_name, "qwen/qwen3");
     const bool llama3 = starts_with(lower_name, "llama3") || starts_with(lower_name, "llama-3") ||
                         starts_with(lower_name, "meta-llama/");
+    if (!qwen3 && !llama3 && (chat || thinking || !tokenizer_file.empty())) {
+      throw Error(std::string(chat       ? "--chat"
+                              : thinking ? "--thinking"
+                                         : "--tokenizer") +
+                  ": only for Qwen3 and Llama models (--model qwen3-... or llama3.2-...)");
+    }
     if (qwen3 || llama3) {
-      if (ids.empty()) {
-        throw Error("--prompt: " + model_name +
-                    "'s tokenizer is not built into tapegrad-generate yet: give the prompt's "
-                    "token ids with --ids");
-      }
       if (n_heads > 0)
         throw Error("--n-heads: only for GPT-2 files (" + model_name + " has its own)");
-      HfRun run{model_name, weights,      dtype,       ids, max_new_tokens,
-                top_k,      std::nullopt, temperature, seed};
+      if (thinking && !(qwen3 && chat)) throw Error("--thinking: only with --chat on Qwen3");
+      if (chat && ids_opt->count() > 0) throw Error("--chat: wraps --prompt, not --ids");
+      std::unique_ptr<Tokenizer> tokenizer;
+      std::optional<int64_t> default_eos;
+      if (ids.empty()) {  // --prompt, through the model's tokenizer
+        std::filesystem::path file = tokenizer_file;
+        if (file.empty()) {
+          const std::filesystem::path dir = std::filesystem::is_directory(weights)
+                                                ? std::filesystem::path(weights)
+                                                : std::filesystem::path(weights).parent_path();
+          file = std::filesystem::exists(dir / "tokenizer.json")
+                     ? dir / "tokenizer.json"
+                     : default_tokenizer_file(qwen3 ? "qwen3" : "llama3");
+        }
+        try {
+          if (qwen3) {
+            auto qwen = std::make_unique<Qwen3Tokenizer>(Qwen3Tokenizer::from_file(file));
+            ids =
+                chat ? qwen->encode_chat(prompt, {.add_thinking = thinking}) : qwen->encode(prompt);
+            default_eos = qwen->eos_token_id(/*base_model=*/!chat);
+            tokenizer = std::move(qwen);
+          } else {
+            auto llama = std::make_unique<Llama3Tokenizer>(Llama3Tokenizer::from_file(file));
+            ids = chat ? llama->encode_chat(prompt) : llama->encode(prompt);
+            default_eos = chat ? Llama3Tokenizer::kEndOfTurn : Llama3Tokenizer::kEndOfText;
+            tokenizer = std::move(llama);
+          }
+        } catch (const Error& e) {
+          throw Error("--tokenizer: " + std::string(e.what()));
+        }
+        if (ids.empty()) throw Error("--prompt: the prompt is empty");
+      }
+      HfRun run{model_name, weights,      dtype,       ids,  tokenizer.get(), max_new_tokens,
+                top_k,      std::nullopt, temperature, seed, default_eos};
       if (eos_id >= 0) run.eos_id = eos_id;
       try {
         if (qwen3) {

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include <tapegrad/graph/error.h>
 #include <tapegrad/io/safetensors.h>
 
@@ -33,221 +35,34 @@ std::string shape_str(const std::vector<int64_t>& dims) {
 
 // --- the index file: {"metadata": {...}, "weight_map": {"name": "file", ...}} -----------------
 
-// A strict reader of the JSON the index needs: the weight_map's strings; any other value is
-// checked and skipped. Nesting is bounded, so no input can exhaust the stack.
-class IndexParser {
- public:
-  IndexParser(std::string_view text, std::string where) : s_(text), where_(std::move(where)) {}
+// A JSON file's object (nlohmann's parser); an Error "<where>..." when it is not one.
+nlohmann::json parse_json_object(const std::vector<uint8_t>& bytes, const std::string& where) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(bytes.begin(), bytes.end());
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(where + "not valid JSON: " + e.what());
+  }
+  if (!j.is_object()) throw Error(where + "not valid JSON of its kind: expected an object");
+  return j;
+}
 
-  // The top-level object's scalar members (strings unquoted, numbers and literals as written);
-  // nested values are checked and skipped.
-  std::map<std::string, std::string> scalars() {
-    std::map<std::string, std::string> out;
-    expect('{');
-    if (!peek('}')) {
-      do {
-        std::string key = string();
-        expect(':');
-        skip_space();
-        if (pos_ < s_.size() && s_[pos_] == '"') {
-          out[std::move(key)] = string();
-        } else {
-          const size_t begin = pos_;
-          skip_value(0);
-          if (s_[begin] != '{' && s_[begin] != '[') {
-            out[std::move(key)] = std::string(s_.substr(begin, pos_ - begin));
-          }
-        }
-      } while (consume(','));
+// The index's weight_map: tensor name -> shard file.
+std::map<std::string, std::string> weight_map_of(const std::vector<uint8_t>& bytes,
+                                                 const std::string& where) {
+  const nlohmann::json j = parse_json_object(bytes, where);
+  if (!j.contains("weight_map") || !j["weight_map"].is_object()) {
+    throw Error(where + "not valid JSON of its kind: expected a \"weight_map\" object");
+  }
+  std::map<std::string, std::string> map;
+  for (const auto& [name, file] : j["weight_map"].items()) {
+    if (!file.is_string()) {
+      throw Error(where + "not valid JSON of its kind: expected a file name for \"" + name + "\"");
     }
-    expect('}');
-    return out;
+    map.emplace(name, file.get<std::string>());
   }
-
-  std::map<std::string, std::string> weight_map() {
-    std::map<std::string, std::string> map;
-    bool found = false;
-    expect('{');
-    if (!peek('}')) {
-      do {
-        const std::string key = string();
-        expect(':');
-        if (key == "weight_map") {
-          found = true;
-          expect('{');
-          if (!peek('}')) {
-            do {
-              std::string name = string();
-              expect(':');
-              std::string file = string();
-              if (!map.emplace(std::move(name), std::move(file)).second) fail("a duplicate tensor");
-            } while (consume(','));
-          }
-          expect('}');
-        } else {
-          skip_value(0);
-        }
-      } while (consume(','));
-    }
-    expect('}');
-    skip_space();
-    if (pos_ != s_.size()) fail("text after the JSON object");
-    if (!found) fail("no \"weight_map\" object");
-    return map;
-  }
-
- private:
-  [[noreturn]] void fail(const std::string& what) const {
-    throw Error(where_ + "not valid JSON of its kind: " + what + " at byte " +
-                std::to_string(pos_));
-  }
-  void skip_space() {
-    while (pos_ < s_.size() &&
-           (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\r' || s_[pos_] == '\t')) {
-      ++pos_;
-    }
-  }
-  bool peek(char c) {
-    skip_space();
-    return pos_ < s_.size() && s_[pos_] == c;
-  }
-  bool consume(char c) {
-    if (!peek(c)) return false;
-    ++pos_;
-    return true;
-  }
-  void expect(char c) {
-    if (!consume(c)) fail(std::string("expected '") + c + "'");
-  }
-  static void append_utf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xc0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3f));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xe0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-      out += static_cast<char>(0x80 | (cp & 0x3f));
-    } else {
-      out += static_cast<char>(0xf0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-      out += static_cast<char>(0x80 | (cp & 0x3f));
-    }
-  }
-  uint32_t hex4() {
-    if (pos_ + 4 > s_.size()) fail("a short \\u escape");
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) {
-      const char c = s_[pos_++];
-      v <<= 4;
-      if (c >= '0' && c <= '9') {
-        v |= static_cast<uint32_t>(c - '0');
-      } else if (c >= 'a' && c <= 'f') {
-        v |= static_cast<uint32_t>(c - 'a' + 10);
-      } else if (c >= 'A' && c <= 'F') {
-        v |= static_cast<uint32_t>(c - 'A' + 10);
-      } else {
-        fail("a bad \\u escape");
-      }
-    }
-    return v;
-  }
-  std::string string() {
-    expect('"');
-    std::string out;
-    while (true) {
-      if (pos_ >= s_.size()) fail("an unterminated string");
-      const char c = s_[pos_++];
-      if (c == '"') return out;
-      if (static_cast<unsigned char>(c) < 0x20) fail("a control character in a string");
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (pos_ >= s_.size()) fail("an unterminated string");
-      const char e = s_[pos_++];
-      switch (e) {
-        case '"':
-          out += '"';
-          break;
-        case '\\':
-          out += '\\';
-          break;
-        case '/':
-          out += '/';
-          break;
-        case 'b':
-          out += '\b';
-          break;
-        case 'f':
-          out += '\f';
-          break;
-        case 'n':
-          out += '\n';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case 't':
-          out += '\t';
-          break;
-        case 'u': {
-          uint32_t cp = hex4();
-          if (cp >= 0xd800 && cp < 0xdc00) {
-            if (pos_ + 2 > s_.size() || s_[pos_] != '\\' || s_[pos_ + 1] != 'u') {
-              fail("a lone surrogate");
-            }
-            pos_ += 2;
-            const uint32_t lo = hex4();
-            if (lo < 0xdc00 || lo >= 0xe000) fail("a lone surrogate");
-            cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-          } else if (cp >= 0xdc00 && cp < 0xe000) {
-            fail("a lone surrogate");
-          }
-          append_utf8(out, cp);
-          break;
-        }
-        default:
-          fail("a bad escape");
-      }
-    }
-  }
-  void skip_value(int depth) {
-    if (depth > 32) fail("nesting deeper than 32");
-    skip_space();
-    if (pos_ >= s_.size()) fail("a missing value");
-    const char c = s_[pos_];
-    if (c == '"') {
-      string();
-    } else if (c == '{' || c == '[') {
-      const char close = c == '{' ? '}' : ']';
-      ++pos_;
-      if (!peek(close)) {
-        do {
-          if (c == '{') {
-            string();
-            expect(':');
-          }
-          skip_value(depth + 1);
-        } while (consume(','));
-      }
-      expect(close);
-    } else {
-      const size_t begin = pos_;
-      while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) ||
-                                  s_[pos_] == '-' || s_[pos_] == '+' || s_[pos_] == '.')) {
-        ++pos_;
-      }
-      if (pos_ == begin) fail("an unexpected character");
-    }
-  }
-
-  std::string_view s_;
-  std::string where_;
-  size_t pos_ = 0;
-};
+  return map;
+}
 
 // --- the checkpoint: its files mapped, every tensor by name -------------------------------------
 
@@ -322,9 +137,7 @@ class Checkpoint {
   }
   void open_index(const fs::path& index) {
     const std::string index_path = index.string();
-    const std::vector<uint8_t> bytes = read_whole_file(index_path);
-    const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-    const auto weight_map = IndexParser(text, where_ + index_path + ": ").weight_map();
+    const auto weight_map = weight_map_of(read_whole_file(index_path), where_ + index_path + ": ");
     // Every shard the index names must be there before anything is read.
     std::set<std::string> files;
     for (const auto& [name, file] : weight_map) files.insert(file);
@@ -567,19 +380,14 @@ Qwen3Config qwen3_config_from_json(const std::string& path) {
   } catch (const Error& e) {
     throw Error("qwen3_config_from_json: " + std::string(e.what()));
   }
-  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  const auto fields = IndexParser(text, where).scalars();
+  const nlohmann::json fields = parse_json_object(bytes, where);
   auto number = [&](const char* key) {
-    const auto it = fields.find(key);
-    if (it == fields.end()) throw Error(where + "no \"" + std::string(key) + "\"");
-    try {
-      size_t used = 0;
-      const double v = std::stod(it->second, &used);
-      if (used != it->second.size()) throw std::invalid_argument(key);
-      return v;
-    } catch (const std::exception&) {
-      throw Error(where + "\"" + std::string(key) + "\" is " + it->second + ", not a number");
+    if (!fields.contains(key)) throw Error(where + "no \"" + std::string(key) + "\"");
+    if (!fields[key].is_number()) {
+      throw Error(where + "\"" + std::string(key) + "\" is " + fields[key].dump() +
+                  ", not a number");
     }
+    return fields[key].get<double>();
   };
   auto integer = [&](const char* key) {
     const double v = number(key);

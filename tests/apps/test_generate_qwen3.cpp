@@ -4,7 +4,11 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <sstream>
 #include <string>
+#include <vector>
+
+#include <tapegrad/text/llm_tokenizers.h>
 
 #include "tests/apps/run_program.h"
 #include "tests/temp_dir.h"
@@ -59,8 +63,12 @@ TEST_CASE("tapegrad-generate --model qwen3 / llama3.2: bad input names the optio
     CHECK(run.err.find("tapegrad-generate: " + prefix) != std::string::npos);
     CHECK(run.err.find(part) != std::string::npos);
   };
-  expect(run_program(TAPEGRAD_GENERATE, "--model qwen3 --weights " + kQwenDir + " --prompt Hi"),
-         "--prompt: ", "--ids");
+  expect(run_program(TAPEGRAD_GENERATE, "--model qwen3 --weights " + kQwenDir +
+                                            " --tokenizer /nowhere/tokenizer.json --prompt Hi"),
+         "--tokenizer: ", "/nowhere/tokenizer.json");
+  expect(run_program(TAPEGRAD_GENERATE, "--model qwen3 --weights " + kQwenDir + " --ids 1 --chat"),
+         "--chat: ", "--prompt");
+  expect(run_program(TAPEGRAD_GENERATE, "--weights x.safetensors --chat"), "--chat: ", "Qwen3");
   expect(run_program(TAPEGRAD_GENERATE, "--model qwen3-9b --weights " + kQwenDir + " --ids 1"),
          "--model: ", "qwen3-0.6b");
   expect(qwen("--eos-id 97"), "--eos-id: ", "97");
@@ -78,3 +86,34 @@ TEST_CASE("tapegrad-generate --model qwen3 / llama3.2: bad input names the optio
          "--weights: ", "config.json");
 }
 #endif
+
+TEST_CASE("tapegrad-generate --model qwen3: --prompt through Qwen3's tokenizer, text out",
+          "[cli][generate][qwen3]") {
+  using namespace test_generate_qwen3;
+  if (!std::filesystem::exists(tapegrad::default_tokenizer_file("qwen3"))) {
+    WARN("skipped: no Qwen3 tokenizer (bash tools/fetch_tokenizers.sh)");
+    return;
+  }
+  // "3+4=" is four one-byte tokens, all inside the tiny checkpoint's 97 ids: "3" is 18, "+" 10,
+  // "4" 19, "=" 28, so the greedy continuation is the one --ids gives for them.
+  const ProgramRun text = run_program(TAPEGRAD_GENERATE, "--model qwen3 --weights " + kQwenDir +
+                                                             " --prompt 3+4= --max-new-tokens 5");
+  INFO("stderr:\n" << text.err);
+  REQUIRE(text.status == 0);
+  const ProgramRun ids =
+      run_program(TAPEGRAD_GENERATE,
+                  "--model qwen3 --weights " + kQwenDir + " --ids 18,10,19,28 --max-new-tokens 5");
+  REQUIRE(ids.status == 0);
+  const tapegrad::Qwen3Tokenizer tokenizer =
+      tapegrad::Qwen3Tokenizer::from_file(tapegrad::default_tokenizer_file("qwen3"));
+  std::vector<int64_t> expected;
+  std::stringstream in(ids.out);
+  for (std::string item; std::getline(in, item, ',');) expected.push_back(std::stoll(item));
+  CHECK(text.out == tokenizer.decode(expected) + "\n");
+  CHECK(text.out.rfind("3+4=", 0) == 0);
+  // An id the tiny model does not have is an Error naming --prompt.
+  const ProgramRun big =
+      run_program(TAPEGRAD_GENERATE, "--model qwen3 --weights " + kQwenDir + " --prompt Hello");
+  CHECK(big.status != 0);
+  CHECK(big.err.find("tapegrad-generate: --prompt: its token") != std::string::npos);
+}
