@@ -27,7 +27,7 @@ const std::vector<DTypeTag> kDTypes = {{"f32", DType::Float32}, {"f64", DType::F
 
 // Runs `m` on the case's x, backward with its dy, and compares y, dx and each named parameter
 // gradient ("w" -> ".dw") with torch's.
-void check_norm_case(UnaryModule& m, const std::string& key, DType dtype,
+void check_norm_case(nn::UnaryModule& m, const std::string& key, DType dtype,
                      const std::vector<std::pair<std::string, Parameter>>& params) {
   INFO(key);
   const auto& g = golden();

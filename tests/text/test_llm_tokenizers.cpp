@@ -60,12 +60,10 @@ std::map<std::string, Golden> goldens() {
 
 }  // namespace llm_tokenizers_test
 
-using namespace llm_tokenizers_test;
-
 TEST_CASE("Qwen3 tokenizer: the book's encode and Hugging Face's ids", "[text][tokenizer]") {
-  const Qwen3Tokenizer* tok = load_or_skip<Qwen3Tokenizer>("qwen3");
+  const Qwen3Tokenizer* tok = llm_tokenizers_test::load_or_skip<Qwen3Tokenizer>("qwen3");
   if (!tok) return;
-  const auto all = goldens();
+  const auto all = llm_tokenizers_test::goldens();
   REQUIRE(all.size() >= 20);
   for (const auto& [name, golden] : all) {
     INFO(name);
@@ -89,9 +87,9 @@ TEST_CASE("Qwen3 tokenizer: the book's encode and Hugging Face's ids", "[text][t
 
 TEST_CASE("Llama 3 tokenizer: the book's encode and ChatFormat against tiktoken's ids",
           "[text][tokenizer]") {
-  const Llama3Tokenizer* tok = load_or_skip<Llama3Tokenizer>("llama3");
+  const Llama3Tokenizer* tok = llm_tokenizers_test::load_or_skip<Llama3Tokenizer>("llama3");
   if (!tok) return;
-  for (const auto& [name, golden] : goldens()) {
+  for (const auto& [name, golden] : llm_tokenizers_test::goldens()) {
     INFO(name);
     CHECK(tok->encode(golden.text) == golden.ids.at("llama3"));
     CHECK(tok->encode_chat(golden.text) == golden.ids.at("llama3_chat"));
@@ -109,7 +107,7 @@ TEST_CASE("Llama 3 tokenizer: the book's encode and ChatFormat against tiktoken'
 }
 
 TEST_CASE("Llama 3 tokenizer: Meta's tiktoken file gives the same ids", "[text][tokenizer]") {
-  const Llama3Tokenizer* tok = load_or_skip<Llama3Tokenizer>("llama3");
+  const Llama3Tokenizer* tok = llm_tokenizers_test::load_or_skip<Llama3Tokenizer>("llama3");
   if (!tok) return;
   // No tokenizer.model can be downloaded here: write one in tiktoken's format (a base64 token and
   // its rank a line) from the loaded ranks.
@@ -135,7 +133,7 @@ TEST_CASE("Llama 3 tokenizer: Meta's tiktoken file gives the same ids", "[text][
     }
   }
   const Llama3Tokenizer from_model = Llama3Tokenizer::from_file(file);
-  for (const auto& [name, golden] : goldens()) {
+  for (const auto& [name, golden] : llm_tokenizers_test::goldens()) {
     INFO(name);
     CHECK(from_model.encode(golden.text) == golden.ids.at("llama3"));
   }
