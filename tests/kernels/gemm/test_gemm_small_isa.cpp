@@ -273,9 +273,11 @@ TEST_CASE("cpu: the level follows TAPEGRAD_CPU_CAPABILITY", "[.][cpu-env]") {
 
 // Hidden: ctest runs it under `qemu-x86_64 -cpu Haswell` with TAPEGRAD_EXPECT_DETECTED=avx2
 // (tests/CMakeLists.txt), to show the detection sees the emulated CPU's level.
+// Run without the variable (the sanitizer pass runs a file's hidden cases too), it checks what
+// holds anywhere: unforced, the level in use is the detected one.
 TEST_CASE("cpu: the detected level is TAPEGRAD_EXPECT_DETECTED's", "[.][cpu-detected]") {
   const char* env = std::getenv("TAPEGRAD_EXPECT_DETECTED");
-  REQUIRE(env != nullptr);
-  CHECK(std::string(cpu_capability_name(cpu_detected_capability())) == env);
-  CHECK(cpu_capability() == cpu_detected_capability());
+  if (env != nullptr) CHECK(std::string(cpu_capability_name(cpu_detected_capability())) == env);
+  const char* forced = std::getenv("TAPEGRAD_CPU_CAPABILITY");
+  if (forced == nullptr || *forced == '\0') CHECK(cpu_capability() == cpu_detected_capability());
 }
