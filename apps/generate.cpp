@@ -273,16 +273,18 @@ int main(int argc, char** argv) {
         throw Error("--n-heads: only for GPT-2 files (" + model_name + " has its own)");
       if (thinking && !(qwen3 && chat)) throw Error("--thinking: only with --chat on Qwen3");
       if (chat && ids_opt->count() > 0) throw Error("--chat: wraps --prompt, not --ids");
+      // The checkpoint's folder (--weights is it, or a file in it): its config.json and
+      // tokenizer.json.
+      const std::filesystem::path checkpoint_dir =
+          std::filesystem::is_directory(weights) ? std::filesystem::path(weights)
+                                                 : std::filesystem::path(weights).parent_path();
       std::unique_ptr<Tokenizer> tokenizer;
       std::optional<int64_t> default_eos;
       if (ids.empty()) {  // --prompt, through the model's tokenizer
         std::filesystem::path file = tokenizer_file;
         if (file.empty()) {
-          const std::filesystem::path dir = std::filesystem::is_directory(weights)
-                                                ? std::filesystem::path(weights)
-                                                : std::filesystem::path(weights).parent_path();
-          file = std::filesystem::exists(dir / "tokenizer.json")
-                     ? dir / "tokenizer.json"
+          file = std::filesystem::exists(checkpoint_dir / "tokenizer.json")
+                     ? checkpoint_dir / "tokenizer.json"
                      : default_tokenizer_file(qwen3 ? "qwen3" : "llama3");
         }
         try {
@@ -309,11 +311,8 @@ int main(int argc, char** argv) {
       try {
         if (qwen3) {
           // "qwen3" alone: the sizes from the checkpoint's config.json.
-          const std::filesystem::path dir = std::filesystem::is_directory(weights)
-                                                ? std::filesystem::path(weights)
-                                                : std::filesystem::path(weights).parent_path();
           const nn::Qwen3Config cfg = lower_name == "qwen3"
-                                          ? nn::qwen3_config_from_json(dir.string())
+                                          ? nn::qwen3_config_from_json(checkpoint_dir.string())
                                           : nn::qwen3_config(model_name);
           return run_hf<nn::Qwen3Model>(
               run, cfg, "Qwen3",
