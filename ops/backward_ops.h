@@ -16,6 +16,10 @@ namespace tapegrad {
 // dy and x of one shape and dtype.
 Tensor gelu_backward(const Tensor& dy, const Tensor& x, std::string_view approximate = "none");
 
+// dYᵀ·X summed over the rows (every dim but the last): linear's weight gradient [out, in], from
+// dY [.., out] and X [.., in] of the same leading dims, without transposing a copy of dY.
+Tensor linear_weight_backward(const Tensor& dy, const Tensor& x);
+
 // GELU'(x) = Φ(x) + x·φ(x) of the exact (erf) form, in torch's order of operations: the one
 // formula gelu's kernel backward and gelu_backward's forward share.
 template <class T>

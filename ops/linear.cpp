@@ -1,6 +1,7 @@
 // linear: nn.Linear's y = x·Wᵀ + b (a GEMM over x's rows; one row: a matrix-vector product).
 #include <tapegrad/kernels/gemm/gemm.h>
 #include <tapegrad/kernels/gemm/gemv.h>
+#include <tapegrad/ops/backward_ops.h>
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/grad.h>
@@ -49,9 +50,9 @@ void linear_backward(Tape& tape, const Node& node) {
 void linear_grad_graph(GradGraph& g) {
   // Y = X·Wᵀ + b  =>  dX += dY·W, dW += dYᵀ·X (rows flattened), db += Σ_rows dY
   const Tensor x = g.input(0), w = g.input(1);
-  const int64_t out = w.shape()[0], in = w.shape()[1];
+  const int64_t out = w.shape()[0];
   if (g.needs(0)) g.add(0, matmul(g.grad(), w));
-  if (g.needs(1)) g.add(1, matmul(t(reshape(g.grad(), {-1, out})), reshape(x, {-1, in})));
+  if (g.needs(1)) g.add(1, linear_weight_backward(g.grad(), x));
   if (g.node().num_inputs == 3 && g.needs(2)) g.add(2, sum_to_size(g.grad(), Shape{out}));
 }
 
