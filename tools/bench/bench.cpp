@@ -194,7 +194,7 @@ int worker_main(const std::vector<std::string>& args) {
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
   if (engine == "tapegrad-gpt" || engine == "torch-gpt") return tgb::gpt_worker_main(args);
   if (engine == "tapegrad-finetune") return tgb::finetune_worker_main(args);
-  if (engine == "tapegrad-cnn") return tgb::cnn_worker_main(args);
+  if (engine == "tapegrad-cnn" || engine == "torch-cnn") return tgb::cnn_worker_main(args);
 #endif
   if (engine == "tapegrad-generate" || engine == "read-bandwidth") {
     return tgb::generate_worker_main(args);
@@ -433,7 +433,7 @@ int main(int argc, char** argv) {
       "autocast bf16; gpt-tiny-hvp, a Hessian-vector product of gpt-tiny's loss w.r.t. every "
       "parameter (grad with create_graph, then grad of the dot product with v), against PyTorch "
       "eager; conv2d-resnet (a 64->64 3x3 conv2d's forward and backward on 8x64x56x56) and "
-      "cnn-step (examples/cnn.cpp's training step) against PyTorch eager.",
+      "cnn-step (examples/cnn.cpp's training step) against LibTorch and PyTorch eager.",
       "tapegrad-bench");
   app.add_option("--threads", thread_counts, "thread counts, N[,N...]")
       ->delimiter(',')
@@ -518,14 +518,17 @@ int main(int argc, char** argv) {
   if (!finetune_names.empty()) {
     tgb::run_finetune_workloads(finetune_names, thread_counts, sample_factor);
   }
-  // The convolution workloads (conv2d-resnet, cnn-step), with PyTorch eager as peer.
+  // The convolution workloads (conv2d-resnet, cnn-step), with LibTorch and PyTorch eager as peers.
   std::vector<std::string> cnn_names;
   std::erase_if(workload_names, [&](const std::string& n) {
     if (!tgb::is_cnn_workload(n)) return false;
     cnn_names.push_back(n);
     return true;
   });
-  if (!cnn_names.empty()) tgb::run_cnn_workloads(cnn_names, thread_counts, sample_factor);
+  if (!cnn_names.empty()) {
+    tgb::run_cnn_workloads(cnn_names, thread_counts, sample_factor,
+                           torch ? plugin_path() : nullptr);
+  }
 #endif
   // The generation workloads (generate-124m, generate-124m-bf16, generate-355m), with PyTorch
   // eager as the peer.

@@ -1,6 +1,7 @@
 // The LibTorch comparator, built as a plugin the benchmark loads only in the processes that run
 // it: the same steps as tapegrad's (same init, same data, same ops), written as the book writes
-// them: the attention step (tgb_torch_*) and the GPT training step (tgb_torch_gpt_*).
+// them: the attention step (tgb_torch_*), the GPT training step (tgb_torch_gpt_*) and the
+// convolution workloads (tgb_torch_cnn_*).
 #include <dlfcn.h>
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -231,6 +232,80 @@ struct GptEngine {
   torch::Tensor inputs, targets;
 };
 
+// The convolution workloads as tools/bench/torch_cnn.py writes them (cnn_workload.cpp says what
+// each step is): manual_seed(123) before the layers, which are constructed one by one in the
+// script's order so they draw torch's init; the inputs torch.rand from a Generator seeded 123, the
+// labels torch.randint from it next. float32 NCHW on the CPU: ATen sends these convolutions to
+// its oneDNN (mkldnn) path. channels_last: the model and inputs in NHWC, the layout oneDNN's
+// kernels want, so no reorder around each convolution (torch's advice for CNNs on the CPU); the
+// numbers are the same up to rounding.
+struct CnnEngine {
+  CnnEngine(const std::string& workload, bool channels_last) : resnet(workload == "conv2d-resnet") {
+    const auto format =
+        channels_last ? torch::MemoryFormat::ChannelsLast : torch::MemoryFormat::Contiguous;
+    at::Generator gen = at::detail::createCPUGenerator(123);
+    torch::manual_seed(123);
+    if (resnet) {
+      conv = torch::nn::Conv2d(torch::nn::Conv2dOptions(64, 64, 3).padding(1));
+      x = torch::rand({8, 64, 56, 56}, gen).contiguous(format).requires_grad_();
+      params = conv->parameters();
+    } else {
+      // Appended one by one: as arguments of one call, C++ would construct (and draw the
+      // weights of) the layers in an unspecified order.
+      model = torch::nn::Sequential();
+      model->push_back(torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 16, 3).padding(1)));
+      model->push_back(torch::nn::ReLU());
+      model->push_back(torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(2)));
+      model->push_back(torch::nn::Conv2d(torch::nn::Conv2dOptions(16, 32, 3).padding(1)));
+      model->push_back(torch::nn::ReLU());
+      model->push_back(torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(2)));
+      model->push_back(torch::nn::Flatten());
+      model->push_back(torch::nn::Linear(32 * 7 * 7, 10));
+      images = torch::rand({32, 1, 28, 28}, gen).contiguous(format);
+      labels = torch::randint(0, 10, {32}, gen, torch::kLong);
+      params = model->parameters();
+      optimizer =
+          std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(0.01).momentum(0.9));
+    }
+    if (channels_last) {
+      torch::NoGradGuard no_grad;
+      for (torch::Tensor& p : params) {
+        if (p.dim() == 4) p.set_data(p.contiguous(format));
+      }
+    }
+  }
+
+  double step() {
+    if (resnet) {
+      if (x.grad().defined()) x.mutable_grad().zero_();
+      conv->zero_grad();
+      const torch::Tensor loss = conv(x).mean();
+      loss.backward();
+      return loss.item<double>();
+    }
+    optimizer->zero_grad();
+    const torch::Tensor loss = torch::nn::functional::cross_entropy(model->forward(images), labels);
+    loss.backward();
+    optimizer->step();
+    return loss.item<double>();
+  }
+
+  // Σ of the parameters and the input, as torch_cnn.py's checksum.
+  double checksum() const {
+    torch::NoGradGuard no_grad;
+    double sum = 0;
+    for (const torch::Tensor& p : params) sum += p.to(torch::kFloat64).sum().item<double>();
+    return sum + (resnet ? x : images).to(torch::kFloat64).sum().item<double>();
+  }
+
+  bool resnet;
+  torch::nn::Conv2d conv{nullptr};
+  torch::nn::Sequential model{nullptr};
+  torch::Tensor x, images, labels;
+  std::vector<torch::Tensor> params;
+  std::unique_ptr<torch::optim::SGD> optimizer;
+};
+
 }  // namespace
 
 extern "C" {
@@ -314,6 +389,25 @@ double tgb_torch_gpt_step(void* engine) {
 
 void tgb_torch_gpt_destroy(void* engine) {
   delete static_cast<GptEngine*>(engine);
+}
+
+// workload: "conv2d-resnet" or "cnn-step"; channels_last: NHWC model and inputs (CnnEngine).
+void* tgb_torch_cnn_create(const char* workload, int channels_last, int threads) {
+  torch::set_num_threads(threads);
+  limit_blas_threads(threads);
+  return new CnnEngine(workload, channels_last != 0);
+}
+
+double tgb_torch_cnn_checksum(void* engine) {
+  return static_cast<CnnEngine*>(engine)->checksum();
+}
+
+double tgb_torch_cnn_step(void* engine) {
+  return static_cast<CnnEngine*>(engine)->step();
+}
+
+void tgb_torch_cnn_destroy(void* engine) {
+  delete static_cast<CnnEngine*>(engine);
 }
 
 // GFLOP/s of torch::mm on n x n float32 matrices: the best of `reps` timed products.
