@@ -173,16 +173,18 @@ void matmul_grad_graph(GradGraph& g) {
   std::vector<int64_t> dims(out.dims().begin(), out.dims().end());
   if (a.rank() == 1) dims.insert(dims.end() - (b.rank() == 1 ? 0 : 1), 1);
   if (b.rank() == 1) dims.push_back(1);
-  const Tensor dy = reshape(g.grad(), dims);
+  // Reshapes copy: only a 1-D operand's needs one.
+  const bool vectors = a.rank() == 1 || b.rank() == 1;
+  const Tensor dy = vectors ? reshape(g.grad(), dims) : g.grad();
   if (g.needs(0)) {
     const Shape a2_shape = a2.shape(), a_shape = a.shape();
     const Tensor da = sum_to_size(matmul(dy, transpose(b2, -2, -1)), a2_shape);
-    g.add(0, reshape(da, a_shape.dims()));
+    g.add(0, a.rank() == 1 ? reshape(da, a_shape.dims()) : da);
   }
   if (g.needs(1)) {
     const Shape b2_shape = b2.shape(), b_shape = b.shape();
     const Tensor db = sum_to_size(matmul(transpose(a2, -2, -1), dy), b2_shape);
-    g.add(1, reshape(db, b_shape.dims()));
+    g.add(1, b.rank() == 1 ? reshape(db, b_shape.dims()) : db);
   }
 }
 
