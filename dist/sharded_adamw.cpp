@@ -365,6 +365,12 @@ OptimizerState ShardedAdamW::gather_state(int root) const {
   return out;
 }
 
+OptimizerState ShardedAdamW::state() const {
+  refuse(
+      "state(): the moments are spread over the ranks; call gather_state(root) on every rank "
+      "(it returns the whole state, in AdamW's format, on root)");
+}
+
 void ShardedAdamW::load_full_state(const OptimizerState& state) {
   const std::string where = "load_full_state: ";
   if (state.optimizer != "AdamW")

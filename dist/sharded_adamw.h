@@ -65,6 +65,11 @@ class ShardedAdamW : public Optimizer {
   // moments in its shape), gathered on `root` (the other ranks get an empty state). Collective:
   // every rank must call it. AdamW::load_state accepts it, and load_full_state below.
   OptimizerState gather_state(int root = 0) const;
+  // The sharded state has no local whole: state() throws Error (use gather_state on every rank),
+  // so that a checkpoint or a caller through Optimizer& never gets the scalars without the moments.
+  OptimizerState state() const override;
+  // load_full_state.
+  void load_state(const OptimizerState& state) override { load_full_state(state); }
   // Takes this rank's share of a whole state (an unsharded AdamW's state(), or gather_state()'s),
   // so a run resumes on any number of ranks. Throws Error, changing nothing, when it does not fit.
   void load_full_state(const OptimizerState& state);
