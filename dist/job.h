@@ -85,7 +85,8 @@ class Job {
   // AdamW over `parameters`. With `shard` in a job of several processes, ZeRO stage 1
   // (dist::ShardedAdamW: each process keeps and updates 1/N of the moments; the same weights as
   // AdamW): its step() averages the gradients itself, so backward_options() and
-  // average_gradients() then do nothing. Otherwise (or alone) a plain AdamW.
+  // average_gradients() then do nothing. Otherwise (or alone) a plain AdamW. The job keeps a
+  // pointer to a sharded one: it must outlive the job's calls below.
   std::unique_ptr<Optimizer> make_adamw(std::vector<Parameter> parameters, AdamWOptions options,
                                         bool shard);
   bool optimizer_sharded() const { return sharded_; }
