@@ -90,8 +90,9 @@ DataParallel::DataParallel(std::vector<Parameter> parameters, DataParallelOption
     const int64_t padded = options_.rank_order_sum ? share(bucket) * world_size_ : bucket.elements;
     largest = std::max(largest, padded * dtype_size(bucket.dtype));
   }
-  staging_.resize(static_cast<size_t>(largest));
-  if (options_.rank_order_sum) staging_received_.resize(static_cast<size_t>(largest));
+  // Allocated by the first blocking average: a step that overlaps every bucket, or a sharded
+  // optimiser that averages itself, never holds it (154 MB at GPT-2 124M, its embedding's).
+  staging_bytes_ = largest;
   check_same_layout();
   broadcast_parameters();
 }
@@ -282,6 +283,10 @@ void DataParallel::average_gradients() {
       unpack(buckets_[b], buckets_[b].buffer.data());
     }
     first_blocking = started_;
+  }
+  if (first_blocking < buckets_.size() && staging_.empty()) {
+    staging_.resize(static_cast<size_t>(staging_bytes_));
+    if (options_.rank_order_sum) staging_received_.resize(staging_.size());
   }
   for (size_t b = first_blocking; b < buckets_.size(); ++b) {
     pack(buckets_[b], staging_.data());

@@ -118,6 +118,7 @@ class DataParallel {
   std::vector<Bucket> buckets_;
   std::vector<char> staging_;           // one bucket's bytes, reused by the blocking path
   std::vector<char> staging_received_;  // rank_order_sum's MPI_Alltoall, blocking path
+  int64_t staging_bytes_ = 0;           // the largest bucket's (padded) bytes
   bool overlapping_ = false;            // backward_options() armed the buckets for this step
   size_t started_ = 0;                  // buckets started so far this step, in order
   int started_in_backward_ = 0;
