@@ -90,6 +90,7 @@ struct Options {
   int64_t eval_iter = 5;
   int64_t checkpoint_every = 20;
   bool checkpoint_activations = false;
+  bool shard_optimizer = false;
   std::optional<int64_t> context_length, emb_dim, n_heads, n_layers, batch_size;
   std::optional<double> lr, drop_rate;
   double weight_decay = 0.1;
@@ -254,7 +255,7 @@ void check_same_job(const Options& o, const std::string& config, const dist::Job
   std::ostringstream settings;
   settings << config << " steps=" << o.steps << " eval_freq=" << o.eval_freq
            << " eval_iter=" << o.eval_iter << " checkpoint_every=" << o.checkpoint_every
-           << " resume=" << o.resume;
+           << " resume=" << o.resume << " shard_optimizer=" << o.shard_optimizer;
   if (const std::string rank0 = job.broadcast(settings.str()); rank0 != settings.str()) {
     throw Error(kProgram + ": the options of this process differ from rank 0's:\n  rank 0: " +
                 rank0 + "\n  this process: " + settings.str());
@@ -292,9 +293,16 @@ TrainState resume(const Options& o, const dist::Job& job, const std::string& ckp
   CheckpointExtras mine = extras;
   mine.generators = {{dropout_generator_name(job.rank()), &default_generator()},
                      {"data", &data_generator}};
+  // A sharded optimiser takes its share of the file's whole AdamW state, read into a whole one.
+  std::unique_ptr<AdamW> whole;
+  if (job.optimizer_sharded()) {
+    whole = std::make_unique<AdamW>(extras.optimizer->parameters());
+    mine.optimizer = whole.get();
+  }
   try {
     load_checkpoint_bytes(bytes, ckpt, params, mine);
     extras.metadata = mine.metadata;
+    if (whole) job.load_optimizer_state(*extras.optimizer, whole->state());
   } catch (const Error& e) {
     throw Error(kProgram + ": --resume: " + e.what());
   }
@@ -318,13 +326,23 @@ TrainState resume(const Options& o, const dist::Job& job, const std::string& ckp
 
 // Called by every process (the generator states are gathered); rank 0 writes the file, with
 // rank r's dropout generator as "rng.default.rank<r>" beside rank 0's "rng.default".
+// A sharded optimiser's state is gathered on rank 0 and written as AdamW's (the same file as an
+// unsharded run's, which resumes sharded or not, on any number of processes).
 void save(const dist::Job& job, const std::string& ckpt, const std::string& config,
           const NamedParameters& params, const CheckpointExtras& extras,
           const DataLoader& train_loader, const TrainState& state) {
   const std::vector<std::vector<uint64_t>> states = job.gather(default_generator().state());
+  OptimizerState gathered;
+  if (job.optimizer_sharded()) gathered = job.optimizer_state(*extras.optimizer);
   if (job.rank() != 0) return;
   std::vector<Generator> others(states.size() > 1 ? states.size() - 1 : 0);
   CheckpointExtras with_ranks = extras;
+  std::unique_ptr<AdamW> whole;  // the gathered state, in the optimiser the file is written from
+  if (job.optimizer_sharded()) {
+    whole = std::make_unique<AdamW>(extras.optimizer->parameters());
+    whole->load_state(gathered);
+    with_ranks.optimizer = whole.get();
+  }
   for (size_t r = 1; r < states.size(); ++r) {
     others[r - 1].set_state(states[r]);
     with_ranks.generators.emplace_back(dropout_generator_name(static_cast<int>(r)), &others[r - 1]);
@@ -415,6 +433,12 @@ int run(const Options& o, dist::Job& job) {
   const int64_t global_batch = p.batch_size * job.world_size();
   if (job.world_size() > 1) config += " processes=" + std::to_string(job.world_size());
   check_same_job(o, config, job);
+  if (o.shard_optimizer && o.clip > 0) {
+    // Clipping takes the norm of the averaged gradient, which no process holds when sharded.
+    throw Error(kProgram +
+                ": --shard-optimizer and --clip cannot be combined (the sharded step has no whole "
+                "averaged gradient to clip; dist::ShardedAdamW::set_clip_grad_norm can)");
+  }
 
   manual_seed(o.seed);  // the model's initial weights, then dropout: torch.manual_seed
   nn::GPTModel model(p.cfg);
@@ -432,7 +456,11 @@ int run(const Options& o, dist::Job& job) {
   // Evaluation sees whole global batches on every process: the losses of one process.
   DataLoader train_eval_loader(train_ds, global_batch, true, true, &data_generator);
   DataLoader val_loader(val_ds, global_batch, false, false, &data_generator);
-  AdamW optimizer(model.parameters(), AdamWOptions{.lr = p.lr, .weight_decay = o.weight_decay});
+  // Under mpirun with --shard-optimizer, ZeRO stage 1: each process keeps 1/N of AdamW's moments.
+  const std::unique_ptr<Optimizer> adamw =
+      job.make_adamw(model.parameters(), AdamWOptions{.lr = p.lr, .weight_decay = o.weight_decay},
+                     o.shard_optimizer);
+  Optimizer& optimizer = *adamw;
   std::unique_ptr<LRScheduler> scheduler;
   if (o.warmup > 0) {
     if (o.warmup >= o.steps) throw Error(kProgram + ": --warmup must be smaller than --steps");
@@ -466,7 +494,8 @@ int run(const Options& o, dist::Job& job) {
          << ", " << o.steps << " steps, " << o.threads << " thread(s), matmul precision "
          << o.matmul_precision << (bf16_products() ? " (bf16 products)" : "");
     if (job.world_size() > 1)
-      head << ", " << job.world_size() << " processes (global batch " << global_batch << ")";
+      head << ", " << job.world_size() << " processes (global batch " << global_batch << ")"
+           << (job.optimizer_sharded() ? ", AdamW's state sharded (ZeRO stage 1)" : "");
     reporter.line(head.str());
   }
 
@@ -603,6 +632,9 @@ int main(int argc, char** argv) {
   app.add_option("--min-lr", o.min_lr, "the cosine's final lr")->check(cli::non_negative_finite());
   app.add_option("--clip", o.clip, "clip_grad_norm_ max norm (0: no clipping)")
       ->check(cli::non_negative_finite());
+  app.add_flag("--shard-optimizer", o.shard_optimizer,
+               "under mpirun, shard AdamW's state over the processes (ZeRO stage 1: the same "
+               "weights, 1/N of the moments each; not with --clip)");
   app.add_option("--train-ratio", o.train_ratio, "share of the text for training")
       ->check(cli::in_range(0, 1));
   app.add_option("--prompt", o.prompt, "start of the sample generated after each epoch");

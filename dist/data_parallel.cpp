@@ -1,6 +1,7 @@
 // DataParallel: rank 0's parameters broadcast at start, gradients averaged in fixed buckets.
 #include <tapegrad/dist/data_parallel.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -8,6 +9,9 @@
 #include <limits>
 
 #include <tapegrad/graph/error.h>
+
+// The rank-order sums round where MPI's sums do: no fused multiply-adds of the compiler's choosing.
+#pragma GCC optimize("fp-contract=off")
 
 namespace tapegrad::dist {
 
@@ -77,14 +81,81 @@ DataParallel::DataParallel(std::vector<Parameter> parameters, DataParallelOption
     if (buckets_.empty() || buckets_.back().dtype != p.dtype() ||
         (buckets_.back().elements > 0 &&
          (buckets_.back().elements * dtype_size(p.dtype()) + bytes > size_limit))) {
-      buckets_.push_back(Bucket{p.dtype(), {}, 0, {}, MPI_REQUEST_NULL, 0});
+      buckets_.push_back(Bucket{p.dtype(), {}, 0, {}, {}, MPI_REQUEST_NULL, 0});
     }
     buckets_.back().members.push_back(i);
     buckets_.back().elements += p.numel();
-    largest = std::max(largest, buckets_.back().elements * dtype_size(p.dtype()));
   }
-  staging_.resize(static_cast<size_t>(largest));
+  for (const Bucket& bucket : buckets_) {
+    const int64_t padded = options_.rank_order_sum ? share(bucket) * world_size_ : bucket.elements;
+    largest = std::max(largest, padded * dtype_size(bucket.dtype));
+  }
+  // Allocated by the first blocking average: a step that overlaps every bucket, or a sharded
+  // optimiser that averages itself, never holds it (154 MB at GPT-2 124M, its embedding's).
+  staging_bytes_ = largest;
+  check_same_layout();
   broadcast_parameters();
+}
+
+void DataParallel::check_same_layout() const {
+  // Ranks with other parameters or buckets would broadcast and reduce mismatched buffers
+  // (garbage, or a hang): compare every rank's layout first, so each rank throws the same Error.
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a over the words below
+  auto mix = [&h](int64_t word) {
+    for (int b = 0; b < 8; ++b) {
+      h ^= (static_cast<uint64_t>(word) >> (8 * b)) & 0xff;
+      h *= 1099511628211ULL;
+    }
+  };
+  mix(options_.rank_order_sum);
+  for (const Parameter& p : parameters_) {
+    mix(static_cast<int64_t>(p.dtype()));
+    mix(p.requires_grad());
+    for (const int64_t d : p.shape().dims()) mix(d);
+    mix(-1);
+  }
+  for (const Bucket& bucket : buckets_) mix(bucket.elements);
+  const uint64_t mine[3] = {static_cast<uint64_t>(parameters_.size()),
+                            static_cast<uint64_t>(buckets_.size()), h};
+  std::vector<uint64_t> all(3 * static_cast<size_t>(world_size_));
+  check(MPI_Allgather(mine, 3, MPI_UINT64_T, all.data(), 3, MPI_UINT64_T, options_.comm),
+        "MPI_Allgather of the layouts");
+  for (int r = 1; r < world_size_; ++r) {
+    const uint64_t* theirs = all.data() + 3 * r;
+    if (std::equal(theirs, theirs + 3, all.data())) continue;
+    throw Error("DataParallel: the ranks disagree about the model or the buckets: rank 0 has " +
+                std::to_string(all[0]) + " parameters in " + std::to_string(all[1]) +
+                " buckets (layout " + std::to_string(all[2]) + "), rank " + std::to_string(r) +
+                " " + std::to_string(theirs[0]) + " in " + std::to_string(theirs[1]) + " (layout " +
+                std::to_string(theirs[2]) +
+                "); every rank must build the same model with the same options");
+  }
+}
+
+int64_t DataParallel::share(const Bucket& bucket) const {
+  return (bucket.elements + world_size_ - 1) / world_size_;
+}
+
+void DataParallel::sum_in_rank_order(const Bucket& bucket, char* packed, const char* received) {
+  const int64_t c = share(bucket);
+  const int64_t n = std::min(c, bucket.elements - rank_ * c);  // this rank's real elements
+  auto sum = [&]<class T>() {
+    const auto* in = reinterpret_cast<const T*>(received);
+    T* out = reinterpret_cast<T*>(packed) + rank_ * c;
+    for (int64_t j = 0; j < n; ++j) {
+      T s = in[j];
+      for (int q = 1; q < world_size_; ++q) s += in[q * c + j];
+      out[j] = s;
+    }
+  };
+  if (bucket.dtype == DType::Float32) {
+    sum.template operator()<float>();
+  } else {
+    sum.template operator()<double>();
+  }
+  check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, packed, static_cast<int>(c),
+                      mpi_type(bucket.dtype), options_.comm),
+        "MPI_Allgather of the summed gradients");
 }
 
 DataParallel::~DataParallel() {
@@ -160,6 +231,18 @@ BackwardOptions DataParallel::backward_options(const Tape& tape) {
 
 void DataParallel::start(size_t b) {
   Bucket& bucket = buckets_[b];
+  if (options_.rank_order_sum) {
+    const int64_t c = share(bucket);
+    const size_t bytes = static_cast<size_t>(c * world_size_ * dtype_size(bucket.dtype));
+    if (bucket.buffer.size() != bytes) bucket.buffer.resize(bytes);  // zeroed: the padding
+    if (bucket.received.size() != bytes) bucket.received.resize(bytes);
+    pack(bucket, bucket.buffer.data());
+    check(MPI_Ialltoall(bucket.buffer.data(), static_cast<int>(c), mpi_type(bucket.dtype),
+                        bucket.received.data(), static_cast<int>(c), mpi_type(bucket.dtype),
+                        options_.comm, &bucket.request),
+          "MPI_Ialltoall of the gradients");
+    return;
+  }
   const size_t bytes = static_cast<size_t>(bucket.elements * dtype_size(bucket.dtype));
   if (bucket.buffer.size() != bytes) bucket.buffer.resize(bytes);
   pack(bucket, bucket.buffer.data());
@@ -194,12 +277,33 @@ void DataParallel::average_gradients() {
     started_in_backward_ = static_cast<int>(started_);
     for (size_t b = 0; b < started_; ++b) {
       check(MPI_Wait(&buckets_[b].request, MPI_STATUS_IGNORE), "MPI_Wait for the gradients");
+      if (options_.rank_order_sum) {
+        sum_in_rank_order(buckets_[b], buckets_[b].buffer.data(), buckets_[b].received.data());
+      }
       unpack(buckets_[b], buckets_[b].buffer.data());
     }
     first_blocking = started_;
   }
+  if (first_blocking < buckets_.size() && staging_.empty()) {
+    staging_.resize(static_cast<size_t>(staging_bytes_));
+    if (options_.rank_order_sum) staging_received_.resize(staging_.size());
+  }
   for (size_t b = first_blocking; b < buckets_.size(); ++b) {
     pack(buckets_[b], staging_.data());
+    if (options_.rank_order_sum) {
+      const int64_t c = share(buckets_[b]);
+      const int64_t padded = c * world_size_;
+      const size_t element = static_cast<size_t>(dtype_size(buckets_[b].dtype));
+      std::memset(staging_.data() + buckets_[b].elements * static_cast<int64_t>(element), 0,
+                  static_cast<size_t>(padded - buckets_[b].elements) * element);
+      check(MPI_Alltoall(staging_.data(), static_cast<int>(c), mpi_type(buckets_[b].dtype),
+                         staging_received_.data(), static_cast<int>(c), mpi_type(buckets_[b].dtype),
+                         options_.comm),
+            "MPI_Alltoall of the gradients");
+      sum_in_rank_order(buckets_[b], staging_.data(), staging_received_.data());
+      unpack(buckets_[b], staging_.data());
+      continue;
+    }
     check(MPI_Allreduce(MPI_IN_PLACE, staging_.data(), static_cast<int>(buckets_[b].elements),
                         mpi_type(buckets_[b].dtype), MPI_SUM, options_.comm),
           "MPI_Allreduce of the gradients");

@@ -42,6 +42,12 @@ struct DataParallelOptions {
   // The first bucket (the last parameters, whose gradients backward finishes first) is smaller,
   // so that with backward_options() its reduction starts early (torch's DDP: 1 MiB).
   int64_t first_bucket_bytes = 1 << 20;
+  // Sum each gradient element over the ranks in rank order, (g0 + g1) + g2 + ..., instead of in
+  // the order the MPI library's MPI_Allreduce picks (Open MPI's depends on the message size at
+  // three or more ranks): each bucket is exchanged with MPI_Alltoall, summed, and all-gathered.
+  // The same bits as ShardedAdamW's reduce-scatter at any number of ranks, and whatever the
+  // bucket sizes; with two ranks the same bits as the default too (a + b has one rounding).
+  bool rank_order_sum = false;
   MPI_Comm comm = MPI_COMM_WORLD;
 };
 
@@ -57,7 +63,8 @@ struct DataParallelOptions {
 // the same bytes in the same order and the results are identical on every rank and from run to
 // run, overlapped or not (with two ranks, bit for bit the blocking path: a sum of two terms has
 // one rounding whichever algorithm adds them). Buffers are allocated once: steady-state steps
-// allocate nothing.
+// allocate nothing. Every rank must give the same parameters (count, shapes, dtypes) and
+// options: the constructor compares the ranks' layouts and throws Error on every rank otherwise.
 class DataParallel {
  public:
   explicit DataParallel(std::vector<Parameter> parameters, DataParallelOptions options = {});
@@ -91,21 +98,29 @@ class DataParallel {
     DType dtype;
     std::vector<size_t> members;  // indices into parameters_
     int64_t elements = 0;
-    std::vector<char> buffer;  // its own bytes while overlapped (allocated at first use)
+    std::vector<char> buffer;    // its own bytes while overlapped (allocated at first use)
+    std::vector<char> received;  // rank_order_sum: every rank's share of it (overlapped)
     MPI_Request request = MPI_REQUEST_NULL;
     int32_t ready_after = 0;  // final once the reverse walk has passed this node
   };
   void pack(const Bucket& bucket, char* out) const;
   void unpack(const Bucket& bucket, const char* sums) const;
+  void check_same_layout() const;
+  int64_t share(const Bucket& bucket) const;  // rank_order_sum: elements per rank, padded
+  // rank_order_sum: `mine` ← the rank-order sums of this rank's share (from `received`, every
+  // rank's share of the bucket), then every rank's sums all-gathered into `packed`.
+  void sum_in_rank_order(const Bucket& bucket, char* packed, const char* received);
   void start(size_t b);        // pack bucket b and start its MPI_Iallreduce
   void after_node(int32_t i);  // BackwardOptions::after_node of an overlapped backward
 
   std::vector<Parameter> parameters_;
   DataParallelOptions options_;
   std::vector<Bucket> buckets_;
-  std::vector<char> staging_;  // one bucket's bytes, reused by the blocking path
-  bool overlapping_ = false;   // backward_options() armed the buckets for this step
-  size_t started_ = 0;         // buckets started so far this step, in order
+  std::vector<char> staging_;           // one bucket's bytes, reused by the blocking path
+  std::vector<char> staging_received_;  // rank_order_sum's MPI_Alltoall, blocking path
+  int64_t staging_bytes_ = 0;           // the largest bucket's (padded) bytes
+  bool overlapping_ = false;            // backward_options() armed the buckets for this step
+  size_t started_ = 0;                  // buckets started so far this step, in order
   int started_in_backward_ = 0;
   int rank_ = 0;
   int world_size_ = 1;

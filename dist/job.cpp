@@ -9,12 +9,14 @@
 #include <optional>
 
 #include <tapegrad/dist/data_parallel.h>
+#include <tapegrad/dist/sharded_adamw.h>
 
 namespace tapegrad::dist {
 
 struct Job::Mpi {
   MpiSession session;
   std::optional<DataParallel> data_parallel;
+  ShardedAdamW* sharded = nullptr;  // make_adamw's, when sharded (the caller owns it)
   Mpi(int& argc, char**& argv) : session(argc, argv) {}
 };
 
@@ -63,16 +65,39 @@ void Job::share_parameters(const std::vector<Parameter>& parameters) {
 }
 
 BackwardOptions Job::backward_options(const Tape& tape) {
-  if (mpi_ && mpi_->data_parallel) return mpi_->data_parallel->backward_options(tape);
+  if (mpi_ && mpi_->data_parallel && !sharded_) return mpi_->data_parallel->backward_options(tape);
   return {};
 }
 
 void Job::average_gradients() {
-  if (mpi_ && mpi_->data_parallel) mpi_->data_parallel->average_gradients();
+  if (mpi_ && mpi_->data_parallel && !sharded_) mpi_->data_parallel->average_gradients();
 }
 
 double Job::allreduce_seconds() const {
+  if (sharded_) return mpi_->sharded->communication_seconds();
   return mpi_ && mpi_->data_parallel ? mpi_->data_parallel->allreduce_seconds() : 0.0;
+}
+
+std::unique_ptr<Optimizer> Job::make_adamw(std::vector<Parameter> parameters, AdamWOptions options,
+                                           bool shard) {
+  if (!shard || world_size_ == 1) return std::make_unique<AdamW>(std::move(parameters), options);
+  auto optimizer = std::make_unique<ShardedAdamW>(std::move(parameters), options);
+  mpi_->sharded = optimizer.get();
+  sharded_ = true;
+  return optimizer;
+}
+
+OptimizerState Job::optimizer_state(const Optimizer& optimizer) const {
+  if (sharded_ && &optimizer == mpi_->sharded) return mpi_->sharded->gather_state(0);
+  return optimizer.state();
+}
+
+void Job::load_optimizer_state(Optimizer& optimizer, const OptimizerState& state) const {
+  if (sharded_ && &optimizer == mpi_->sharded) {
+    mpi_->sharded->load_full_state(state);
+  } else {
+    optimizer.load_state(state);
+  }
 }
 
 uint64_t Job::rank_seed(uint64_t seed) const {

@@ -21,6 +21,8 @@
 
 #include <tapegrad/graph/parameter.h>
 #include <tapegrad/graph/tape.h>
+#include <tapegrad/optim/adam.h>
+#include <tapegrad/optim/optimizer.h>
 
 namespace tapegrad::dist {
 
@@ -76,8 +78,24 @@ class Job {
   // process, plain options.
   BackwardOptions backward_options(const Tape& tape);
   void average_gradients();
-  // Seconds spent in average_gradients so far (0 with one process).
+  // Seconds spent in average_gradients so far (0 with one process); with a sharded optimiser,
+  // in its step's reduce-scatter and all-gather.
   double allreduce_seconds() const;
+
+  // AdamW over `parameters`. With `shard` in a job of several processes, ZeRO stage 1
+  // (dist::ShardedAdamW: each process keeps and updates 1/N of the moments; the same weights as
+  // AdamW): its step() averages the gradients itself, so backward_options() and
+  // average_gradients() then do nothing. Otherwise (or alone) a plain AdamW. The job keeps a
+  // pointer to a sharded one: it must outlive the job's calls below.
+  std::unique_ptr<Optimizer> make_adamw(std::vector<Parameter> parameters, AdamWOptions options,
+                                        bool shard);
+  bool optimizer_sharded() const { return sharded_; }
+  // The optimiser's whole state in AdamW's format (Optimizer::state()). With a sharded optimiser
+  // it is gathered on rank 0 (the others get an empty state): every process must call it.
+  OptimizerState optimizer_state(const Optimizer& optimizer) const;
+  // Restores a whole AdamW state (a file's, written by a sharded run or not, on any number of
+  // processes): a sharded optimiser takes its share.
+  void load_optimizer_state(Optimizer& optimizer, const OptimizerState& state) const;
 
   // The seed of this process's own generator (dist::rank_seed): the run's seed on rank 0.
   uint64_t rank_seed(uint64_t seed) const;
@@ -87,6 +105,7 @@ class Job {
   std::unique_ptr<Mpi> mpi_;
   int rank_ = 0;
   int world_size_ = 1;
+  bool sharded_ = false;
 };
 
 }  // namespace tapegrad::dist

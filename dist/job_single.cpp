@@ -1,6 +1,8 @@
 // dist::Job in a build without MPI: every job is this process alone, and nothing is exchanged.
 #include <tapegrad/dist/job.h>
 
+#include <utility>
+
 namespace tapegrad::dist {
 
 struct Job::Mpi {};
@@ -25,6 +27,18 @@ BackwardOptions Job::backward_options(const Tape& /*tape*/) {
 void Job::average_gradients() {}
 double Job::allreduce_seconds() const {
   return 0.0;
+}
+
+// One process: nothing to shard.
+std::unique_ptr<Optimizer> Job::make_adamw(std::vector<Parameter> parameters, AdamWOptions options,
+                                           bool /*shard*/) {
+  return std::make_unique<AdamW>(std::move(parameters), options);
+}
+OptimizerState Job::optimizer_state(const Optimizer& optimizer) const {
+  return optimizer.state();
+}
+void Job::load_optimizer_state(Optimizer& optimizer, const OptimizerState& state) const {
+  optimizer.load_state(state);
 }
 
 // dist::rank_seed of rank 0, the only rank: the run's seed.

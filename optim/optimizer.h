@@ -99,8 +99,10 @@ class Optimizer {
   std::vector<Parameter> parameters() const;
 
   // --- state ---------------------------------------------------------------------------------
-  OptimizerState state() const;
-  void load_state(const OptimizerState& state);
+  // Virtual for an optimiser whose state is spread over processes (dist::ShardedAdamW), which
+  // refuses a local view of it rather than return part of it.
+  virtual OptimizerState state() const;
+  virtual void load_state(const OptimizerState& state);
   // How many state buffers were ever allocated: constant once every parameter has stepped.
   int64_t state_allocations() const { return state_allocations_; }
 

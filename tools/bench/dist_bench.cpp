@@ -12,15 +12,22 @@
 // slowest rank's), tokens/s (global tokens per step / median step), and the all-reduce time per
 // step (DataParallel::allreduce_seconds, averaged over ranks; it includes waiting for the slowest
 // rank) and its share of the step time (summed all-reduce time / summed step time).
+// --shard-optimizer trains with dist::ShardedAdamW (ZeRO stage 1: the reduce-scatter and
+// all-gather in its step, clipping by its set_clip_grad_norm) instead of average_gradients and
+// AdamW; every run ends with the largest rank's AdamW state and peak RSS (VmHWM).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <tapegrad/cli/cli.h>
 #include <tapegrad/dist/data_parallel.h>
+#include <tapegrad/dist/sharded_adamw.h>
 #include <tapegrad/graph/threads.h>
 #include <tapegrad/tapegrad.h>
 
@@ -40,6 +47,15 @@ const Workload kWorkloads[] = {
     {"gpt2-124m", nn::GPT_CONFIG_124M, 4, 64},
 };
 
+// The process's peak resident set (VmHWM of /proc/self/status), in KiB; -1 when unknown.
+long peak_rss_kib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
+  }
+  return -1;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -47,7 +63,7 @@ double median(std::vector<double> v) {
 }
 
 int run(const std::string& name, int threads, int steps, int warmup, double bucket_mib,
-        const std::string& mode, int rank, int world_size) {
+        const std::string& mode, bool sharding, int rank, int world_size) {
   const Workload* found = nullptr;
   for (const Workload& w : kWorkloads) {
     if (name == w.name) found = &w;
@@ -63,7 +79,20 @@ int run(const std::string& name, int threads, int steps, int warmup, double buck
   const std::vector<Parameter> params = model.parameters();
   dist::DataParallel ddp(params, {.bucket_bytes = static_cast<int64_t>(bucket_mib * (1 << 20))});
   manual_seed(dist::rank_seed(123, rank));
-  AdamW optimizer(params, {.lr = 4e-4, .weight_decay = 0.1});
+  const AdamWOptions adamw{.lr = 4e-4, .weight_decay = 0.1};
+  std::unique_ptr<AdamW> whole;
+  std::unique_ptr<dist::ShardedAdamW> sharded;
+  if (sharding) {
+    sharded = std::make_unique<dist::ShardedAdamW>(params, adamw);
+    sharded->set_clip_grad_norm(1.0);
+  } else {
+    whole = std::make_unique<AdamW>(params, adamw);
+  }
+  Optimizer& optimizer = sharding ? static_cast<Optimizer&>(*sharded) : *whole;
+  // Seconds in the gradients' exchange so far: DataParallel's, or the sharded step's.
+  auto exchange_seconds = [&] {
+    return sharding ? sharded->communication_seconds() : ddp.allreduce_seconds();
+  };
 
   // The global batch (torch.randint's rule on a generator seeded 123, as tapegrad-bench), of
   // which this rank trains rows [begin, end).
@@ -89,9 +118,11 @@ int run(const std::string& name, int threads, int steps, int warmup, double buck
     const Tensor logits = model(inputs);                                         // [b, T, V]
     const Tensor loss = cross_entropy(reshape(logits, {rows * t, v}), targets);  // []
     loss.backward(overlap ? ddp.backward_options(tape) : BackwardOptions{});
-    ddp.average_gradients();
-    clip_grad_norm_(params, 1.0);
-    optimizer.step();
+    if (!sharding) {
+      ddp.average_gradients();
+      clip_grad_norm_(params, 1.0);
+    }
+    optimizer.step();  // sharded: averages, clips, updates this rank's share, all-gathers
     return loss.item();
   };
 
@@ -103,7 +134,11 @@ int run(const std::string& name, int threads, int steps, int warmup, double buck
         w.name, world_size, world_size > 1 ? "es" : "", threads, threads > 1 ? "s" : "",
         static_cast<long long>(w.batch), static_cast<long long>(t), static_cast<long long>(rows),
         static_cast<long long>(model.num_parameters()), bytes / 1e6);
-    if (world_size > 1) {
+    if (sharding) {
+      std::printf(
+          ", sharded AdamW (ZeRO stage 1: reduce-scatter, 1/%d of the update, all-gather)\n",
+          world_size);
+    } else if (world_size > 1) {
       std::printf(", all-reduced in %d bucket%s of <= %g MiB (the first <= 1 MiB)\n",
                   ddp.num_buckets(), ddp.num_buckets() == 1 ? "" : "s", bucket_mib);
     } else {
@@ -114,16 +149,15 @@ int run(const std::string& name, int threads, int steps, int warmup, double buck
   auto measure = [&](bool overlap) {
     for (int i = 0; i < warmup; ++i) step(overlap);
     MPI_Barrier(MPI_COMM_WORLD);  // every rank starts the timed steps together
-    ddp.reset_allreduce_seconds();
     // Per step: this rank's wall time and its time in DataParallel's calls.
     std::vector<double> seconds(static_cast<size_t>(steps)), reduce(seconds.size());
     double loss = 0.0;
     for (size_t i = 0; i < seconds.size(); ++i) {
-      const double reduce0 = ddp.allreduce_seconds();
+      const double reduce0 = exchange_seconds();
       const auto t0 = std::chrono::steady_clock::now();
       loss = step(overlap);
       seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      reduce[i] = ddp.allreduce_seconds() - reduce0;
+      reduce[i] = exchange_seconds() - reduce0;
     }
     // A step is as long as its slowest rank; the all-reduce time and the loss are averaged over
     // the ranks.
@@ -144,12 +178,16 @@ int run(const std::string& name, int threads, int steps, int warmup, double buck
     std::printf(
         "  %s: %d timed steps after %d warm-up: median %.2f ms/step (mean %.2f), %.0f tokens/s; "
         "all-reduce median %.2f ms/step (mean %.2f), %.1f%% of the step time; last loss %.4f\n",
-        overlap ? "overlapped" : "blocking", steps, warmup, step_s * 1e3, step_total / steps * 1e3,
+        sharding  ? "sharded"
+        : overlap ? "overlapped"
+                  : "blocking",
+        steps, warmup, step_s * 1e3, step_total / steps * 1e3,
         static_cast<double>(w.batch * t) / step_s, reduce_s * 1e3, reduce_total / steps * 1e3,
         100.0 * reduce_total / step_total, loss_sum / world_size);
     return std::pair<double, double>{step_total / steps, reduce_total / steps};
   };
-  const bool blocking = mode != "on", overlapped = mode != "off";
+  // The sharded step exchanges inside optimizer.step(): nothing to overlap with backward.
+  const bool blocking = sharding || mode != "on", overlapped = !sharding && mode != "off";
   const auto [step_blocking, reduce_blocking] = blocking ? measure(false) : std::pair{0.0, 0.0};
   const double step_overlapped = overlapped ? measure(true).first : 0.0;
   if (rank == 0 && blocking && overlapped && world_size > 1 && reduce_blocking > 0.0) {
@@ -163,6 +201,16 @@ int run(const std::string& name, int threads, int steps, int warmup, double buck
         (step_blocking - step_overlapped) * 1e3, reduce_blocking * 1e3,
         step_blocking / step_overlapped);
   }
+  // Memory per rank: the optimiser's moment buffers, and the process's peak resident set.
+  const int64_t state = sharding ? sharded->state_bytes() : 2 * model.num_parameters() * 4;
+  const long mine[2] = {static_cast<long>(state / 1024), peak_rss_kib()};
+  long most[2] = {0, 0};
+  MPI_Reduce(mine, most, 2, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    std::printf("  per rank (the largest): AdamW state %.1f MB, peak RSS %.1f MB\n",
+                static_cast<double>(most[0]) * 1024 / 1e6,
+                static_cast<double>(most[1]) * 1024 / 1e6);
+  }
   return 0;
 }
 
@@ -173,6 +221,7 @@ int main(int argc, char** argv) {
   int threads = 1, steps = 20, warmup = 3;
   double bucket_mib = 25.0;
   std::string overlap = "both";
+  bool shard = false;
   CLI::App app{
       "tapegrad-dist-bench: data-parallel GPT training speed over MPI (a fixed global batch split "
       "over the processes). Run it alone (1 process) or under mpirun -np N."};
@@ -187,9 +236,13 @@ int main(int argc, char** argv) {
                  "on: reduce each bucket while backward runs (DataParallel::backward_options); "
                  "off: after it (blocking); both: off, then on, in the same run")
       ->check(CLI::IsMember({"on", "off", "both"}));
+  app.add_flag("--shard-optimizer", shard,
+               "ZeRO stage 1: dist::ShardedAdamW (each process 1/N of AdamW's state and update; "
+               "--overlap does not apply)");
   if (const auto code = cli::parse(app, argc, argv)) return *code;
   dist::MpiSession mpi(argc, argv);
   return dist::run_or_abort([&] {
-    return run(workload, threads, steps, warmup, bucket_mib, overlap, mpi.rank(), mpi.world_size());
+    return run(workload, threads, steps, warmup, bucket_mib, overlap, shard, mpi.rank(),
+               mpi.world_size());
   });
 }

@@ -1,0 +1,219 @@
+// ShardedAdamW (ZeRO stage 1) under mpirun at 2 and 3 ranks: the same weights as unsharded AdamW
+// after DataParallel's average, bit for bit (blocking and overlapped), its gathered state equal to
+// AdamW's, a resume from a whole state, clipping, and ranks that disagree refused on every rank.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <vector>
+
+#include <tapegrad/dist/data_parallel.h>
+#include <tapegrad/dist/sharded_adamw.h>
+#include <tapegrad/tapegrad.h>
+
+namespace test_sharded_adamw {
+
+using namespace tapegrad;
+
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+int world_size() {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
+// A tiny GPT whose 2,928 parameters (float32) do not divide evenly over 3 ranks' chunks.
+nn::GPTConfig tiny_gpt() {
+  return nn::GPTConfig{.vocab_size = 24,
+                       .context_length = 6,
+                       .emb_dim = 12,
+                       .n_heads = 2,
+                       .n_layers = 1,
+                       .drop_rate = 0.0,
+                       .qkv_bias = true};
+}
+
+// This rank's rows of a global batch of 2 rows per rank, the same stream on every rank.
+void my_batch(const nn::GPTConfig& cfg, Ids& ids, Ids& targets) {
+  const int64_t rows = 2 * world_size(), tokens = cfg.context_length;
+  Generator g(2024);
+  std::vector<int64_t> x(static_cast<size_t>(rows * tokens)), y(x.size());
+  for (auto& id : x) id = g.random() % cfg.vocab_size;
+  for (auto& t : y) t = g.random() % cfg.vocab_size;
+  const dist::Shard s = dist::shard_of(rows, world_rank(), world_size());
+  const auto from = static_cast<std::ptrdiff_t>(s.begin * tokens);
+  const auto to = static_cast<std::ptrdiff_t>(s.end * tokens);
+  ids = Ids(Shape{s.end - s.begin, tokens}, std::vector<int64_t>(x.begin() + from, x.begin() + to));
+  targets =
+      Ids(Shape{s.end - s.begin, tokens}, std::vector<int64_t>(y.begin() + from, y.begin() + to));
+}
+
+Tensor loss_of(const nn::GPTModel& model, const Ids& ids, const Ids& targets) {
+  Tensor logits = model(ids);
+  return cross_entropy(reshape(logits, {ids.size(0) * ids.size(1), model.config().vocab_size}),
+                       targets.values());
+}
+
+// Decay on the matrices only: two groups, as a user would.
+std::vector<ParamGroup> groups_of(const std::vector<Parameter>& params) {
+  std::vector<ParamGroup> groups(2);
+  for (const Parameter& p : params)
+    groups[p.shape().dims().size() >= 2 ? 0 : 1].params.push_back(p);
+  groups[1].weight_decay = 0.0;
+  return groups;
+}
+
+constexpr AdamWOptions kAdamW{.lr = 1e-2, .weight_decay = 0.1};
+
+}  // namespace test_sharded_adamw
+
+using namespace test_sharded_adamw;
+
+TEST_CASE("distributed: sharded AdamW equals AdamW after the average, blocking and overlapped",
+          "[zero]") {
+  const int size = world_size();
+  const nn::GPTConfig cfg = tiny_gpt();
+  Ids ids, targets;
+  my_batch(cfg, ids, targets);
+  // With three or more ranks MPI_Allreduce's order is the library's: the unsharded runs sum in
+  // rank order, as the sharded one does (with two, the default is the same bits).
+  const dist::DataParallelOptions dp{
+      .bucket_bytes = 4096, .first_bucket_bytes = 1024, .rank_order_sum = size > 2};
+  Generator init_a(5), init_b(5), init_c(5);
+  nn::GPTModel blocking(cfg, DType::Float32, init_a), overlapped(cfg, DType::Float32, init_b),
+      sharded(cfg, DType::Float32, init_c);
+  const std::vector<Parameter> pa = blocking.parameters(), pb = overlapped.parameters(),
+                               pc = sharded.parameters();
+  dist::DataParallel ddp_a(pa, dp), ddp_b(pb, dp), ddp_c(pc);
+  AdamW opt_a(groups_of(pa), kAdamW), opt_b(groups_of(pb), kAdamW);
+  // 1 KiB chunks: several chunks, parameters cut at chunk and rank boundaries, padding.
+  dist::ShardedAdamW opt_c(groups_of(pc), kAdamW, {.chunk_bytes = 1024});
+  const int64_t total = opt_c.total_elements();
+  CHECK(total == sharded.num_parameters());
+  int64_t owned = opt_c.shard_elements(), sum_owned = 0;
+  MPI_Allreduce(&owned, &sum_owned, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(sum_owned == total);                                    // every element has one owner
+  CHECK(owned <= (total + size - 1) / size + 1024 / 4 / size);  // 1/N, up to a chunk's padding
+  CHECK(opt_c.state_bytes() == 2 * owned * 4);
+
+  Tape tape;
+  for (int step = 0; step < 3; ++step) {
+    TapeScope scope(tape);
+    tape.reset();
+    opt_a.zero_grad();
+    loss_of(blocking, ids, targets).backward();
+    ddp_a.average_gradients();
+    opt_a.step();
+    tape.reset();
+    opt_b.zero_grad();
+    loss_of(overlapped, ids, targets).backward(ddp_b.backward_options(tape));
+    ddp_b.average_gradients();
+    opt_b.step();
+    tape.reset();
+    opt_c.zero_grad();
+    loss_of(sharded, ids, targets).backward();
+    opt_c.step();  // each rank's own gradients: the sharded step averages them
+    for (size_t i = 0; i < pa.size(); ++i) {
+      INFO("step " << step + 1 << ", " << pa[i].name() << ", rank " << world_rank());
+      CHECK(pb[i].values() == pa[i].values());
+      CHECK(pc[i].values() == pa[i].values());  // bit for bit, on every rank
+    }
+  }
+
+  // The state gathered on rank 0 is AdamW's, name for name and bit for bit.
+  const OptimizerState whole = opt_c.gather_state(0);
+  const OptimizerState reference = opt_a.state();
+  if (world_rank() == 0) {
+    CHECK(whole.optimizer == reference.optimizer);
+    CHECK(whole.step == reference.step);
+    REQUIRE(whole.scalars.size() == reference.scalars.size());
+    for (size_t k = 0; k < whole.scalars.size(); ++k) {
+      CHECK(whole.scalars[k].name == reference.scalars[k].name);
+      CHECK(whole.scalars[k].value == reference.scalars[k].value);
+    }
+    REQUIRE(whole.tensors.size() == reference.tensors.size());
+    for (size_t k = 0; k < whole.tensors.size(); ++k) {
+      INFO(reference.tensors[k].name);
+      CHECK(whole.tensors[k].name == reference.tensors[k].name);
+      CHECK(whole.tensors[k].shape == reference.tensors[k].shape);
+      CHECK(whole.tensors[k].values == reference.tensors[k].values);
+    }
+  } else {
+    CHECK(whole.tensors.empty());
+  }
+
+  // Through Optimizer&, the local state is refused rather than returned without the moments.
+  const Optimizer& as_base = opt_c;
+  CHECK_THROWS_WITH(as_base.state(), Catch::Contains("gather_state"));
+
+  // A sharded optimiser resumed from AdamW's whole state (another chunk size: another layout)
+  // continues as AdamW does.
+  Generator init_d(6);
+  nn::GPTModel resumed(cfg, DType::Float32, init_d);
+  std::vector<Parameter> pd = resumed.parameters();
+  for (size_t i = 0; i < pd.size(); ++i) pd[i].assign(pa[i].values());
+  dist::ShardedAdamW opt_d(groups_of(pd), kAdamW, {.chunk_bytes = 600});
+  static_cast<Optimizer&>(opt_d).load_state(reference);  // load_full_state
+  {
+    TapeScope scope(tape);
+    tape.reset();
+    opt_a.zero_grad();
+    loss_of(blocking, ids, targets).backward();
+    ddp_a.average_gradients();
+    const double norm = clip_grad_norm_(pa, 0.05);  // and clipping, below
+    opt_a.step();
+    tape.reset();
+    opt_d.zero_grad();
+    loss_of(resumed, ids, targets).backward();
+    opt_d.set_clip_grad_norm(0.05);
+    opt_d.step();
+    // The norm is summed over the shards in another order than clip_grad_norm_'s: the same to a
+    // few float32 roundings, and the same on every rank.
+    CHECK(opt_d.last_grad_norm() == Approx(norm).epsilon(1e-6));
+    CHECK(norm > 0.05);  // it clipped
+    double worst = 0.0;
+    for (size_t i = 0; i < pa.size(); ++i) {
+      const std::vector<double> a = pa[i].values(), d = pd[i].values();
+      for (size_t k = 0; k < a.size(); ++k) worst = std::max(worst, std::abs(a[k] - d[k]));
+    }
+    CHECK(worst <= 1e-6);  // a thousandth of the step's lr
+    double highest = 0.0;
+    MPI_Allreduce(&worst, &highest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(highest == worst);  // every rank holds the same weights
+  }
+
+  // clip_grad_norm_ over the (not averaged) gradients before a sharded step is refused.
+  {
+    TapeScope scope(tape);
+    tape.reset();
+    opt_d.zero_grad();
+    loss_of(resumed, ids, targets).backward();
+    clip_grad_norm_(pd, 1e-4);
+    CHECK_THROWS_WITH(opt_d.step(), Catch::Contains("set_clip_grad_norm"));
+  }
+}
+
+TEST_CASE("distributed: ranks that disagree about the parameters are refused on every rank",
+          "[zero]") {
+  const int rank = world_rank(), last = world_size() - 1;
+  Generator init(3);
+  std::vector<Parameter> params{Parameter(Shape{4, 3}), Parameter(Shape{5})};
+  // The last rank's second tensor has another shape.
+  if (rank == last) params[1] = Parameter(Shape{6});
+  CHECK_THROWS_WITH(dist::ShardedAdamW(params, kAdamW),
+                    Catch::Contains("ShardedAdamW: the ranks disagree") &&
+                        Catch::Contains("rank " + std::to_string(last) + " "));
+  CHECK_THROWS_WITH(dist::DataParallel(params),
+                    Catch::Contains("DataParallel: the ranks disagree about the model"));
+  // The same tensors, other buckets on one rank.
+  params[1] = Parameter(Shape{5});
+  CHECK_THROWS_WITH(dist::DataParallel(params, {.first_bucket_bytes = rank == last ? 16 : 4096}),
+                    Catch::Contains("disagree about the model or the buckets"));
+  CHECK_THROWS_WITH(dist::ShardedAdamW(params, kAdamW, {.chunk_bytes = rank == last ? 16 : 4096}),
+                    Catch::Contains("disagree"));
+  // And two dtypes in one sharded optimiser: refused (one flat vector).
+  std::vector<Parameter> mixed{Parameter(Shape{2}), Parameter(Shape{2}, DType::Float64)};
+  CHECK_THROWS_WITH(dist::ShardedAdamW(mixed, kAdamW), Catch::Contains("one dtype"));
+}
