@@ -6,6 +6,7 @@
 
 #include <tapegrad/graph/threads.h>
 #include <tapegrad/kernels/vmath/vmath.h>
+#include <tapegrad/ops/backward_ops.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/unary.h>
 #include <tapegrad/ops/grad.h>
@@ -35,12 +36,8 @@ void gelu_backward(Tape& tape, const Node& node) {
 }
 
 void gelu_grad_graph(GradGraph& g) {
-  // Y = ½X(1 + tanh u), u = β(X + κX³)  =>  dX += dY·(½(1 + tanh u) + ½X(1 − tanh² u)·β(1 + 3κX²))
-  const Tensor x = g.input(0);
-  const Tensor x2 = mul(x, x);
-  const Tensor t = tanh(scale(x + scale(mul(x2, x), vmath::kGeluKappa), vmath::kGeluBeta));
-  const Tensor slope = scale(scale(x2, 3.0 * vmath::kGeluKappa) + 1.0, vmath::kGeluBeta);
-  g.add(0, mul(g.grad(), scale(t + 1.0, 0.5) + mul(scale(x, 0.5), mul(1.0 - mul(t, t), slope))));
+  // Y = GELU(X)  =>  dX += gelu_backward(dY, X), an op with its own derivatives
+  g.add(0, gelu_backward(g.grad(), g.input(0), "tanh"));
 }
 
 const OpDef kGelu{.name = "gelu",
@@ -49,25 +46,18 @@ const OpDef kGelu{.name = "gelu",
                   .grad_graph = gelu_grad_graph};
 TAPEGRAD_REGISTER_OP(kGelu);
 
-// 1/√2 and 1/√(2π), as torch's kAlpha and kBeta (M_SQRT1_2, M_2_SQRTPI·M_SQRT1_2·½).
+// 1/√2, as torch's kAlpha (M_SQRT1_2).
 constexpr double kAlpha = std::numbers::sqrt2 / 2.0;
-constexpr double kBeta = std::numbers::inv_sqrtpi * std::numbers::sqrt2 / 2.0;
 
 void gelu_erf_backward(Tape& tape, const Node& node) {
   // Y = X·Φ(X), Φ(X) = ½(1 + erf(X/√2))  =>  dX += dY·(Φ(X) + X·e^(−X²/2)/√(2π))
-  unary_backward_from_input(tape, node, []<class T>(T dy, T x) {
-    const T cdf = T(0.5) * (T(1) + std::erf(x * static_cast<T>(kAlpha)));
-    const T pdf = static_cast<T>(kBeta) * std::exp(x * x * T(-0.5));
-    return dy * (cdf + x * pdf);
-  });
+  unary_backward_from_input(tape, node,
+                            []<class T>(T dy, T x) { return dy * gelu_erf_derivative(x); });
 }
 
 void gelu_erf_grad_graph(GradGraph& g) {
-  // Y = X·Φ(X), Φ(X) = ½(1 + erf(X/√2))  =>  dX += dY·(Φ(X) + X·e^(−X²/2)/√(2π))
-  const Tensor x = g.input(0);
-  const Tensor cdf = scale(erf(scale(x, kAlpha)) + 1.0, 0.5);
-  const Tensor pdf = scale(exp(scale(mul(x, x), -0.5)), kBeta);
-  g.add(0, mul(g.grad(), cdf + mul(x, pdf)));
+  // Y = X·Φ(X)  =>  dX += gelu_backward(dY, X), an op with its own derivatives
+  g.add(0, gelu_backward(g.grad(), g.input(0), "none"));
 }
 
 // Drawn as "gelu_erf" beside the tanh approximation's "gelu" (the book's GPT drawings keep their

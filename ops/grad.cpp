@@ -34,6 +34,14 @@ void GradGraph::add(int k, const Tensor& dx) {
 
 namespace {
 
+void check_not_released(const Tape& tape, const char* caller) {
+  if (tape.released()) {
+    throw Error(std::string(caller) +
+                ": this tape was already walked by a backward pass that released its graph; "
+                "pass retain_graph = true to the earlier one");
+  }
+}
+
 // Walks `tape` back from `outputs`, seeded with `seeds`, calling each op's grad_graph: returns
 // every node's gradient (undefined where none arrives). `targets` marks the nodes whose
 // gradients are wanted: only ops on a path from them to the outputs run. Nodes up to `floor`
@@ -42,11 +50,7 @@ std::vector<Tensor> recorded_backward(Tape& tape, std::span<const Tensor> output
                                       std::span<const Tensor> seeds,
                                       const std::vector<bool>& targets, bool create_graph,
                                       const char* caller, int32_t floor = -1) {
-  if (tape.released()) {
-    throw Error(std::string(caller) +
-                ": this tape was already walked by a backward pass that released its graph; "
-                "pass retain_graph = true to the earlier one");
-  }
+  check_not_released(tape, caller);
   const int32_t top = static_cast<int32_t>(targets.size()) - 1;
   std::vector<bool> needed(targets.size());  // a target, or an op reaching one
   for (int32_t i = 0; i <= top; ++i) {
@@ -129,6 +133,57 @@ void finish(Tape& tape, const GradOptions& options) {
   if (!options.retain_graph.value_or(options.create_graph)) tape.mark_released();
 }
 
+// grad() of one output without create_graph: the ops' kernel backwards, as backward() runs them,
+// so that differentiating a recorded backward (an HVP's second pass) costs what a first-order
+// pass costs. No .grad may change: for the walk every leaf's gradient slot is emptied (a
+// parameter's node counts as a plain input, so its gradient lands on the tape instead of the
+// Parameter), and afterwards every node's slot and kind are put back.
+std::vector<Tensor> kernel_grad(Tape& tape, const Tensor& output, const Tensor& seed,
+                                std::span<const Tensor> inputs, bool retain_graph) {
+  const int32_t top = output.id();
+  struct Saved {
+    void* grad;
+    NodeKind kind;
+  };
+  std::vector<Saved> saved(static_cast<size_t>(top) + 1);
+  // The walk frees each op output's gradient once its op has run: an op output asked for must
+  // keep its own.
+  bool retain = retain_graph;
+  for (const Tensor& x : inputs) retain = retain || tape.node(x.id()).kind == NodeKind::Op;
+  struct Restore {
+    Tape& tape;
+    std::vector<Saved>& saved;
+    ~Restore() {
+      for (size_t i = 0; i < saved.size(); ++i) {
+        Node& n = tape.node(static_cast<int32_t>(i));
+        n.grad = saved[i].grad;
+        n.kind = saved[i].kind;
+      }
+    }
+  } restore{tape, saved};
+  for (int32_t i = 0; i <= top; ++i) {
+    Node& n = tape.node(i);
+    saved[static_cast<size_t>(i)] = {n.grad, n.kind};
+    if (n.kind == NodeKind::Op) continue;
+    n.grad = nullptr;
+    if (n.kind == NodeKind::Parameter) n.kind = NodeKind::Input;
+  }
+  tape.backward(output, seed.values(), {.retain_graph = retain});
+  std::vector<Tensor> result;
+  for (const Tensor& x : inputs) {
+    if (x.id() > top) {  // made after the output: no gradient
+      result.emplace_back();
+      continue;
+    }
+    const Node& n = tape.node(x.id());
+    const Shape shape = n.shape;
+    const DType dtype = n.dtype;
+    const void* g = n.grad;
+    result.push_back(g == nullptr ? Tensor() : tape.leaf(shape, dtype, g, false));
+  }
+  return result;
+}
+
 }  // namespace
 
 void grad_through(GradGraph& g, const std::function<Tensor(std::span<const Tensor>)>& composite) {
@@ -195,12 +250,22 @@ std::vector<Tensor> grad(std::span<const Tensor> outputs, std::span<const Tensor
     }
   }
   TapeScope scope(tape);
+  check_not_released(tape, "grad");
+  // The kernel path only where the recorded one would run too: an op without a recorded
+  // backward (a checkpoint, whose kernel backward accumulates into the Parameters) keeps its Error.
+  bool kernels = !options.create_graph && outputs.size() == 1;
+  for (int32_t i = 0; i <= top && kernels; ++i) {
+    const Node& n = tape.node(i);
+    kernels = n.kind != NodeKind::Op || n.op->grad_graph != nullptr;
+  }
   const std::vector<Tensor> grads =
-      recorded_backward(tape, outputs, seeds, targets, options.create_graph, "grad");
+      kernels
+          ? kernel_grad(tape, outputs[0], seeds[0], inputs, options.retain_graph.value_or(false))
+          : recorded_backward(tape, outputs, seeds, targets, options.create_graph, "grad");
   std::vector<Tensor> result;
   for (size_t k = 0; k < inputs.size(); ++k) {
     const int32_t id = inputs[k].id();
-    result.push_back(id <= top ? grads[static_cast<size_t>(id)] : Tensor());
+    result.push_back(kernels ? grads[k] : id <= top ? grads[static_cast<size_t>(id)] : Tensor());
     if (!result.back().defined() && !options.allow_unused) {  // reached, but only as a mask
       throw Error("grad: no gradient flows to input " + std::to_string(k) + " " +
                   tape.describe_node(id) +

@@ -1,6 +1,5 @@
 // tanh: the hyperbolic tangent elementwise, torch.tanh.
-#include <cmath>
-
+#include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/unary.h>
 #include <tapegrad/ops/grad.h>
@@ -31,7 +30,10 @@ TAPEGRAD_REGISTER_OP(kTanh);
 }  // namespace
 
 Tensor tanh(const Tensor& x) {
-  return unary_forward(kTanh, x, []<class T>(T v) { return std::tanh(v); });
+  Tensor y = x.tape().record(kTanh, x.shape(), x.dtype(), {x});
+  // SLEEF's 1-ulp tanh, the function torch's tanh kernel calls (vmath.h).
+  dispatch(y.dtype(), [&]<class T>() { vmath::tanh(x.data<T>(), output_data<T>(y), x.numel()); });
+  return y;
 }
 
 }  // namespace tapegrad

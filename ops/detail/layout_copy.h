@@ -2,6 +2,7 @@
 // Each copies (forward) or adds (backward, Accumulate = true) and allocates nothing.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -24,6 +25,31 @@ inline void copy_run(const T* src, T* dst, int64_t n) {
   }
 }
 
+// dst [cols, rows] = srcᵀ (or dst += srcᵀ) for `count` row-major [rows, cols] matrices, in
+// square tiles: a column walk over a tall matrix would miss the cache at every element, a tile's
+// lines stay in L1 while it is read across.
+template <bool Accumulate, class T>
+void transpose_matrices(const T* src, int64_t count, int64_t rows, int64_t cols, T* dst) {
+  constexpr int64_t kTile = 16;
+  for (int64_t m = 0; m < count; ++m, src += rows * cols, dst += rows * cols) {
+    for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
+      const int64_t i1 = std::min(i0 + kTile, rows);
+      for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+        const int64_t j1 = std::min(j0 + kTile, cols);
+        for (int64_t j = j0; j < j1; ++j) {
+          for (int64_t i = i0; i < i1; ++i) {
+            if constexpr (Accumulate) {
+              dst[j * rows + i] += src[i * cols + j];
+            } else {
+              dst[j * rows + i] = src[i * cols + j];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // Writes the contiguous tensor of shape `dims` (row-major, rank up to kMaxRank) with dims p and q
 // swapped, reading the contiguous `src` of shape `dims`. Runs along the last output dim are
 // contiguous in src unless the last dim is one of the swapped ones; those are copied whole.
@@ -34,6 +60,13 @@ void swap_dims(const T* src, std::span<const int64_t> dims, int p, int q, T* dst
     int64_t n = 1;
     for (int64_t d : dims) n *= d;
     copy_run<Accumulate>(src, dst, n);
+    return;
+  }
+  if (std::min(p, q) == rank - 2 && std::max(p, q) == rank - 1) {  // a batch of matrices
+    int64_t count = 1;
+    for (int d = 0; d < rank - 2; ++d) count *= dims[static_cast<size_t>(d)];
+    transpose_matrices<Accumulate>(src, count, dims[static_cast<size_t>(rank - 2)],
+                                   dims[static_cast<size_t>(rank - 1)], dst);
     return;
   }
   const int pad = kMaxRank - rank;

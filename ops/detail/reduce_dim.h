@@ -61,12 +61,14 @@ void for_each_reduced(const DimView& v, F&& f) {
 }
 
 // out[o] = (Σ_k x[o, k, i]) / divisor, summed in double so float32 keeps its precision over
-// long dims (for float32, a double scratch of the output's size comes from the arena).
+// long dims (for float32, a double scratch of the output's size comes from the arena). A float32
+// row's order of additions shows only where its double sums straddle a float's rounding boundary.
 template <class T>
 void sum_along(Arena& arena, const DimView& v, const T* x, T* out, double divisor) {
-  if (v.inner == 1) {
-    // Rows of contiguous elements: each row summed in order as below, but eight rows at a time,
-    // so the additions of different rows overlap instead of each waiting for the one before.
+  if (std::is_same_v<T, double> && v.inner == 1) {
+    // float64 rows of contiguous elements: each row summed in order as below, but eight rows at
+    // a time, so the additions of different rows overlap instead of each waiting for the one
+    // before (float32 rows: eight lanes a row, below).
     constexpr int64_t kRows = 8;
     int64_t o = 0;
     for (; o + kRows <= v.outer; o += kRows) {
@@ -85,6 +87,23 @@ void sum_along(Arena& arena, const DimView& v, const T* x, T* out, double diviso
     return;
   }
   const int64_t n_out = v.outer * v.inner;
+  if constexpr (!std::is_same_v<T, double>) {
+    if (v.inner == 1) {  // contiguous rows: eight running sums a vector wide, not one in a chain
+      for (int64_t o = 0; o < n_out; ++o) {
+        const T* row = x + o * v.size;
+        double lane[8] = {};
+        int64_t k = 0;
+        for (; k + 8 <= v.size; k += 8) {
+          for (int j = 0; j < 8; ++j) lane[j] += static_cast<double>(row[k + j]);
+        }
+        double total = 0.0;
+        for (double l : lane) total += l;
+        for (; k < v.size; ++k) total += static_cast<double>(row[k]);
+        out[o] = static_cast<T>(total / divisor);
+      }
+      return;
+    }
+  }
   double* acc;
   if constexpr (std::is_same_v<T, double>) {
     acc = out;

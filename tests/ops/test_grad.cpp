@@ -2,6 +2,7 @@
 // second-order gradient check of every op that has a recorded backward.
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/graph/random.h>
+#include <tapegrad/ops/backward_ops.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/losses.h>
 #include <tapegrad/ops/ops.h>
@@ -69,6 +70,30 @@ TEST_CASE("grad: leaves .grad untouched, backward(create_graph) accumulates into
   backward(std::vector<Tensor>{penalty});
   CHECK(w.grad_values() == std::vector<double>{72.0, 256.0});  // 8·w·x²
   CHECK(x.grad_values() == std::vector<double>{24.0, 128.0});  // 8·w²·x
+}
+
+TEST_CASE("grad without create_graph runs the kernels and leaves every .grad as it was", "[grad]") {
+  Tape tape;
+  TapeScope scope(tape);
+  Parameter w = Parameter::from_values(Shape{2}, {1.0, 2.0}, DType::Float64, "w");
+  Tensor x = requires_grad(f64({3.0, 4.0}));
+  Tensor h = mul(mul(w, w), x);  // w²·x
+  Tensor loss = sum(mul(h, h));  // Σ w⁴x²
+  loss.backward({.retain_graph = true});
+  const std::vector<double> w_grad = w.grad_values(), x_grad = x.grad_values();
+  const std::vector<double> h_grad = h.grad_values();
+  const std::vector<Tensor> wrt{Tensor(w), x, h};
+  const std::vector<Tensor> fast = grad(std::vector<Tensor>{loss}, wrt, {}, {});
+  CHECK(w.grad_values() == w_grad);
+  CHECK(x.grad_values() == x_grad);
+  CHECK(h.grad_values() == h_grad);
+  CHECK(values_of(fast[0]) == std::vector<double>{36.0, 512.0});  // 4w³x²
+  CHECK(values_of(fast[1]) == std::vector<double>{6.0, 128.0});   // 2w⁴x
+  CHECK(values_of(fast[2]) == std::vector<double>{6.0, 32.0});    // 2h
+  CHECK_FALSE(fast[0].requires_grad());
+  // The tape counts as released afterwards, as torch's graph does.
+  CHECK_THROWS_WITH(grad(std::vector<Tensor>{loss}, wrt, {}, {}),
+                    Catch::Contains("grad") && Catch::Contains("retain_graph"));
 }
 
 TEST_CASE("backward(create_graph): .grad holds the first-order values", "[grad]") {
@@ -330,6 +355,12 @@ std::vector<SecondOrderCase> second_order_cases() {
       {"mish", [](S in) { return mish(in[0]); }, {r({2, 3}, 328)}},
       {"gelu", [](S in) { return gelu(in[0], "tanh"); }, {r({2, 3}, 24)}},
       {"gelu_erf", [](S in) { return gelu(in[0]); }, {r({2, 3}, 329)}},
+      {"gelu_backward",
+       [](S in) { return gelu_backward(in[0], in[1], "tanh"); },
+       {r({2, 3}, 412), r({2, 3}, 413)}},
+      {"gelu_erf_backward",
+       [](S in) { return gelu_backward(in[0], in[1]); },
+       {r({2, 3}, 414), r({2, 3}, 415)}},
       {"sum", [](S in) { return sum(in[0] * in[0]); }, {r({2, 3}, 25)}},
       {"sum_dim", [](S in) { return sum(in[0] * in[0], 1); }, {r({2, 3, 2}, 26)}},
       {"sum_dim", [](S in) { return sum(in[0] * in[0], -1, true); }, {r({2, 3}, 27)}},
