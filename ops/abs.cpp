@@ -28,7 +28,7 @@ TAPEGRAD_REGISTER_OP(kAbs);
 }  // namespace
 
 Tensor abs(const Tensor& x) {
-  return unary_forward(kAbs, x, []<class T>(T v) { return std::abs(v); });
+  return unary_forward_kernel(kAbs, x, vmath::Unary::kAbs);
 }
 
 }  // namespace tapegrad

@@ -12,8 +12,9 @@ namespace {
 
 void acos_backward(Tape& tape, const Node& node) {
   // Y = acos X  =>  dX += −dY ⊙ (1 − X²)^(−½)
-  unary_backward_from_input(
-      tape, node, []<class T>(T dy, T x) { return dy * -(T(1) / std::sqrt(-x * x + T(1))); });
+  unary_backward_kernel(
+      tape, node, false, []<class T>(T x) { return -x * x + T(1); }, vmath::Unary::kSqrt,
+      []<class T>(T dy, T root) { return dy * -(T(1) / root); });
 }
 
 void acos_grad_graph(GradGraph& g) {
@@ -31,7 +32,7 @@ TAPEGRAD_REGISTER_OP(kAcos);
 }  // namespace
 
 Tensor acos(const Tensor& x) {
-  return unary_forward(kAcos, x, []<class T>(T v) { return std::acos(v); });
+  return unary_forward_kernel(kAcos, x, vmath::Unary::kAcos);
 }
 
 }  // namespace tapegrad

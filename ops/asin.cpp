@@ -12,8 +12,9 @@ namespace {
 
 void asin_backward(Tape& tape, const Node& node) {
   // Y = asin X  =>  dX += dY ⊙ (1 − X²)^(−½)
-  unary_backward_from_input(
-      tape, node, []<class T>(T dy, T x) { return dy * (T(1) / std::sqrt(-x * x + T(1))); });
+  unary_backward_kernel(
+      tape, node, false, []<class T>(T x) { return -x * x + T(1); }, vmath::Unary::kSqrt,
+      []<class T>(T dy, T root) { return dy * (T(1) / root); });
 }
 
 void asin_grad_graph(GradGraph& g) {
@@ -31,7 +32,7 @@ TAPEGRAD_REGISTER_OP(kAsin);
 }  // namespace
 
 Tensor asin(const Tensor& x) {
-  return unary_forward(kAsin, x, []<class T>(T v) { return std::asin(v); });
+  return unary_forward_kernel(kAsin, x, vmath::Unary::kAsin);
 }
 
 }  // namespace tapegrad

@@ -12,8 +12,9 @@ namespace {
 
 void asinh_backward(Tape& tape, const Node& node) {
   // Y = asinh X  =>  dX += dY ⊙ (X² + 1)^(−½)
-  unary_backward_from_input(
-      tape, node, []<class T>(T dy, T x) { return dy * (T(1) / std::sqrt(x * x + T(1))); });
+  unary_backward_kernel(
+      tape, node, false, []<class T>(T x) { return x * x + T(1); }, vmath::Unary::kSqrt,
+      []<class T>(T dy, T root) { return dy * (T(1) / root); });
 }
 
 void asinh_grad_graph(GradGraph& g) {
@@ -31,7 +32,7 @@ TAPEGRAD_REGISTER_OP(kAsinh);
 }  // namespace
 
 Tensor asinh(const Tensor& x) {
-  return unary_forward(kAsinh, x, []<class T>(T v) { return std::asinh(v); });
+  return unary_forward_kernel(kAsinh, x, vmath::Unary::kAsinh);
 }
 
 }  // namespace tapegrad

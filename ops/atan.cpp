@@ -30,7 +30,7 @@ TAPEGRAD_REGISTER_OP(kAtan);
 }  // namespace
 
 Tensor atan(const Tensor& x) {
-  return unary_forward(kAtan, x, []<class T>(T v) { return std::atan(v); });
+  return unary_forward_kernel(kAtan, x, vmath::Unary::kAtan);
 }
 
 }  // namespace tapegrad

@@ -30,7 +30,7 @@ TAPEGRAD_REGISTER_OP(kAtanh);
 }  // namespace
 
 Tensor atanh(const Tensor& x) {
-  return unary_forward(kAtanh, x, []<class T>(T v) { return std::atanh(v); });
+  return unary_forward_kernel(kAtanh, x, vmath::Unary::kAtanh);
 }
 
 }  // namespace tapegrad

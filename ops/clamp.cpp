@@ -23,22 +23,24 @@ struct ClampState {
   bool has_max;
 };
 
-// Where the gradient passes: min <= x <= max with the bounds in x's dtype (nan x: nowhere).
-template <class T>
-bool passes(T x, const ClampState& s) {
-  return x >= static_cast<T>(s.min) && x <= static_cast<T>(s.max);
-}
-
 void clamp_backward(Tape& tape, const Node& node) {
   // Y = clamp(X, lo, hi)  =>  dX += where(lo <= X <= hi, dY, 0)   (bounds included, as torch)
   dispatch(node.dtype, [&]<class T>() {
-    T* dx = tape.input_grad<T>(node, 0).to_add();
-    if (dx == nullptr) return;
+    const InputGrad<T> g = tape.input_grad<T>(node, 0);
+    if (g.data == nullptr) return;
     const ClampState& s = node.state_as<ClampState>();
+    const T lo = static_cast<T>(s.min), hi = static_cast<T>(s.max);
     const T* x = tape.input(node, 0).value_as<const T>();
     const T* dy = node.grad_as<const T>();
+    T* dx = g.data;
     const int64_t n = node.shape.numel();
-    for (int64_t i = 0; i < n; ++i) dx[i] += passes(x[i], s) ? dy[i] : T(0);
+    // The gradient passes where min <= x <= max, the bounds in x's dtype (nan x: nowhere);
+    // branch-free (selects the compiler vectorises): where x falls is data, not predictable.
+    if (g.overwrite) {  // 0 + term, without zero-filling first
+      for (int64_t i = 0; i < n; ++i) dx[i] = T(0) + (((x[i] >= lo) & (x[i] <= hi)) ? dy[i] : T(0));
+    } else {
+      for (int64_t i = 0; i < n; ++i) dx[i] += ((x[i] >= lo) & (x[i] <= hi)) ? dy[i] : T(0);
+    }
   });
 }
 
@@ -88,7 +90,9 @@ Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> m
       // nan stays nan; otherwise min(max(x, lo), hi), so lo > hi gives hi everywhere. A nan
       // bound compares false and leaves x, as torch 1.13's kernel does.
       const T v = in[i];
-      out[i] = std::isnan(v) ? v : (v < lo ? lo : v) > hi ? hi : (v < lo ? lo : v);
+      const T above = v < lo ? lo : v;
+      const T clamped = above > hi ? hi : above;
+      out[i] = v != v ? v : clamped;
     }
   });
   return y;

@@ -12,7 +12,9 @@ namespace {
 
 void cos_backward(Tape& tape, const Node& node) {
   // Y = cos X  =>  dX += dY ⊙ (−sin X)
-  unary_backward_from_input(tape, node, []<class T>(T dy, T x) { return dy * -std::sin(x); });
+  unary_backward_kernel(
+      tape, node, false, [](auto x) { return x; }, vmath::Unary::kSin,
+      []<class T>(T dy, T sin_x) { return dy * -sin_x; });
 }
 
 void cos_grad_graph(GradGraph& g) {
@@ -27,7 +29,7 @@ TAPEGRAD_REGISTER_OP(kCos);
 }  // namespace
 
 Tensor cos(const Tensor& x) {
-  return unary_forward(kCos, x, []<class T>(T v) { return std::cos(v); });
+  return unary_forward_kernel(kCos, x, vmath::Unary::kCos);
 }
 
 }  // namespace tapegrad

@@ -12,7 +12,9 @@ namespace {
 
 void cosh_backward(Tape& tape, const Node& node) {
   // Y = cosh X  =>  dX += dY ⊙ sinh X
-  unary_backward_from_input(tape, node, []<class T>(T dy, T x) { return dy * std::sinh(x); });
+  unary_backward_kernel(
+      tape, node, false, [](auto x) { return x; }, vmath::Unary::kSinh,
+      []<class T>(T dy, T sinh_x) { return dy * sinh_x; });
 }
 
 void cosh_grad_graph(GradGraph& g) {
@@ -29,7 +31,7 @@ TAPEGRAD_REGISTER_OP(kCosh);
 }  // namespace
 
 Tensor cosh(const Tensor& x) {
-  return unary_forward(kCosh, x, []<class T>(T v) { return std::cosh(v); });
+  return unary_forward_kernel(kCosh, x, vmath::Unary::kCosh);
 }
 
 }  // namespace tapegrad

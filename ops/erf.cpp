@@ -13,9 +13,11 @@ namespace {
 
 void erf_backward(Tape& tape, const Node& node) {
   // Y = erf X  =>  dX += (2/√π)·e^(−X²) ⊙ dY   (torch's order; 2/√π as torch's 2.0 / sqrt(M_PI))
-  unary_backward_from_input(tape, node, []<class T>(T dy, T x) {
-    return static_cast<T>(2.0 / std::sqrt(std::numbers::pi)) * std::exp(-(x * x)) * dy;
-  });
+  unary_backward_kernel(
+      tape, node, false, [](auto x) { return -(x * x); }, vmath::Unary::kExp,
+      []<class T>(T dy, T e) {
+        return static_cast<T>(2.0 / std::sqrt(std::numbers::pi)) * e * dy;
+      });
 }
 
 void erf_grad_graph(GradGraph& g) {
@@ -31,7 +33,7 @@ TAPEGRAD_REGISTER_OP(kErf);
 }  // namespace
 
 Tensor erf(const Tensor& x) {
-  return unary_forward(kErf, x, []<class T>(T v) { return std::erf(v); });
+  return unary_forward_kernel(kErf, x, vmath::Unary::kErf);
 }
 
 }  // namespace tapegrad

@@ -14,9 +14,11 @@ namespace {
 
 void erfc_backward(Tape& tape, const Node& node) {
   // Y = erfc X  =>  dX += (−2/√π)·e^(−X²) ⊙ dY   (torch's order; 2/√π as torch's 2.0 / sqrt(M_PI))
-  unary_backward_from_input(tape, node, []<class T>(T dy, T x) {
-    return static_cast<T>(-2.0 / std::sqrt(std::numbers::pi)) * std::exp(-(x * x)) * dy;
-  });
+  unary_backward_kernel(
+      tape, node, false, [](auto x) { return -(x * x); }, vmath::Unary::kExp,
+      []<class T>(T dy, T e) {
+        return static_cast<T>(-2.0 / std::sqrt(std::numbers::pi)) * e * dy;
+      });
 }
 
 void erfc_grad_graph(GradGraph& g) {
@@ -34,7 +36,7 @@ TAPEGRAD_REGISTER_OP(kErfc);
 }  // namespace
 
 Tensor erfc(const Tensor& x) {
-  return unary_forward(kErfc, x, []<class T>(T v) { return std::erfc(v); });
+  return unary_forward_kernel(kErfc, x, vmath::Unary::kErfc);
 }
 
 }  // namespace tapegrad

@@ -31,7 +31,7 @@ TAPEGRAD_REGISTER_OP(kExp2);
 }  // namespace
 
 Tensor exp2(const Tensor& x) {
-  return unary_forward(kExp2, x, []<class T>(T v) { return std::exp2(v); });
+  return unary_forward_kernel(kExp2, x, vmath::Unary::kExp2);
 }
 
 }  // namespace tapegrad

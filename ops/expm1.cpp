@@ -29,7 +29,7 @@ TAPEGRAD_REGISTER_OP(kExpm1);
 }  // namespace
 
 Tensor expm1(const Tensor& x) {
-  return unary_forward(kExpm1, x, []<class T>(T v) { return std::expm1(v); });
+  return unary_forward_kernel(kExpm1, x, vmath::Unary::kExpm1);
 }
 
 }  // namespace tapegrad

@@ -12,13 +12,7 @@ namespace {
 
 void frac_backward(Tape& tape, const Node& node) {
   // Y = X − trunc X  =>  dX += dY   (trunc's gradient is zero, as in torch)
-  dispatch(node.dtype, [&]<class T>() {
-    T* dx = tape.input_grad<T>(node, 0).to_add();
-    if (dx == nullptr) return;
-    const T* dy = node.grad_as<const T>();
-    const int64_t n = node.shape.numel();
-    for (int64_t i = 0; i < n; ++i) dx[i] += dy[i];
-  });
+  unary_backward_from_input(tape, node, []<class T>(T dy, T) { return dy; });
 }
 
 void frac_grad_graph(GradGraph& g) {
@@ -32,7 +26,7 @@ TAPEGRAD_REGISTER_OP(kFrac);
 }  // namespace
 
 Tensor frac(const Tensor& x) {
-  return unary_forward(kFrac, x, []<class T>(T v) { return v - std::trunc(v); });
+  return unary_forward_kernel(kFrac, x, vmath::Unary::kFrac);
 }
 
 }  // namespace tapegrad

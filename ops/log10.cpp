@@ -31,7 +31,7 @@ TAPEGRAD_REGISTER_OP(kLog10);
 }  // namespace
 
 Tensor log10(const Tensor& x) {
-  return unary_forward(kLog10, x, []<class T>(T v) { return std::log10(v); });
+  return unary_forward_kernel(kLog10, x, vmath::Unary::kLog10);
 }
 
 }  // namespace tapegrad

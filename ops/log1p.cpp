@@ -29,7 +29,7 @@ TAPEGRAD_REGISTER_OP(kLog1p);
 }  // namespace
 
 Tensor log1p(const Tensor& x) {
-  return unary_forward(kLog1p, x, []<class T>(T v) { return std::log1p(v); });
+  return unary_forward_kernel(kLog1p, x, vmath::Unary::kLog1p);
 }
 
 }  // namespace tapegrad

@@ -31,7 +31,7 @@ TAPEGRAD_REGISTER_OP(kLog2);
 }  // namespace
 
 Tensor log2(const Tensor& x) {
-  return unary_forward(kLog2, x, []<class T>(T v) { return std::log2(v); });
+  return unary_forward_kernel(kLog2, x, vmath::Unary::kLog2);
 }
 
 }  // namespace tapegrad

@@ -17,12 +17,17 @@ struct MeanDimState {
 void mean_dim_backward(Tape& tape, const Node& node) {
   // Y = Σ_dim X / n  =>  dX += dY / n broadcast along dim (n = size of dim)
   dispatch(node.dtype, [&]<class T>() {
-    T* dx = tape.input_grad<T>(node, 0).to_add();
-    if (dx == nullptr) return;
+    const InputGrad<T> g = tape.input_grad<T>(node, 0);
+    if (g.data == nullptr) return;
+    T* dx = g.data;
     const T* dy = node.grad_as<T>();
     const DimView v = node.state_as<MeanDimState>().view;
     const T n = static_cast<T>(v.size);  // divided, not times 1/n: torch's rounding
-    for_each_reduced(v, [&](int64_t out, int64_t in, int64_t) { dx[in] += dy[out] / n; });
+    if (g.overwrite) {                   // 0 + term, without zero-filling first
+      for_each_reduced(v, [&](int64_t out, int64_t in, int64_t) { dx[in] = T(0) + dy[out] / n; });
+    } else {
+      for_each_reduced(v, [&](int64_t out, int64_t in, int64_t) { dx[in] += dy[out] / n; });
+    }
   });
 }
 

@@ -39,20 +39,20 @@ TAPEGRAD_REGISTER_OP(kTrunc);
 }  // namespace
 
 Tensor floor(const Tensor& x) {
-  return unary_forward(kFloor, x, [](auto v) { return std::floor(v); });
+  return unary_forward_kernel(kFloor, x, vmath::Unary::kFloor);
 }
 
 Tensor ceil(const Tensor& x) {
-  return unary_forward(kCeil, x, [](auto v) { return std::ceil(v); });
+  return unary_forward_kernel(kCeil, x, vmath::Unary::kCeil);
 }
 
 Tensor round(const Tensor& x) {
   // nearbyint in the default rounding mode (to nearest, ties to even) is torch's round.
-  return unary_forward(kRound, x, [](auto v) { return std::nearbyint(v); });
+  return unary_forward_kernel(kRound, x, vmath::Unary::kRound);
 }
 
 Tensor trunc(const Tensor& x) {
-  return unary_forward(kTrunc, x, [](auto v) { return std::trunc(v); });
+  return unary_forward_kernel(kTrunc, x, vmath::Unary::kTrunc);
 }
 
 }  // namespace tapegrad

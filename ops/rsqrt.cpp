@@ -30,7 +30,14 @@ TAPEGRAD_REGISTER_OP(kRsqrt);
 }  // namespace
 
 Tensor rsqrt(const Tensor& x) {
-  return unary_forward(kRsqrt, x, []<class T>(T v) { return T(1) / std::sqrt(v); });
+  // √x by the vector kernel (correctly rounded, as std::sqrt), then the division in place.
+  Tensor y = unary_forward_kernel(kRsqrt, x, vmath::Unary::kSqrt);
+  dispatch(y.dtype(), [&]<class T>() {
+    T* p = output_data<T>(y);
+    const int64_t n = y.numel();
+    for (int64_t i = 0; i < n; ++i) p[i] = T(1) / p[i];
+  });
+  return y;
 }
 
 }  // namespace tapegrad

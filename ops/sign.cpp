@@ -28,7 +28,7 @@ TAPEGRAD_REGISTER_OP(kSign);
 }  // namespace
 
 Tensor sign(const Tensor& x) {
-  return unary_forward(kSign, x, []<class T>(T v) { return T(T(0) < v) - T(v < T(0)); });
+  return unary_forward_kernel(kSign, x, vmath::Unary::kSign);
 }
 
 }  // namespace tapegrad

@@ -12,7 +12,9 @@ namespace {
 
 void sin_backward(Tape& tape, const Node& node) {
   // Y = sin X  =>  dX += dY ⊙ cos X
-  unary_backward_from_input(tape, node, []<class T>(T dy, T x) { return dy * std::cos(x); });
+  unary_backward_kernel(
+      tape, node, false, [](auto x) { return x; }, vmath::Unary::kCos,
+      []<class T>(T dy, T cos_x) { return dy * cos_x; });
 }
 
 void sin_grad_graph(GradGraph& g) {
@@ -27,7 +29,7 @@ TAPEGRAD_REGISTER_OP(kSin);
 }  // namespace
 
 Tensor sin(const Tensor& x) {
-  return unary_forward(kSin, x, []<class T>(T v) { return std::sin(v); });
+  return unary_forward_kernel(kSin, x, vmath::Unary::kSin);
 }
 
 }  // namespace tapegrad

@@ -12,7 +12,9 @@ namespace {
 
 void sinh_backward(Tape& tape, const Node& node) {
   // Y = sinh X  =>  dX += dY ⊙ cosh X
-  unary_backward_from_input(tape, node, []<class T>(T dy, T x) { return dy * std::cosh(x); });
+  unary_backward_kernel(
+      tape, node, false, [](auto x) { return x; }, vmath::Unary::kCosh,
+      []<class T>(T dy, T cosh_x) { return dy * cosh_x; });
 }
 
 void sinh_grad_graph(GradGraph& g) {
@@ -29,7 +31,7 @@ TAPEGRAD_REGISTER_OP(kSinh);
 }  // namespace
 
 Tensor sinh(const Tensor& x) {
-  return unary_forward(kSinh, x, []<class T>(T v) { return std::sinh(v); });
+  return unary_forward_kernel(kSinh, x, vmath::Unary::kSinh);
 }
 
 }  // namespace tapegrad

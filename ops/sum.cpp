@@ -12,8 +12,14 @@ void sum_backward(Tape& tape, const Node& node) {
   // y = Σ x  =>  dX += dy (broadcast)
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
-    if (T* d = tape.input_grad<T>(node, 0).to_add()) {
-      ArrayMap<T>(d, x.shape.numel()) += node.grad_as<T>()[0];
+    const InputGrad<T> g = tape.input_grad<T>(node, 0);
+    if (g.data == nullptr) return;
+    const T dy = node.grad_as<T>()[0];
+    if (g.overwrite) {
+      // 0 + dy, the bits adding into zeros gives, in one pass.
+      ArrayMap<T>(g.data, x.shape.numel()).setConstant(T(0) + dy);
+    } else {
+      ArrayMap<T>(g.data, x.shape.numel()) += dy;
     }
   });
 }

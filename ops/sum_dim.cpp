@@ -17,11 +17,16 @@ struct SumDimState {
 void sum_dim_backward(Tape& tape, const Node& node) {
   // Y = Σ_dim X  =>  dX += dY broadcast along dim
   dispatch(node.dtype, [&]<class T>() {
-    T* dx = tape.input_grad<T>(node, 0).to_add();
-    if (dx == nullptr) return;
+    const InputGrad<T> g = tape.input_grad<T>(node, 0);
+    if (g.data == nullptr) return;
+    T* dx = g.data;
     const T* dy = node.grad_as<T>();
     const DimView v = node.state_as<SumDimState>().view;
-    for_each_reduced(v, [&](int64_t out, int64_t in, int64_t) { dx[in] += dy[out]; });
+    if (g.overwrite) {  // 0 + dY, without zero-filling first
+      for_each_reduced(v, [&](int64_t out, int64_t in, int64_t) { dx[in] = T(0) + dy[out]; });
+    } else {
+      for_each_reduced(v, [&](int64_t out, int64_t in, int64_t) { dx[in] += dy[out]; });
+    }
   });
 }
 

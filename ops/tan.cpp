@@ -28,7 +28,7 @@ TAPEGRAD_REGISTER_OP(kTan);
 }  // namespace
 
 Tensor tan(const Tensor& x) {
-  return unary_forward(kTan, x, []<class T>(T v) { return std::tan(v); });
+  return unary_forward_kernel(kTan, x, vmath::Unary::kTan);
 }
 
 }  // namespace tapegrad

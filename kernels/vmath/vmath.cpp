@@ -73,6 +73,12 @@ void cos(const float* x, float* y, int64_t n) {
 void cos(const double* x, double* y, int64_t n) {
   kernels<double>().cos(x, y, n);
 }
+void map(Unary f, const float* x, float* y, int64_t n) {
+  kernels<float>().map(static_cast<int>(f), x, y, n);
+}
+void map(Unary f, const double* x, double* y, int64_t n) {
+  kernels<double>().map(static_cast<int>(f), x, y, n);
+}
 void sin(const float* x, float* y, int64_t n) {
   kernels<float>().sin(x, y, n);
 }

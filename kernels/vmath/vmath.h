@@ -33,6 +33,46 @@ void cos(const float* x, float* y, int64_t n);
 void cos(const double* x, double* y, int64_t n);
 void sin(const float* x, float* y, int64_t n);
 void sin(const double* x, double* y, int64_t n);
+
+// The op library's elementwise functions (ops/abs.cpp, ops/sin.cpp, ...), y = f(x) over n
+// elements, y may alias x. At AVX2 and AVX-512 the transcendental ones are SLEEF's 1-ulp
+// functions (erfc: SLEEF's 1.5-ulp, the only one it has), as torch's Vectorized calls them where
+// it has them, the others exact (the same bits as the C library's: sqrt, the roundings, |x|,
+// sign, x², x − trunc x); at baseline every one is the C library's, as the ops computed them
+// before. Round is to nearest, ties to even (nearbyint: torch.round).
+enum class Unary : int {
+  kAbs,
+  kSign,
+  kSquare,
+  kSqrt,
+  kFloor,
+  kCeil,
+  kRound,
+  kTrunc,
+  kFrac,
+  kExp,
+  kSin,
+  kCos,
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  kSinh,
+  kCosh,
+  kAsinh,
+  kAcosh,
+  kAtanh,
+  kErf,
+  kErfc,
+  kLog1p,
+  kExpm1,
+  kExp2,
+  kLog2,
+  kLog10,
+};
+void map(Unary f, const float* x, float* y, int64_t n);
+void map(Unary f, const double* x, double* y, int64_t n);
+
 // y = base^x (torch's pow of a float32 number and a tensor, SLEEF's powf).
 void pow_base(float base, const float* x, float* y, int64_t n);
 // y = 1 / (1 + exp(-x)), torch's sigmoid kernel.

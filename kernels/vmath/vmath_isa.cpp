@@ -162,6 +162,185 @@ inline void store(double* p, double v) {
 }
 #endif
 
+// The op library's functions (vmath::Unary) on one vector (at baseline one element): the exact
+// ones by instruction, the transcendental ones SLEEF's (the C library's at baseline).
+#define TAPEGRAD_SLEEF_UNARY(W)                                     \
+  if constexpr (U == Unary::kExp) return Sleef_exp##W##_u10(v);     \
+  if constexpr (U == Unary::kSin) return Sleef_sin##W##_u10(v);     \
+  if constexpr (U == Unary::kCos) return Sleef_cos##W##_u10(v);     \
+  if constexpr (U == Unary::kTan) return Sleef_tan##W##_u10(v);     \
+  if constexpr (U == Unary::kAsin) return Sleef_asin##W##_u10(v);   \
+  if constexpr (U == Unary::kAcos) return Sleef_acos##W##_u10(v);   \
+  if constexpr (U == Unary::kAtan) return Sleef_atan##W##_u10(v);   \
+  if constexpr (U == Unary::kSinh) return Sleef_sinh##W##_u10(v);   \
+  if constexpr (U == Unary::kCosh) return Sleef_cosh##W##_u10(v);   \
+  if constexpr (U == Unary::kAsinh) return Sleef_asinh##W##_u10(v); \
+  if constexpr (U == Unary::kAcosh) return Sleef_acosh##W##_u10(v); \
+  if constexpr (U == Unary::kAtanh) return Sleef_atanh##W##_u10(v); \
+  if constexpr (U == Unary::kErf) return Sleef_erf##W##_u10(v);     \
+  if constexpr (U == Unary::kErfc) return Sleef_erfc##W##_u15(v);   \
+  if constexpr (U == Unary::kLog1p) return Sleef_log1p##W##_u10(v); \
+  if constexpr (U == Unary::kExpm1) return Sleef_expm1##W##_u10(v); \
+  if constexpr (U == Unary::kExp2) return Sleef_exp2##W##_u10(v);   \
+  if constexpr (U == Unary::kLog2) return Sleef_log2##W##_u10(v);   \
+  if constexpr (U == Unary::kLog10) return Sleef_log10##W##_u10(v);
+
+#if TAPEGRAD_ISA_LEVEL >= 1
+constexpr int kFloor = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+constexpr int kCeil = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
+constexpr int kRoundEven = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+constexpr int kTrunc = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+#endif
+
+#if TAPEGRAD_ISA_LEVEL == 2
+template <Unary U>
+__m512 transcendental(__m512 v) {
+  TAPEGRAD_SLEEF_UNARY(f16)
+}
+template <Unary U>
+__m512d transcendental(__m512d v) {
+  TAPEGRAD_SLEEF_UNARY(d8)
+}
+template <int Mode>
+__m512 round_as(__m512 v) {
+  return _mm512_roundscale_ps(v, Mode);
+}
+template <int Mode>
+__m512d round_as(__m512d v) {
+  return _mm512_roundscale_pd(v, Mode);
+}
+inline __m512 abs_of(__m512 v) {
+  return _mm512_abs_ps(v);
+}
+inline __m512d abs_of(__m512d v) {
+  return _mm512_abs_pd(v);
+}
+inline __m512 sqrt_of(__m512 v) {
+  return _mm512_sqrt_ps(v);
+}
+inline __m512d sqrt_of(__m512d v) {
+  return _mm512_sqrt_pd(v);
+}
+// (0 < v) − (v < 0) as the scalar code computes it: +0 for ±0 and NaN.
+inline __m512 sign_of(__m512 v) {
+  const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
+  return _mm512_sub_ps(_mm512_maskz_mov_ps(_mm512_cmp_ps_mask(zero, v, _CMP_LT_OQ), one),
+                       _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), one));
+}
+inline __m512d sign_of(__m512d v) {
+  const __m512d zero = _mm512_setzero_pd(), one = _mm512_set1_pd(1.0);
+  return _mm512_sub_pd(_mm512_maskz_mov_pd(_mm512_cmp_pd_mask(zero, v, _CMP_LT_OQ), one),
+                       _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(v, zero, _CMP_LT_OQ), one));
+}
+#elif TAPEGRAD_ISA_LEVEL == 1
+template <Unary U>
+__m256 transcendental(__m256 v) {
+  TAPEGRAD_SLEEF_UNARY(f8)
+}
+template <Unary U>
+__m256d transcendental(__m256d v) {
+  TAPEGRAD_SLEEF_UNARY(d4)
+}
+template <int Mode>
+__m256 round_as(__m256 v) {
+  return _mm256_round_ps(v, Mode);
+}
+template <int Mode>
+__m256d round_as(__m256d v) {
+  return _mm256_round_pd(v, Mode);
+}
+inline __m256 abs_of(__m256 v) {
+  return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
+}
+inline __m256d abs_of(__m256d v) {
+  return _mm256_andnot_pd(_mm256_set1_pd(-0.0), v);
+}
+inline __m256 sqrt_of(__m256 v) {
+  return _mm256_sqrt_ps(v);
+}
+inline __m256d sqrt_of(__m256d v) {
+  return _mm256_sqrt_pd(v);
+}
+inline __m256 sign_of(__m256 v) {
+  const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+  return _mm256_sub_ps(_mm256_and_ps(_mm256_cmp_ps(zero, v, _CMP_LT_OQ), one),
+                       _mm256_and_ps(_mm256_cmp_ps(v, zero, _CMP_LT_OQ), one));
+}
+inline __m256d sign_of(__m256d v) {
+  const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0);
+  return _mm256_sub_pd(_mm256_and_pd(_mm256_cmp_pd(zero, v, _CMP_LT_OQ), one),
+                       _mm256_and_pd(_mm256_cmp_pd(v, zero, _CMP_LT_OQ), one));
+}
+#endif
+
+#if TAPEGRAD_ISA_LEVEL >= 1
+template <Unary U, class V>
+V unary_of(V v) {
+  if constexpr (U == Unary::kAbs) {
+    return abs_of(v);
+  } else if constexpr (U == Unary::kSign) {
+    return sign_of(v);
+  } else if constexpr (U == Unary::kSquare) {
+    return v * v;
+  } else if constexpr (U == Unary::kSqrt) {
+    return sqrt_of(v);
+  } else if constexpr (U == Unary::kFloor) {
+    return round_as<kFloor>(v);
+  } else if constexpr (U == Unary::kCeil) {
+    return round_as<kCeil>(v);
+  } else if constexpr (U == Unary::kRound) {
+    return round_as<kRoundEven>(v);
+  } else if constexpr (U == Unary::kTrunc) {
+    return round_as<kTrunc>(v);
+  } else if constexpr (U == Unary::kFrac) {
+    return v - round_as<kTrunc>(v);
+  } else {
+    return transcendental<U>(v);
+  }
+}
+#else
+// The C library's, as the ops called them (std::floor, std::sin, ...).
+#define TAPEGRAD_LIBM_UNARY(SUFFIX)                                        \
+  if constexpr (U == Unary::kAbs) return __builtin_fabs##SUFFIX(v);        \
+  if constexpr (U == Unary::kSign) return T(T(0) < v) - T(v < T(0));       \
+  if constexpr (U == Unary::kSquare) return v * v;                         \
+  if constexpr (U == Unary::kSqrt) return __builtin_sqrt##SUFFIX(v);       \
+  if constexpr (U == Unary::kFloor) return __builtin_floor##SUFFIX(v);     \
+  if constexpr (U == Unary::kCeil) return __builtin_ceil##SUFFIX(v);       \
+  if constexpr (U == Unary::kRound) return __builtin_nearbyint##SUFFIX(v); \
+  if constexpr (U == Unary::kTrunc) return __builtin_trunc##SUFFIX(v);     \
+  if constexpr (U == Unary::kFrac) return v - __builtin_trunc##SUFFIX(v);  \
+  if constexpr (U == Unary::kExp) return __builtin_exp##SUFFIX(v);         \
+  if constexpr (U == Unary::kSin) return __builtin_sin##SUFFIX(v);         \
+  if constexpr (U == Unary::kCos) return __builtin_cos##SUFFIX(v);         \
+  if constexpr (U == Unary::kTan) return __builtin_tan##SUFFIX(v);         \
+  if constexpr (U == Unary::kAsin) return __builtin_asin##SUFFIX(v);       \
+  if constexpr (U == Unary::kAcos) return __builtin_acos##SUFFIX(v);       \
+  if constexpr (U == Unary::kAtan) return __builtin_atan##SUFFIX(v);       \
+  if constexpr (U == Unary::kSinh) return __builtin_sinh##SUFFIX(v);       \
+  if constexpr (U == Unary::kCosh) return __builtin_cosh##SUFFIX(v);       \
+  if constexpr (U == Unary::kAsinh) return __builtin_asinh##SUFFIX(v);     \
+  if constexpr (U == Unary::kAcosh) return __builtin_acosh##SUFFIX(v);     \
+  if constexpr (U == Unary::kAtanh) return __builtin_atanh##SUFFIX(v);     \
+  if constexpr (U == Unary::kErf) return __builtin_erf##SUFFIX(v);         \
+  if constexpr (U == Unary::kErfc) return __builtin_erfc##SUFFIX(v);       \
+  if constexpr (U == Unary::kLog1p) return __builtin_log1p##SUFFIX(v);     \
+  if constexpr (U == Unary::kExpm1) return __builtin_expm1##SUFFIX(v);     \
+  if constexpr (U == Unary::kExp2) return __builtin_exp2##SUFFIX(v);       \
+  if constexpr (U == Unary::kLog2) return __builtin_log2##SUFFIX(v);       \
+  if constexpr (U == Unary::kLog10) return __builtin_log10##SUFFIX(v);
+template <Unary U>
+float unary_of(float v) {
+  using T = float;
+  TAPEGRAD_LIBM_UNARY(f)
+}
+template <Unary U>
+double unary_of(double v) {
+  using T = double;
+  TAPEGRAD_LIBM_UNARY()
+}
+#endif
+
 // y = F(x) over n elements (y may alias x); the tail goes through a zero-padded vector (with
 // AVX-512, masked loads and stores: short rows such as the book's attention rows are all tail).
 template <class T, class G>
@@ -431,6 +610,73 @@ void pow_base_k(float base, const float* x, float* y, int64_t n) {
   apply_vector(x, y, n, [base](auto v) { return pow_of(base, v); });
 }
 
+template <Unary U, class T>
+void map_one(const T* x, T* y, int64_t n) {
+  apply_vector(x, y, n, [](auto v) { return unary_of<U>(v); });
+}
+
+template <class T>
+void map_k(int f, const T* x, T* y, int64_t n) {
+  switch (static_cast<Unary>(f)) {
+    case Unary::kAbs:
+      return map_one<Unary::kAbs>(x, y, n);
+    case Unary::kSign:
+      return map_one<Unary::kSign>(x, y, n);
+    case Unary::kSquare:
+      return map_one<Unary::kSquare>(x, y, n);
+    case Unary::kSqrt:
+      return map_one<Unary::kSqrt>(x, y, n);
+    case Unary::kFloor:
+      return map_one<Unary::kFloor>(x, y, n);
+    case Unary::kCeil:
+      return map_one<Unary::kCeil>(x, y, n);
+    case Unary::kRound:
+      return map_one<Unary::kRound>(x, y, n);
+    case Unary::kTrunc:
+      return map_one<Unary::kTrunc>(x, y, n);
+    case Unary::kFrac:
+      return map_one<Unary::kFrac>(x, y, n);
+    case Unary::kExp:
+      return map_one<Unary::kExp>(x, y, n);
+    case Unary::kSin:
+      return map_one<Unary::kSin>(x, y, n);
+    case Unary::kCos:
+      return map_one<Unary::kCos>(x, y, n);
+    case Unary::kTan:
+      return map_one<Unary::kTan>(x, y, n);
+    case Unary::kAsin:
+      return map_one<Unary::kAsin>(x, y, n);
+    case Unary::kAcos:
+      return map_one<Unary::kAcos>(x, y, n);
+    case Unary::kAtan:
+      return map_one<Unary::kAtan>(x, y, n);
+    case Unary::kSinh:
+      return map_one<Unary::kSinh>(x, y, n);
+    case Unary::kCosh:
+      return map_one<Unary::kCosh>(x, y, n);
+    case Unary::kAsinh:
+      return map_one<Unary::kAsinh>(x, y, n);
+    case Unary::kAcosh:
+      return map_one<Unary::kAcosh>(x, y, n);
+    case Unary::kAtanh:
+      return map_one<Unary::kAtanh>(x, y, n);
+    case Unary::kErf:
+      return map_one<Unary::kErf>(x, y, n);
+    case Unary::kErfc:
+      return map_one<Unary::kErfc>(x, y, n);
+    case Unary::kLog1p:
+      return map_one<Unary::kLog1p>(x, y, n);
+    case Unary::kExpm1:
+      return map_one<Unary::kExpm1>(x, y, n);
+    case Unary::kExp2:
+      return map_one<Unary::kExp2>(x, y, n);
+    case Unary::kLog2:
+      return map_one<Unary::kLog2>(x, y, n);
+    case Unary::kLog10:
+      return map_one<Unary::kLog10>(x, y, n);
+  }
+}
+
 template <class T>
 constexpr Kernels<T> table(void (*pow_base)(T, const T*, T*, int64_t)) {
   return {&exp_k<T>,
@@ -447,7 +693,8 @@ constexpr Kernels<T> table(void (*pow_base)(T, const T*, T*, int64_t)) {
           &logsumexp_impl<T>,
           &log_softmax_impl<T>,
           &layer_norm_impl<T>,
-          &layer_norm_backward_impl<T>};
+          &layer_norm_backward_impl<T>,
+          &map_k<T>};
 }
 
 }  // namespace

@@ -84,7 +84,7 @@ TEST_CASE("tapegrad-dot: --list-models answers without --model", "[cli][tapegrad
 #ifdef TAPEGRAD_BENCH_TOOL
 TEST_CASE("tapegrad-bench: --help lists every option", "[cli][bench]") {
   check_help(TAPEGRAD_BENCH_TOOL, {"--threads", "--workloads", "--dropout", "--samples-factor",
-                                   "--no-torch", "--baseline", "--keep-openblas-env"});
+                                   "--no-torch", "--baseline", "--keep-openblas-env", "--op-rows"});
 }
 
 TEST_CASE("tapegrad-bench: a malformed value exits non-zero naming the option", "[cli][bench]") {
@@ -101,8 +101,21 @@ TEST_CASE("tapegrad-bench: a malformed value exits non-zero naming the option", 
       {"--workloads book,nope", "--workloads"},
       {"--dropout 0,nope", "--dropout"},
       {"--dropout 1", "--dropout"},
+      {"--op-rows abs,nope", "--op-rows"},
       {"--frobnicate", "--frobnicate"},
   };
   for (const auto& c : cases) check_refused(TAPEGRAD_BENCH_TOOL, c.args, c.option);
+}
+
+TEST_CASE("tapegrad-bench: the op table runs the rows asked for, names with spaces included",
+          "[cli][bench]") {
+  const ProgramRun run =
+      run_program(TAPEGRAD_BENCH_TOOL,
+                  "--workloads ops --op-rows 'abs,sum(dim 0)' --no-torch --samples-factor 0.1");
+  INFO(run.out << run.err);
+  CHECK(run.status == 0);
+  CHECK(run.out.find("| abs ") != std::string::npos);
+  CHECK(run.out.find("| sum(dim 0) ") != std::string::npos);
+  CHECK(run.out.find("| lt ") == std::string::npos);  // only the rows asked for
 }
 #endif

@@ -44,6 +44,7 @@
 #include "tools/bench/finetune_workload.h"
 #include "tools/bench/generate_workload.h"
 #include "tools/bench/gpt_workload.h"
+#include "tools/bench/op_workload.h"
 #endif
 #include <tapegrad/cli/cli.h>
 #include "tools/bench/process_stats.h"
@@ -195,6 +196,7 @@ int worker_main(const std::vector<std::string>& args) {
   if (engine == "tapegrad-gpt" || engine == "torch-gpt") return tgb::gpt_worker_main(args);
   if (engine == "tapegrad-finetune") return tgb::finetune_worker_main(args);
   if (engine == "tapegrad-cnn" || engine == "torch-cnn") return tgb::cnn_worker_main(args);
+  if (engine == "tapegrad-ops" || engine == "torch-ops") return tgb::op_worker_main(args);
 #endif
   if (engine == "tapegrad-generate" || engine == "read-bandwidth") {
     return tgb::generate_worker_main(args);
@@ -422,6 +424,10 @@ int main(int argc, char** argv) {
     workload_list.push_back(name);
   }
   for (const char* name : {"conv2d-resnet", "cnn-step"}) workload_list.push_back(name);
+#ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
+  workload_list.push_back("ops");  // the op table (op_workload.cpp)
+#endif
+  std::vector<std::string> op_rows;
 
   CLI::App app(
       "Times training steps in tapegrad and its peers, interleaved: the attention workloads "
@@ -433,7 +439,9 @@ int main(int argc, char** argv) {
       "autocast bf16; gpt-tiny-hvp, a Hessian-vector product of gpt-tiny's loss w.r.t. every "
       "parameter (grad with create_graph, then grad of the dot product with v), against PyTorch "
       "eager; conv2d-resnet (a 64->64 3x3 conv2d's forward and backward on 8x64x56x56) and "
-      "cnn-step (examples/cnn.cpp's training step) against LibTorch and PyTorch eager.",
+      "cnn-step (examples/cnn.cpp's training step) against LibTorch and PyTorch eager; ops, the "
+      "op table (each elementwise op, reduction and gather/scatter op forward + backward on "
+      "[1024, 1024] float32, the binary ones also broadcast against [1024, 1]) against LibTorch.",
       "tapegrad-bench");
   app.add_option("--threads", thread_counts, "thread counts, N[,N...]")
       ->delimiter(',')
@@ -458,6 +466,12 @@ int main(int argc, char** argv) {
                  "tools/bench/build_baseline.sh) run interleaved with the others, labelled "
                  "baseline: in the attention workloads (dropout 0 only) and, with its tapegrad, "
                  "in the GPT workloads");
+  CLI::Option* op_rows_option =
+      app.add_option("--op-rows", op_rows, "the ops workload's rows, R[,R...] (default: all)")
+          ->delimiter(',');
+#ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
+  op_rows_option->check(CLI::IsMember(tgb::op_row_names()));
+#endif
   app.add_flag("--keep-openblas-env", keep_openblas_env,
                "keep OPENBLAS_CORETYPE from the environment (default: removed)");
   if (const std::optional<int> exit_code = tapegrad::cli::parse(app, argc, argv)) {
@@ -528,6 +542,10 @@ int main(int argc, char** argv) {
   if (!cnn_names.empty()) {
     tgb::run_cnn_workloads(cnn_names, thread_counts, sample_factor,
                            torch ? plugin_path() : nullptr);
+  }
+  // The op table, with LibTorch as peer.
+  if (std::erase(workload_names, std::string("ops")) > 0) {
+    tgb::run_op_workloads(op_rows, thread_counts, sample_factor, torch ? plugin_path() : nullptr);
   }
 #endif
   // The generation workloads (generate-124m, generate-124m-bf16, generate-355m), with PyTorch
