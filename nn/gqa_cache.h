@@ -7,11 +7,14 @@
 // Dimension names: B batch, T new tokens, H query heads, G kv heads, D head dim.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <tapegrad/graph/ids.h>
+#include <tapegrad/graph/tape.h>
 #include <tapegrad/graph/tensor.h>
 
 namespace tapegrad::nn {
@@ -46,6 +49,31 @@ class GQAKVCache {
   std::vector<double> k64_, v64_;  // the same for float64 models
   DType dtype_ = DType::Float32;
   int64_t batch_ = 0, kv_heads_ = 0, head_dim_ = 0, capacity_ = 0, length_ = 0;
+};
+
+// The tape nn::generate records on, kept with a Qwen3Model or Llama3Model like its KV caches (as
+// GPTModel keeps one): a new tape draws fresh blocks from the heap, and blocks too large for
+// malloc to keep come from the kernel as new pages each time, every one faulted in and zeroed on
+// first touch, which took most of a Qwen3 0.6B prefill's time. acquire() gives nullptr while
+// another generation holds it (that caller takes a tape of its own); release() hands it back
+// reset, keeping its arena's block (at least the largest step's: memory a generation touches
+// anyway) until the model is destroyed.
+class GenerationTapeSlot {
+ public:
+  Tape* acquire() const {
+    return state_->busy.exchange(true, std::memory_order_acquire) ? nullptr : &state_->tape;
+  }
+  void release() const {
+    state_->tape.reset();
+    state_->busy.store(false, std::memory_order_release);
+  }
+
+ private:
+  struct State {
+    Tape tape;
+    std::atomic<bool> busy{false};
+  };
+  std::unique_ptr<State> state_ = std::make_unique<State>();
 };
 
 // What a model's cached forward checks before recording anything: gradients off (the cache is

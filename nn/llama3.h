@@ -112,6 +112,9 @@ class Llama3Model : public Module {
   void reserve_cache(int64_t batch, int64_t tokens) const;
   int64_t cache_position() const { return ptr_current_pos_; }
   bool training_with_dropout() const { return false; }
+  // As Qwen3Model's: the tape nn::generate records on, kept with the model.
+  Tape* acquire_generation_tape() const { return generation_tape_.acquire(); }
+  void release_generation_tape() const { generation_tape_.release(); }
 
   const Llama3Config& config() const { return cfg_; }
   // The book's rescale_theta: rope_base · context_length / orig_context_length.
@@ -124,6 +127,7 @@ class Llama3Model : public Module {
   DType dtype_;
   RopeTables rope_;                      // the book's cos and sin buffers [context_length, D]
   mutable int64_t ptr_current_pos_ = 0;  // the cache's next position
+  GenerationTapeSlot generation_tape_;
 
  public:
   Embedding tok_emb;                                // [V, C]

@@ -166,6 +166,10 @@ class Qwen3Model : public Module {
   void reserve_cache(int64_t batch, int64_t tokens) const;
   int64_t cache_position() const { return ptr_current_pos_; }  // tokens fed since the reset
   bool training_with_dropout() const { return false; }         // no dropout in the book's model
+  // The tape nn::generate records on, kept with the model so a generation reuses the memory the
+  // last one faulted in (GenerationTapeSlot); nullptr while another generation holds it.
+  Tape* acquire_generation_tape() const { return generation_tape_.acquire(); }
+  void release_generation_tape() const { generation_tape_.release(); }
 
   const Qwen3Config& config() const { return cfg_; }
   // The parameter count of a Qwen3Model of `cfg`, from the shapes alone (without building one:
@@ -177,6 +181,7 @@ class Qwen3Model : public Module {
   DType dtype_;
   RopeTables rope_;                      // the book's cos and sin buffers [context_length, D]
   mutable int64_t ptr_current_pos_ = 0;  // the cache's next position (scratch, like the cache)
+  GenerationTapeSlot generation_tape_;
 
  public:
   Embedding tok_emb;                               // [V, C]

@@ -62,6 +62,31 @@ void check_generation(const Model& model, const Ids& prompt, const std::string& 
   }
 }
 
+// A second generation runs on the model's kept tape and draws no new memory from the heap; while
+// another caller holds it, generation takes a tape of its own and gives the same ids.
+template <class Model>
+void check_kept_tape(const Model& model, const Ids& prompt) {
+  nn::GenerateOptions options;
+  options.max_new_tokens = 8;
+  const std::vector<int64_t> first = as_vector(nn::generate(model, prompt, options));
+  Tape* kept = model.acquire_generation_tape();
+  REQUIRE(kept != nullptr);
+  CHECK(kept->size() == 0);  // handed back reset
+  const size_t blocks = kept->arena().heap_allocations();
+  const size_t reserved = kept->arena().bytes_reserved();
+  CHECK(blocks > 0);
+  CHECK(model.acquire_generation_tape() == nullptr);
+  CHECK(as_vector(nn::generate(model, prompt, options)) == first);
+  CHECK(kept->arena().heap_allocations() == blocks);
+  model.release_generation_tape();
+  CHECK(as_vector(nn::generate(model, prompt, options)) == first);
+  kept = model.acquire_generation_tape();
+  REQUIRE(kept != nullptr);
+  CHECK(kept->arena().heap_allocations() == blocks);
+  CHECK(kept->arena().bytes_reserved() == reserved);
+  model.release_generation_tape();
+}
+
 }  // namespace test_qwen3_generate
 
 TEST_CASE("Qwen3Model generation: the book's greedy and sampled ids, with and without the cache",
@@ -83,6 +108,18 @@ TEST_CASE("Llama3Model generation: the book's greedy and sampled ids, with and w
   nn::load_llama3_weights(model, hf_dir("llama3_tiny"));
   model.eval();
   check_generation(model, prompt_row(1), "llama3");
+}
+
+TEST_CASE("Qwen3Model and Llama3Model generation reuse the model's tape and its memory",
+          "[qwen3][llama3][generate]") {
+  using namespace test_qwen3_generate;
+  manual_seed(5);
+  nn::Qwen3Model qwen(kQwenTiny);
+  qwen.eval();
+  check_kept_tape(qwen, prompt_row(0));
+  nn::Llama3Model llama(kLlamaTiny);
+  llama.eval();
+  check_kept_tape(llama, prompt_row(1));
 }
 
 TEST_CASE("Qwen3Model KV cache: prefill then one token a step gives the uncached logits",
@@ -132,7 +169,7 @@ TEST_CASE("Qwen3Model and Llama3Model KV cache: bad calls are Errors before anyt
   using namespace test_qwen3_generate;
   manual_seed(5);
   const nn::Qwen3Model model(kQwenTiny);
-  const nn::Llama3Model llama(kLlamaTiny);
+  nn::Llama3Model llama(kLlamaTiny);
   Tape tape;
   TapeScope scope(tape);
   const Ids two(Shape{2, 3}, {1, 2, 3, 4, 5, 6});
