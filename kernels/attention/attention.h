@@ -16,6 +16,8 @@
 //    attention_direct.cpp.
 // 3. D = 1 and T <= 9 (one_block_takes): attention_one_block.cpp.
 // 4. every other shape: attention_blocked.cpp.
+// Grouped-query attention (ops/grouped_query_attention.cpp) runs the same per-head kernels with
+// each query head reading its group's kv head in place (grouped_forward_heads below).
 // Generation with a KV cache (new queries over cached keys and values, no gradient):
 // cached_attention.h.
 #pragma once
@@ -156,6 +158,45 @@ void backward_heads(const Heads& g, const T* q, const T* k, const T* v, const T*
   for_each_head<T>(g, backward_scratch<T>(g), cost, arena, [&](int64_t pair, int64_t off, T* s) {
     backward_head<T>(g, q + off, k + off, v + off, o + off, dout + off, lse + pair * g.t,
                      dq ? dq + off : nullptr, dk ? dk + off : nullptr, dv ? dv + off : nullptr, s);
+  });
+}
+
+// Grouped-query attention (the book's GroupedQueryAttention): q and the output [B, H, T, D] as
+// `g` (4-D, num_heads 0) on k, v [B, G, T, D] with G = kv_heads dividing H, query head h of a
+// batch reading kv head h / (H / G), without repeating the kv heads. The same per-head kernels.
+// The forward splits the (batch, query head) pairs over the threads; the backward splits the
+// (batch, kv head) pairs, each running its group's query heads in order into the kv head's dK and
+// dV, so those sums run in one order whatever the thread count.
+inline int64_t kv_offset(const Heads& g, int64_t kv_heads, int64_t pair) {
+  const int64_t batch = pair / g.heads, group = g.heads / kv_heads;
+  return (batch * kv_heads + (pair % g.heads) / group) * g.head_stride;
+}
+template <class T>
+void grouped_forward_heads(const Heads& g, int64_t kv_heads, const T* q, const T* k, const T* v,
+                           T* o, T* lse, Arena& arena) {
+  const double cost = 2.5 * static_cast<double>(g.t * g.t * g.d);
+  for_each_head<T>(g, forward_scratch<T>(g), cost, arena, [&](int64_t pair, int64_t off, T* s) {
+    const int64_t kv = kv_offset(g, kv_heads, pair);
+    forward_head<T>(g, q + off, k + kv, v + kv, o + off, lse + pair * g.t, s);
+  });
+}
+template <class T>
+void grouped_backward_heads(const Heads& g, int64_t kv_heads, const T* q, const T* k, const T* v,
+                            const T* o, const T* dout, const T* lse, T* dq, T* dk, T* dv,
+                            Arena& arena) {
+  const int64_t group = g.heads / kv_heads, per_part = backward_scratch<T>(g);
+  const double cost = 5.0 * static_cast<double>(g.t * g.t * g.d * group);
+  T* scratch = arena.allocate_array<T>(per_part * num_threads());
+  parallel_for(g.batch * kv_heads, cost, [&](int part, int64_t begin, int64_t end) {
+    for (int64_t unit = begin; unit < end; ++unit) {
+      const int64_t kv = unit * g.head_stride;  // kv head unit % G of batch unit / G
+      for (int64_t pair = unit * group; pair < (unit + 1) * group; ++pair) {
+        const int64_t off = g.offset(pair);
+        backward_head<T>(g, q + off, k + kv, v + kv, o + off, dout + off, lse + pair * g.t,
+                         dq ? dq + off : nullptr, dk ? dk + kv : nullptr, dv ? dv + kv : nullptr,
+                         scratch + per_part * part);
+      }
+    }
   });
 }
 

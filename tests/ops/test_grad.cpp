@@ -469,6 +469,9 @@ std::vector<SecondOrderCase> second_order_cases() {
       {"causal_attention",
        [](S in) { return causal_attention(in[0], in[1], in[2], 2); },
        {r({1, 3, 4}, 73), r({1, 3, 4}, 74), r({1, 3, 4}, 75)}},
+      {"grouped_query_attention",
+       [](S in) { return grouped_query_attention(in[0], in[1], in[2]); },
+       {r({1, 4, 3, 2}, 166), r({1, 2, 3, 2}, 167), r({1, 2, 3, 2}, 168)}},
       {"causal_dot_product_attention",
        [](S in) {
          Generator generator(5);
