@@ -3,6 +3,7 @@
 #include <tapegrad/kernels/gemm/gemv.h>
 #include <tapegrad/ops/backward_ops.h>
 #include <tapegrad/ops/detail/eigen_maps.h>
+#include <tapegrad/ops/detail/layout_copy.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
@@ -13,20 +14,13 @@ namespace tapegrad {
 
 namespace {
 
-// The number of rows x reads as: the product of all dims but the last.
-int64_t leading_rows(const Shape& x) {
-  int64_t rows = 1;
-  for (int d = 0; d + 1 < x.rank(); ++d) rows *= x[d];
-  return rows;
-}
-
 void linear_backward(Tape& tape, const Node& node) {
   // Y = X·Wᵀ + b  =>  dX += dY·W, dW += dYᵀ·X, db += Σ_rows dY
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
     const Node& w = tape.input(node, 1);
     const int64_t out = w.shape[0], in = w.shape[1];
-    const int64_t rows = leading_rows(x.shape);
+    const int64_t rows = layout::outer_size(x.shape, x.shape.rank() - 1);
     const T* dy = node.grad_as<T>();
     // The products write every element: into a gradient that is still zero, C = A·B (BLAS's
     // beta 0) instead of zeroing it first (InputGrad::overwrite).
@@ -96,7 +90,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   }
   Shape shape = x.shape();
   shape[shape.rank() - 1] = out;
-  const int64_t rows = leading_rows(x.shape());
+  const int64_t rows = layout::outer_size(x.shape(), x.rank() - 1);
   Tensor y = bias.defined() ? x.tape().record(kLinear, shape, x.dtype(), {x, weight, bias})
                             : x.tape().record(kLinear, shape, x.dtype(), {x, weight});
   dispatch(y.dtype(), [&]<class T>() {

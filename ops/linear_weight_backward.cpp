@@ -1,6 +1,7 @@
 // linear_weight_backward: linear's weight gradient dYᵀ·X as an op, linear's recorded backward.
 #include <tapegrad/kernels/gemm/gemm.h>
 #include <tapegrad/ops/backward_ops.h>
+#include <tapegrad/ops/detail/layout_copy.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
@@ -9,18 +10,13 @@ namespace tapegrad {
 
 namespace {
 
-int64_t rows_of(const Shape& s) {
-  int64_t rows = 1;
-  for (int d = 0; d + 1 < s.rank(); ++d) rows *= s[d];
-  return rows;
-}
-
 void linear_weight_backward_kernel(Tape& tape, const Node& node) {
   // Z = dYᵀ·X  =>  d(dY) += X·dZᵀ, dX += dY·dZ   (rows flattened)
   dispatch(node.dtype, [&]<class T>() {
     const Node& dy = tape.input(node, 0);
     const Node& x = tape.input(node, 1);
-    const int64_t rows = rows_of(x.shape), out = node.shape[0], in = node.shape[1];
+    const int64_t rows = layout::outer_size(x.shape, x.shape.rank() - 1), out = node.shape[0],
+                  in = node.shape[1];
     const T* dz = node.grad_as<T>();
     if (const InputGrad<T> d = tape.input_grad<T>(node, 0); d.data != nullptr) {
       gemm(matrix(d.data, rows, out), matrix(x.value_as<T>(), rows, in), matrix(dz, out, in).t(),
@@ -57,7 +53,8 @@ Tensor linear_weight_backward(const Tensor& dy, const Tensor& x) {
     throw_binary_error("linear_weight_backward", dy, "and", x,
                        "dy [.., out] and x [.., in] need the same leading dims");
   }
-  const int64_t rows = rows_of(xs), out = ds[ds.rank() - 1], in = xs[xs.rank() - 1];
+  const int64_t rows = layout::outer_size(xs, xs.rank() - 1), out = ds[ds.rank() - 1],
+                in = xs[xs.rank() - 1];
   Tensor z = x.tape().record(kLinearWeightBackward, Shape{out, in}, x.dtype(), {dy, x});
   dispatch(z.dtype(), [&]<class T>() {
     gemm(matrix(output_data<T>(z), out, in), matrix(dy.data<T>(), rows, out).t(),

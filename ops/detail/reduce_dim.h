@@ -65,30 +65,28 @@ void for_each_reduced(const DimView& v, F&& f) {
 // row's order of additions shows only where its double sums straddle a float's rounding boundary.
 template <class T>
 void sum_along(Arena& arena, const DimView& v, const T* x, T* out, double divisor) {
-  if (std::is_same_v<T, double> && v.inner == 1) {
-    // float64 rows of contiguous elements: each row summed in order as below, but eight rows at
-    // a time, so the additions of different rows overlap instead of each waiting for the one
-    // before (float32 rows: eight lanes a row, below).
-    constexpr int64_t kRows = 8;
-    int64_t o = 0;
-    for (; o + kRows <= v.outer; o += kRows) {
-      double acc[kRows] = {};
-      const T* rows = x + o * v.size;
-      for (int64_t k = 0; k < v.size; ++k) {
-        for (int64_t r = 0; r < kRows; ++r) acc[r] += rows[r * v.size + k];
-      }
-      for (int64_t r = 0; r < kRows; ++r) out[o + r] = static_cast<T>(acc[r] / divisor);
-    }
-    for (; o < v.outer; ++o) {
-      double acc = 0.0;
-      for (int64_t k = 0; k < v.size; ++k) acc += x[o * v.size + k];
-      out[o] = static_cast<T>(acc / divisor);
-    }
-    return;
-  }
   const int64_t n_out = v.outer * v.inner;
-  if constexpr (!std::is_same_v<T, double>) {
-    if (v.inner == 1) {  // contiguous rows: eight running sums a vector wide, not one in a chain
+  if (v.inner == 1) {  // contiguous rows
+    if constexpr (std::is_same_v<T, double>) {
+      // Each row summed in order as below, but eight rows at a time, so the additions of
+      // different rows overlap instead of each waiting for the one before.
+      constexpr int64_t kRows = 8;
+      int64_t o = 0;
+      for (; o + kRows <= v.outer; o += kRows) {
+        double acc[kRows] = {};
+        const T* rows = x + o * v.size;
+        for (int64_t k = 0; k < v.size; ++k) {
+          for (int64_t r = 0; r < kRows; ++r) acc[r] += rows[r * v.size + k];
+        }
+        for (int64_t r = 0; r < kRows; ++r) out[o + r] = static_cast<T>(acc[r] / divisor);
+      }
+      for (; o < v.outer; ++o) {
+        double acc = 0.0;
+        for (int64_t k = 0; k < v.size; ++k) acc += x[o * v.size + k];
+        out[o] = static_cast<T>(acc / divisor);
+      }
+    } else {
+      // Eight running sums a vector wide, not one in a chain.
       for (int64_t o = 0; o < n_out; ++o) {
         const T* row = x + o * v.size;
         double lane[8] = {};
@@ -101,8 +99,8 @@ void sum_along(Arena& arena, const DimView& v, const T* x, T* out, double diviso
         for (; k < v.size; ++k) total += static_cast<double>(row[k]);
         out[o] = static_cast<T>(total / divisor);
       }
-      return;
     }
+    return;
   }
   double* acc;
   if constexpr (std::is_same_v<T, double>) {
