@@ -433,12 +433,6 @@ int run(const Options& o, dist::Job& job) {
   const int64_t global_batch = p.batch_size * job.world_size();
   if (job.world_size() > 1) config += " processes=" + std::to_string(job.world_size());
   check_same_job(o, config, job);
-  if (o.shard_optimizer && o.clip > 0) {
-    // Clipping takes the norm of the averaged gradient, which no process holds when sharded.
-    throw Error(kProgram +
-                ": --shard-optimizer and --clip cannot be combined (the sharded step has no whole "
-                "averaged gradient to clip; dist::ShardedAdamW::set_clip_grad_norm can)");
-  }
 
   manual_seed(o.seed);  // the model's initial weights, then dropout: torch.manual_seed
   nn::GPTModel model(p.cfg);
@@ -504,7 +498,9 @@ int run(const Options& o, dist::Job& job) {
   options.max_steps = o.steps;
   options.eval_freq = o.eval_freq;
   options.eval_iter = o.eval_iter;
-  options.max_grad_norm = o.clip;
+  // A sharded optimiser clips inside its step (no process holds the whole averaged gradient),
+  // with clip_grad_norm_'s bits.
+  options.max_grad_norm = job.clip_in_step(o.clip) ? 0.0 : o.clip;
   options.start_context = o.prompt;
   options.sample_tokens = o.sample_tokens;
   options.rank = job.rank();
@@ -634,7 +630,7 @@ int main(int argc, char** argv) {
       ->check(cli::non_negative_finite());
   app.add_flag("--shard-optimizer", o.shard_optimizer,
                "under mpirun, shard AdamW's state over the processes (ZeRO stage 1: the same "
-               "weights, 1/N of the moments each; not with --clip)");
+               "weights, 1/N of the moments each)");
   app.add_option("--train-ratio", o.train_ratio, "share of the text for training")
       ->check(cli::in_range(0, 1));
   app.add_option("--prompt", o.prompt, "start of the sample generated after each epoch");

@@ -65,7 +65,8 @@ void Job::share_parameters(const std::vector<Parameter>& parameters) {
 }
 
 BackwardOptions Job::backward_options(const Tape& tape) {
-  if (mpi_ && mpi_->data_parallel && !sharded_) return mpi_->data_parallel->backward_options(tape);
+  if (sharded_) return mpi_->sharded->backward_options(tape);
+  if (mpi_ && mpi_->data_parallel) return mpi_->data_parallel->backward_options(tape);
   return {};
 }
 
@@ -85,6 +86,12 @@ std::unique_ptr<Optimizer> Job::make_adamw(std::vector<Parameter> parameters, Ad
   mpi_->sharded = optimizer.get();
   sharded_ = true;
   return optimizer;
+}
+
+bool Job::clip_in_step(double max_norm) {
+  if (!sharded_) return false;
+  mpi_->sharded->set_clip_grad_norm(max_norm);
+  return true;
 }
 
 OptimizerState Job::optimizer_state(const Optimizer& optimizer) const {

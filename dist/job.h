@@ -74,8 +74,9 @@ class Job {
   // average_gradients() after every backward; with one process both do nothing.
   void share_parameters(const std::vector<Parameter>& parameters);
   // Options for the backward on `tape` that overlap the average with it
-  // (DataParallel::backward_options); average_gradients() must follow that backward. With one
-  // process, plain options.
+  // (DataParallel::backward_options; with a sharded optimiser, ShardedAdamW::backward_options,
+  // whose step() then finishes the exchange); average_gradients() must follow that backward.
+  // With one process, plain options.
   BackwardOptions backward_options(const Tape& tape);
   void average_gradients();
   // Seconds spent in average_gradients so far (0 with one process); with a sharded optimiser,
@@ -84,12 +85,16 @@ class Job {
 
   // AdamW over `parameters`. With `shard` in a job of several processes, ZeRO stage 1
   // (dist::ShardedAdamW: each process keeps and updates 1/N of the moments; the same weights as
-  // AdamW): its step() averages the gradients itself, so backward_options() and
-  // average_gradients() then do nothing. Otherwise (or alone) a plain AdamW. The job keeps a
-  // pointer to a sharded one: it must outlive the job's calls below.
+  // AdamW): its step() averages the gradients itself, so average_gradients() then does nothing.
+  // Otherwise (or alone) a plain AdamW. The job keeps a pointer to a sharded one: it must outlive
+  // the job's calls below.
   std::unique_ptr<Optimizer> make_adamw(std::vector<Parameter> parameters, AdamWOptions options,
                                         bool shard);
   bool optimizer_sharded() const { return sharded_; }
+  // Gradient clipping by total norm for make_adamw's optimiser. A sharded one clips inside its
+  // step (ShardedAdamW::set_clip_grad_norm, clip_grad_norm_'s bits) and this returns true; else
+  // false, and the caller runs clip_grad_norm_ between the average and the step.
+  bool clip_in_step(double max_norm);
   // The optimiser's whole state in AdamW's format (Optimizer::state()). With a sharded optimiser
   // it is gathered on rank 0 (the others get an empty state): every process must call it.
   OptimizerState optimizer_state(const Optimizer& optimizer) const;

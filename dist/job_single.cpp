@@ -34,6 +34,9 @@ std::unique_ptr<Optimizer> Job::make_adamw(std::vector<Parameter> parameters, Ad
                                            bool /*shard*/) {
   return std::make_unique<AdamW>(std::move(parameters), options);
 }
+bool Job::clip_in_step(double /*max_norm*/) {
+  return false;
+}
 OptimizerState Job::optimizer_state(const Optimizer& optimizer) const {
   return optimizer.state();
 }

@@ -1,16 +1,20 @@
-// ShardedAdamW: ZeRO stage 1 (reduce-scatter in rank order, AdamW's kernel on this rank's
-// elements, all-gather of the weights) and its state gathered into unsharded AdamW's format.
+// ShardedAdamW: ZeRO stage 1 (reduce-scatter in rank order, overlapped with backward or not,
+// AdamW's kernel on this rank's elements, all-gather of the weights), clipping with
+// clip_grad_norm_'s bits, and its state gathered into unsharded AdamW's format.
 #include <tapegrad/dist/sharded_adamw.h>
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <utility>
 
 #include <tapegrad/graph/error.h>
 #include <tapegrad/kernels/optim/updates.h>
+#include <tapegrad/optim/clip.h>
 
 // The rank-order sums and the clip coefficient round where DataParallel's and clip_grad_norm_'s
 // do: no fused multiply-adds of the compiler's choosing.
@@ -76,8 +80,13 @@ ShardedAdamW::ShardedAdamW(std::vector<ParamGroup> groups, AdamWOptions options,
   if (!(std::isfinite(options.eps) && options.eps > 0.0)) {
     refuse("eps must be > 0, got " + std::to_string(options.eps));
   }
-  if (shard_.chunk_bytes <= 0) {
-    refuse("chunk_bytes must be positive, got " + std::to_string(shard_.chunk_bytes));
+  if (shard_.bucket_bytes <= 0 || shard_.first_bucket_bytes <= 0) {
+    refuse("bucket_bytes and first_bucket_bytes must be positive, got " +
+           std::to_string(shard_.bucket_bytes) + " and " +
+           std::to_string(shard_.first_bucket_bytes));
+  }
+  if (shard_.max_in_flight < 1) {
+    refuse("max_in_flight must be at least 1, got " + std::to_string(shard_.max_in_flight));
   }
   MPI_Comm_rank(shard_.comm, &rank_);
   MPI_Comm_size(shard_.comm, &world_size_);
@@ -85,7 +94,13 @@ ShardedAdamW::ShardedAdamW(std::vector<ParamGroup> groups, AdamWOptions options,
   check_same_layout();
 }
 
-ShardedAdamW::~ShardedAdamW() = default;
+ShardedAdamW::~ShardedAdamW() {
+  // A step left between its overlapped backward and step() (an exception): finish what was
+  // started, so MPI does not write into freed buffers.
+  for (Bucket& bucket : buckets_) {
+    if (bucket.request != MPI_REQUEST_NULL) MPI_Wait(&bucket.request, MPI_STATUS_IGNORE);
+  }
+}
 
 void ShardedAdamW::build_layout() {
   size_t index = 0;
@@ -107,54 +122,117 @@ void ShardedAdamW::build_layout() {
       total_ += p.numel();
     }
   }
-  const int64_t n = world_size_;
-  const int64_t element = dtype_size(dtype_);
-  const int64_t most = std::max<int64_t>(1, shard_.chunk_bytes / (element * n));
-  per_rank_ = std::min(most, std::max<int64_t>(1, (total_ + n - 1) / n));
-  const int64_t span = per_rank_ * n;
-  const int64_t num_chunks = (total_ + span - 1) / span;
-  chunks_.resize(static_cast<size_t>(num_chunks));
-  // Walk the flat vector once, cutting pieces at parameter and chunk boundaries.
-  size_t param = 0;
-  int64_t offset = 0;
-  for (int64_t c = 0; c < num_chunks; ++c) {
-    Chunk& chunk = chunks_[static_cast<size_t>(c)];
-    const int64_t length = std::min(span, total_ - c * span);
-    for (int64_t position = 0; position < length;) {
-      const int64_t n_here = std::min(params_[param].numel() - offset, length - position);
-      chunk.pieces.push_back(Piece{param, offset, position, n_here});
-      // The part of the piece inside this rank's [r·C, (r+1)·C).
-      const int64_t lo = std::max(position, rank_ * per_rank_);
-      const int64_t hi = std::min(position + n_here, (rank_ + 1) * per_rank_);
-      if (lo < hi) {
-        chunk.owned.push_back(
-            Owned{Piece{param, offset + (lo - position), lo, hi - lo}, group_of_[param], owned_});
-        owned_ += hi - lo;
-      }
-      position += n_here;
-      offset += n_here;
-      if (offset == params_[param].numel()) {
-        ++param;
-        offset = 0;
-      }
+  // clip_grad_norm_'s chunks (the empty ones, of tensors under 64 elements, left out: they add
+  // +0.0 to its sums), so that each is summed whole on the rank that owns it.
+  units_of_param_.resize(params_.size());
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const int64_t n = params_[i].numel();
+    for (int c = 0; c < kClipNormChunks; ++c) {
+      const int64_t begin = clip_norm_chunk_begin(n, c), end = clip_norm_chunk_begin(n, c + 1);
+      if (begin == end) continue;
+      units_of_param_[i].push_back(units_.size());
+      units_.push_back(Unit{i, begin, end});
     }
   }
+  // Buckets from the last parameter back (roughly the order backward finishes them), filled
+  // chunk by chunk up to their size; a chunk larger than a bucket gets one of its own.
+  const int64_t element = dtype_size(dtype_);
+  for (size_t i = params_.size(); i-- > 0;) {
+    for (const size_t u : units_of_param_[i]) {
+      const int64_t n = units_[u].end - units_[u].begin;
+      const int64_t limit =
+          (buckets_.size() == 1 ? shard_.first_bucket_bytes : shard_.bucket_bytes) / element;
+      if (buckets_.empty() ||
+          (buckets_.back().elements > 0 && buckets_.back().elements + n > limit)) {
+        buckets_.emplace_back();
+      }
+      buckets_.back().units.push_back(u);
+      buckets_.back().elements += n;
+    }
+  }
+  const int n_ranks = world_size_;
+  unit_counts_.assign(static_cast<size_t>(n_ranks), 0);
+  std::vector<std::vector<size_t>> units_by_rank(static_cast<size_t>(n_ranks));
+  for (Bucket& bucket : buckets_) {
+    if (bucket.elements > INT_MAX) {
+      refuse("a bucket of " + std::to_string(bucket.elements) +
+             " elements is more than MPI's int counts hold; use a smaller bucket_bytes");
+    }
+    // Rank r owns the chunks from the first one starting at or after r/N of the bucket: whole
+    // chunks, contiguous, about 1/N each.
+    std::vector<int64_t> start_of(bucket.units.size() + 1, 0);
+    for (size_t k = 0; k < bucket.units.size(); ++k) {
+      const Unit& unit = units_[bucket.units[k]];
+      start_of[k + 1] = start_of[k] + (unit.end - unit.begin);
+    }
+    std::vector<size_t> first_unit(static_cast<size_t>(n_ranks) + 1, bucket.units.size());
+    for (int r = 0; r < n_ranks; ++r) {
+      size_t k = 0;
+      while (k < bucket.units.size() && start_of[k] * n_ranks < r * bucket.elements) ++k;
+      first_unit[static_cast<size_t>(r)] = k;
+    }
+    for (int r = 0; r < n_ranks; ++r) {
+      const size_t lo = first_unit[static_cast<size_t>(r)];
+      const size_t hi = first_unit[static_cast<size_t>(r) + 1];
+      bucket.displs.push_back(static_cast<int>(start_of[lo]));
+      bucket.counts.push_back(static_cast<int>(start_of[hi] - start_of[lo]));
+      for (size_t k = lo; k < hi; ++k)
+        units_by_rank[static_cast<size_t>(r)].push_back(bucket.units[k]);
+      unit_counts_[static_cast<size_t>(r)] += static_cast<int>(hi - lo);
+    }
+    // The packing, in runs of consecutive chunks of one parameter; this rank's part of them.
+    const size_t mine_lo = first_unit[static_cast<size_t>(rank_)];
+    const size_t mine_hi = first_unit[static_cast<size_t>(rank_) + 1];
+    for (size_t k = 0; k < bucket.units.size(); ++k) {
+      const Unit& unit = units_[bucket.units[k]];
+      const int64_t n = unit.end - unit.begin;
+      Run* last = bucket.runs.empty() ? nullptr : &bucket.runs.back();
+      if (last != nullptr && last->param == unit.param && last->offset + last->n == unit.begin &&
+          k != mine_lo && k != mine_hi) {
+        last->n += n;
+      } else {
+        bucket.runs.push_back(Run{unit.param, unit.begin, start_of[k], n});
+      }
+    }
+    for (const Run& run : bucket.runs) {
+      if (run.position >= start_of[mine_lo] && run.position < start_of[mine_hi]) {
+        bucket.owned.push_back(Owned{run, group_of_[run.param], owned_});
+        owned_ += run.n;
+      }
+    }
+    const int mine = bucket.counts[static_cast<size_t>(rank_)];
+    for (int q = 0; q < n_ranks; ++q) {
+      bucket.receive_counts.push_back(mine);
+      bucket.receive_displs.push_back(q * mine);
+    }
+    send_elements_ = std::max(send_elements_, bucket.elements);
+    receive_elements_ = std::max(receive_elements_, static_cast<int64_t>(mine) * n_ranks);
+  }
+  for (int r = 0; r < n_ranks; ++r) {
+    unit_displs_.push_back(static_cast<int>(unit_order_.size()));
+    unit_order_.insert(unit_order_.end(), units_by_rank[static_cast<size_t>(r)].begin(),
+                       units_by_rank[static_cast<size_t>(r)].end());
+  }
+  unit_sums_.assign(units_.size(), 0.0);
+  gathered_sums_.assign(units_.size(), 0.0);
   const size_t state = static_cast<size_t>(owned_ * element);
   exp_avg_ = AlignedBuffer(state);
   exp_avg_sq_ = AlignedBuffer(state);
   if (options_.amsgrad) max_exp_avg_sq_ = AlignedBuffer(state);
-  send_ = AlignedBuffer(static_cast<size_t>(span * element));
-  receive_ = AlignedBuffer(static_cast<size_t>(span * element));
 }
 
 void ShardedAdamW::check_same_layout() const {
-  // Ranks with other parameters would exchange mismatched chunks (garbage or a hang): compare
+  // Ranks with other parameters would exchange mismatched buckets (garbage or a hang): compare
   // every rank's layout with the others' first, so every rank throws the same Error.
-  std::vector<int64_t> words{static_cast<int64_t>(dtype_), per_rank_,
+  std::vector<int64_t> words{static_cast<int64_t>(dtype_), static_cast<int64_t>(buckets_.size()),
                              static_cast<int64_t>(options_.amsgrad)};
   for (const Parameter& p : params_) {
     words.push_back(static_cast<int64_t>(p.shape().dims().size()));
     for (const int64_t d : p.shape().dims()) words.push_back(d);
+  }
+  for (const Bucket& bucket : buckets_) {
+    words.push_back(bucket.elements);
+    for (const int count : bucket.counts) words.push_back(count);
   }
   const uint64_t mine[3] = {static_cast<uint64_t>(total_), static_cast<uint64_t>(params_.size()),
                             fingerprint(words)};
@@ -170,7 +248,7 @@ void ShardedAdamW::check_same_layout() const {
            std::to_string(theirs[0]) + " in " + std::to_string(theirs[1]) + " (layout " +
            std::to_string(theirs[2]) +
            "); every rank must build the same model, dtype and "
-           "chunk_bytes");
+           "bucket sizes");
   }
 }
 
@@ -183,6 +261,103 @@ void ShardedAdamW::set_clip_grad_norm(double max_norm) {
 
 int64_t ShardedAdamW::state_bytes() const {
   return static_cast<int64_t>(exp_avg_.bytes() + exp_avg_sq_.bytes() + max_exp_avg_sq_.bytes());
+}
+
+BackwardOptions ShardedAdamW::backward_options(const Tape& tape) {
+  if (world_size_ == 1) return {};
+  if (overlapping_) {
+    refuse(
+        "backward_options: the previous overlapped backward was not followed by step() (call "
+        "step() after each backward)");
+  }
+  // A parameter's gradient is final once the walk has passed its leaf's first consumer, which
+  // comes right after the leaf (made at the parameter's first use); one this step's forward did
+  // not use keeps the gradient it has, final from the start.
+  for (Bucket& bucket : buckets_) {
+    bucket.ready_after = std::numeric_limits<int32_t>::max();
+    for (const size_t u : bucket.units) {
+      const ParameterImpl* impl = params_[units_[u].param].get();
+      if (impl->leaf_tape == &tape && impl->leaf_generation == tape.generation()) {
+        bucket.ready_after = std::min(bucket.ready_after, impl->leaf_node + 1);
+      }
+    }
+  }
+  overlapping_ = true;
+  started_ = 0;
+  BackwardOptions options;
+  options.after_node = [this](int32_t i) { after_node(i); };
+  return options;
+}
+
+void ShardedAdamW::after_node(int32_t i) {
+  const auto begin = std::chrono::steady_clock::now();
+  // In bucket order on every rank (a collective's order must agree), as far as final.
+  while (started_ < buckets_.size() && buckets_[started_].ready_after >= i) {
+    if (dtype_ == DType::Float32) {
+      start<float>(started_++);
+    } else {
+      start<double>(started_++);
+    }
+  }
+  // Open MPI moves a non-blocking collective on only inside MPI calls: test the started ones.
+  for (const size_t b : in_flight_) {
+    if (buckets_[b].request == MPI_REQUEST_NULL) continue;
+    int done = 0;
+    check(MPI_Test(&buckets_[b].request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+  }
+  communication_seconds_ += seconds_since(begin);
+}
+
+template <class T>
+void ShardedAdamW::start(size_t b) {
+  Bucket& bucket = buckets_[b];
+  if (free_slots_.empty()) {
+    if (static_cast<int>(slots_.size()) < shard_.max_in_flight) {
+      slots_.push_back(Slot{
+          AlignedBuffer(static_cast<size_t>(send_elements_) * sizeof(T)),
+          AlignedBuffer(static_cast<size_t>(std::max<int64_t>(1, receive_elements_)) * sizeof(T))});
+      free_slots_.push_back(static_cast<int>(slots_.size()) - 1);
+    } else {
+      finish<T>(in_flight_.front());  // frees the oldest's slot
+    }
+  }
+  bucket.slot = free_slots_.back();
+  free_slots_.pop_back();
+  in_flight_.push_back(b);
+  Slot& slot = slots_[static_cast<size_t>(bucket.slot)];
+  T* send = static_cast<T*>(slot.send.data());
+  for (const Run& run : bucket.runs) {
+    std::memcpy(send + run.position, params_[run.param].grad<T>() + run.offset,
+                static_cast<size_t>(run.n) * sizeof(T));
+  }
+  const MPI_Datatype type = mpi_type(dtype_);
+  check(MPI_Ialltoallv(send, bucket.counts.data(), bucket.displs.data(), type, slot.receive.data(),
+                       bucket.receive_counts.data(), bucket.receive_displs.data(), type,
+                       shard_.comm, &bucket.request),
+        "MPI_Ialltoallv of the gradients");
+}
+
+template <class T>
+void ShardedAdamW::finish(size_t b) {
+  Bucket& bucket = buckets_[b];
+  check(MPI_Wait(&bucket.request, MPI_STATUS_IGNORE), "MPI_Wait for the gradients");
+  // DataParallel::average_gradients' scale, so the averaged gradient is the same bits.
+  const T scale = T(1) / static_cast<T>(world_size_);
+  const int64_t c = bucket.counts[static_cast<size_t>(rank_)];
+  const int64_t mine = bucket.displs[static_cast<size_t>(rank_)];
+  const T* receive = static_cast<const T*>(slots_[static_cast<size_t>(bucket.slot)].receive.data());
+  for (const Owned& o : bucket.owned) {
+    T* g = params_[o.run.param].grad<T>() + o.run.offset;
+    const T* first = receive + (o.run.position - mine);
+    for (int64_t j = 0; j < o.run.n; ++j) {
+      T sum = first[j];
+      for (int q = 1; q < world_size_; ++q) sum += first[q * c + j];
+      g[j] = sum * scale;
+    }
+  }
+  free_slots_.push_back(bucket.slot);
+  bucket.slot = -1;
+  in_flight_.erase(std::find(in_flight_.begin(), in_flight_.end(), b));
 }
 
 void ShardedAdamW::step() {
@@ -202,61 +377,56 @@ void ShardedAdamW::step() {
 }
 
 template <class T>
+double ShardedAdamW::clip_coefficient_sum() {
+  // This rank's chunks, each summed as clip_grad_norm_ sums it, in unit_order_'s order.
+  const int first = unit_displs_[static_cast<size_t>(rank_)];
+  int k = first;
+  for (int j = 0; j < unit_counts_[static_cast<size_t>(rank_)]; ++j, ++k) {
+    const Unit& unit = units_[unit_order_[static_cast<size_t>(k)]];
+    gathered_sums_[static_cast<size_t>(k)] =
+        clip_norm_chunk_sum_of_squares(params_[unit.param].grad<T>(), unit.begin, unit.end);
+  }
+  check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, gathered_sums_.data(),
+                       unit_counts_.data(), unit_displs_.data(), MPI_DOUBLE, shard_.comm),
+        "MPI_Allgatherv of the squared norms");
+  for (size_t j = 0; j < unit_order_.size(); ++j) unit_sums_[unit_order_[j]] = gathered_sums_[j];
+  // clip_grad_norm_'s order: each tensor's chunks in order, then the tensors in the
+  // optimiser's order.
+  double acc = 0.0;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    double sum = 0.0;
+    for (const size_t u : units_of_param_[i]) sum += unit_sums_[u];
+    acc += clip_norm_part(sum, dtype_);
+  }
+  return acc;
+}
+
+template <class T>
 void ShardedAdamW::step_typed() {
   const auto begin = std::chrono::steady_clock::now();
-  const MPI_Datatype type = mpi_type(dtype_);
-  const int count = static_cast<int>(per_rank_);
-  const int64_t span = per_rank_ * world_size_;
-  T* send = static_cast<T*>(send_.data());
-  T* receive = static_cast<T*>(receive_.data());
-  // DataParallel::average_gradients' scale, so the averaged gradient is the same bits.
-  const T scale = T(1) / static_cast<T>(world_size_);
-
-  // 1. Reduce-scatter: this rank's elements of the averaged gradient, into its gradients.
-  for (const Chunk& chunk : chunks_) {
-    int64_t filled = 0;
-    for (const Piece& piece : chunk.pieces) {
-      std::memcpy(send + piece.position, params_[piece.param].grad<T>() + piece.offset,
-                  static_cast<size_t>(piece.n) * sizeof(T));
-      filled = piece.position + piece.n;
-    }
-    std::fill(send + filled, send + span, T(0));  // the last chunk's padding
-    check(MPI_Alltoall(send, count, type, receive, count, type, shard_.comm),
-          "MPI_Alltoall of the gradients");
-    for (const Owned& o : chunk.owned) {
-      T* g = params_[o.piece.param].grad<T>() + o.piece.offset;
-      const T* first = receive + (o.piece.position - rank_ * per_rank_);
-      for (int64_t j = 0; j < o.piece.n; ++j) {
-        T sum = first[j];
-        for (int q = 1; q < world_size_; ++q) sum += first[q * per_rank_ + j];
-        g[j] = sum * scale;
-      }
-    }
+  // 1. Reduce-scatter: this rank's elements of the averaged gradient, into its gradients. The
+  // buckets an overlapped backward did not start are started now; without overlap each is
+  // finished before the next starts (one pair of buffers).
+  const bool overlapped = overlapping_;
+  overlapping_ = false;
+  if (overlapped) {
+    started_in_backward_ = static_cast<int>(started_);
+  } else {
+    started_ = 0;
   }
+  for (; started_ < buckets_.size(); ++started_) {
+    start<T>(started_);
+    if (!overlapped) finish<T>(started_);
+  }
+  while (!in_flight_.empty()) finish<T>(in_flight_.front());
 
-  // Clipping by the norm of the averaged gradient: Σ g² of each shard, in double, then the
-  // shards' sums added in rank order on every rank (the same coefficient everywhere).
+  // Clipping by the norm of the averaged gradient, with clip_grad_norm_'s bits.
   T coef = T(1);
   if (max_norm_ > 0.0) {
-    double mine = 0.0;
-    for (const Chunk& chunk : chunks_) {
-      for (const Owned& o : chunk.owned) {
-        const T* g = params_[o.piece.param].grad<T>() + o.piece.offset;
-        for (int64_t j = 0; j < o.piece.n; ++j) {
-          const double v = static_cast<double>(g[j]);
-          mine += v * v;
-        }
-      }
-    }
-    std::vector<double> parts(static_cast<size_t>(world_size_));
-    check(MPI_Allgather(&mine, 1, MPI_DOUBLE, parts.data(), 1, MPI_DOUBLE, shard_.comm),
-          "MPI_Allgather of the squared norms");
-    double acc = 0.0;
-    for (const double part : parts) acc += part;
-    const T total = static_cast<T>(std::sqrt(acc));
-    last_grad_norm_ = static_cast<double>(total);
+    const double total = clip_norm_total(clip_coefficient_sum<T>(), dtype_ == DType::Float32);
+    last_grad_norm_ = total;
     // clip_grad_norm_'s coefficient: min(1, max_norm / (norm + 1e-6)), in the dtype.
-    const T raw = T(1) / (total + static_cast<T>(1e-6)) * static_cast<T>(max_norm_);
+    const T raw = T(1) / (static_cast<T>(total) + static_cast<T>(1e-6)) * static_cast<T>(max_norm_);
     coef = std::isnan(raw) ? raw : std::min(raw, T(1));
   }
   communication_seconds_ += seconds_since(begin);
@@ -266,13 +436,13 @@ void ShardedAdamW::step_typed() {
   T* m = static_cast<T*>(exp_avg_.data());
   T* v = static_cast<T*>(exp_avg_sq_.data());
   T* v_max = static_cast<T*>(max_exp_avg_sq_.data());
-  for (const Chunk& chunk : chunks_) {
-    for (const Owned& o : chunk.owned) {
-      const Parameter& p = params_[o.piece.param];
+  for (const Bucket& bucket : buckets_) {
+    for (const Owned& o : bucket.owned) {
+      const Parameter& p = params_[o.run.param];
       const Group& group = groups_[o.group];
       optim_kernels::adam_update<T>(
-          p.data<T>() + o.piece.offset, p.grad<T>() + o.piece.offset, coef, m + o.state_offset,
-          v + o.state_offset, v_max != nullptr ? v_max + o.state_offset : nullptr, o.piece.n,
+          p.data<T>() + o.run.offset, p.grad<T>() + o.run.offset, coef, m + o.state_offset,
+          v + o.state_offset, v_max != nullptr ? v_max + o.state_offset : nullptr, o.run.n,
           optim_kernels::AdamScalars{group.lr, options_.betas[0], options_.betas[1], options_.eps,
                                      group.weight_decay, t_},
           {.maximize = options_.maximize,
@@ -282,18 +452,22 @@ void ShardedAdamW::step_typed() {
     }
   }
 
-  // 3. All-gather: every rank's updated elements into every rank's parameters.
+  // 3. All-gather: every rank's updated elements into every rank's parameters, through the
+  // first slot's send buffer (every slot is free now).
+  if (buckets_.empty()) return;
   const auto gather_begin = std::chrono::steady_clock::now();
-  for (const Chunk& chunk : chunks_) {
-    for (const Owned& o : chunk.owned) {
-      std::memcpy(send + o.piece.position, params_[o.piece.param].data<T>() + o.piece.offset,
-                  static_cast<size_t>(o.piece.n) * sizeof(T));
+  T* buffer = static_cast<T*>(slots_.front().send.data());
+  for (const Bucket& bucket : buckets_) {
+    for (const Owned& o : bucket.owned) {
+      std::memcpy(buffer + o.run.position, params_[o.run.param].data<T>() + o.run.offset,
+                  static_cast<size_t>(o.run.n) * sizeof(T));
     }
-    check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, send, count, type, shard_.comm),
-          "MPI_Allgather of the parameters");
-    for (const Piece& piece : chunk.pieces) {
-      std::memcpy(params_[piece.param].data<T>() + piece.offset, send + piece.position,
-                  static_cast<size_t>(piece.n) * sizeof(T));
+    check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buffer, bucket.counts.data(),
+                         bucket.displs.data(), mpi_type(dtype_), shard_.comm),
+          "MPI_Allgatherv of the parameters");
+    for (const Run& run : bucket.runs) {
+      std::memcpy(params_[run.param].data<T>() + run.offset, buffer + run.position,
+                  static_cast<size_t>(run.n) * sizeof(T));
     }
   }
   communication_seconds_ += seconds_since(gather_begin);
@@ -337,25 +511,27 @@ OptimizerState ShardedAdamW::gather_state(int root) const {
     }
   }
   const int64_t element = dtype_size(dtype_);
-  std::vector<char> send(static_cast<size_t>(per_rank_ * element));
-  std::vector<char> all(here ? static_cast<size_t>(per_rank_ * world_size_ * element) : 0);
+  std::vector<char> send(static_cast<size_t>(std::max<int64_t>(1, send_elements_) * element));
+  std::vector<char> all(here ? send.size() : 0);
   const AlignedBuffer* buffers[3] = {&exp_avg_, &exp_avg_sq_, &max_exp_avg_sq_};
   for (size_t s = 0; s < slots.size(); ++s) {
-    for (const Chunk& chunk : chunks_) {
-      for (const Owned& o : chunk.owned) {
-        std::memcpy(send.data() + (o.piece.position - rank_ * per_rank_) * element,
+    for (const Bucket& bucket : buckets_) {
+      const int64_t mine = bucket.displs[static_cast<size_t>(rank_)];
+      for (const Owned& o : bucket.owned) {
+        std::memcpy(send.data() + (o.run.position - mine) * element,
                     static_cast<const char*>(buffers[s]->data()) + o.state_offset * element,
-                    static_cast<size_t>(o.piece.n * element));
+                    static_cast<size_t>(o.run.n * element));
       }
-      check(MPI_Gather(send.data(), static_cast<int>(per_rank_), mpi_type(dtype_), all.data(),
-                       static_cast<int>(per_rank_), mpi_type(dtype_), root, shard_.comm),
-            "MPI_Gather of the optimiser state");
+      check(MPI_Gatherv(send.data(), bucket.counts[static_cast<size_t>(rank_)], mpi_type(dtype_),
+                        all.data(), bucket.counts.data(), bucket.displs.data(), mpi_type(dtype_),
+                        root, shard_.comm),
+            "MPI_Gatherv of the optimiser state");
       if (!here) continue;
-      for (const Piece& piece : chunk.pieces) {
-        std::vector<double>& values = out.tensors[tensor_of[piece.param] + s].values;
-        for (int64_t j = 0; j < piece.n; ++j) {
-          const char* at = all.data() + (piece.position + j) * element;
-          values[static_cast<size_t>(piece.offset + j)] =
+      for (const Run& run : bucket.runs) {
+        std::vector<double>& values = out.tensors[tensor_of[run.param] + s].values;
+        for (int64_t j = 0; j < run.n; ++j) {
+          const char* at = all.data() + (run.position + j) * element;
+          values[static_cast<size_t>(run.offset + j)] =
               dtype_ == DType::Float32 ? static_cast<double>(*reinterpret_cast<const float*>(at))
                                        : *reinterpret_cast<const double*>(at);
         }
@@ -427,12 +603,12 @@ void ShardedAdamW::load_full_state(const OptimizerState& state) {
   t_ = std::max<int64_t>(t, 0);
   AlignedBuffer* buffers[3] = {&exp_avg_, &exp_avg_sq_, &max_exp_avg_sq_};
   for (size_t s = 0; s < slots.size(); ++s) {
-    for (const Chunk& chunk : chunks_) {
-      for (const Owned& o : chunk.owned) {
-        for (int64_t j = 0; j < o.piece.n; ++j) {
+    for (const Bucket& bucket : buckets_) {
+      for (const Owned& o : bucket.owned) {
+        for (int64_t j = 0; j < o.run.n; ++j) {
           const double value =
               t_ == 0 ? 0.0
-                      : tensors[o.piece.param][s]->values[static_cast<size_t>(o.piece.offset + j)];
+                      : tensors[o.run.param][s]->values[static_cast<size_t>(o.run.offset + j)];
           if (dtype_ == DType::Float32) {
             static_cast<float*>(buffers[s]->data())[o.state_offset + j] = static_cast<float>(value);
           } else {

@@ -10,40 +10,51 @@
 
 #include <tapegrad/graph/aligned_buffer.h>
 #include <tapegrad/graph/parameter.h>
+#include <tapegrad/graph/tape.h>
 #include <tapegrad/optim/adam.h>
 #include <tapegrad/optim/optimizer.h>
 
 namespace tapegrad::dist {
 
 struct ShardOptions {
-  // The flat gradient is exchanged a chunk of about this many bytes (over all ranks) at a time,
-  // so the exchange buffers stay this small whatever the model's size.
-  int64_t chunk_bytes = 25 << 20;
+  // The gradients are exchanged in buckets of about this many bytes (over all ranks), from the
+  // last parameter back, as DataParallel's (torch's DDP sizes); a parameter larger than a bucket
+  // is cut over several.
+  int64_t bucket_bytes = 25 << 20;
+  int64_t first_bucket_bytes = 1 << 20;  // the first (the last parameters), to start early
+  // With backward_options(), at most this many buckets' exchanges are in flight; each holds two
+  // buffers of its bucket's size, so the exchange never holds the whole gradient again. Starting
+  // one more first finishes the oldest (it waits for it inside the reverse walk).
+  int max_in_flight = 4;
   MPI_Comm comm = MPI_COMM_WORLD;
 };
 
-// AdamW (torch's, as tapegrad::AdamW) with ZeRO stage 1's sharding. The trainable parameters
-// are laid end to end in one flat vector of E elements, cut into chunks of N·C elements (the last
-// padded with zeros); rank r owns elements [r·C, (r+1)·C) of every chunk, so each rank keeps the
-// moments of about E/N elements. step() takes each rank's own (not averaged) gradients:
-//  1. reduce-scatter: the chunk's gradients are exchanged with MPI_Alltoall and each rank sums
-//     the N contributions to its elements in rank order, (g0 + g1) + g2 + ..., then scales by
-//     1/N as DataParallel::average_gradients does. The order is fixed by this code, not by the
-//     MPI library's algorithm: Open MPI's MPI_Reduce_scatter and MPI_Allreduce add three or more
+// AdamW (torch's, as tapegrad::AdamW) with ZeRO stage 1's sharding. Each trainable parameter is
+// cut into clip_grad_norm_'s 64 chunks (optim/clip.h); the chunks, from the last parameter back,
+// fill buckets, and each bucket's chunks are dealt to the ranks as N contiguous runs of nearly
+// equal size, so each rank owns about 1/N of the elements, whole chunks, and keeps their moments.
+// step() takes each rank's own (not averaged) gradients:
+//  1. reduce-scatter, per bucket: MPI_Alltoallv, then each rank sums the N contributions to its
+//     elements in rank order, (g0 + g1) + g2 + ..., and scales by 1/N as
+//     DataParallel::average_gradients does. The order is fixed by this code, not by the MPI
+//     library's algorithm: Open MPI's MPI_Reduce_scatter and MPI_Allreduce add three or more
 //     ranks' terms in orders that depend on the message size and differ from each other.
 //     With two ranks the sum is the same bits as any MPI_Allreduce (a + b has one rounding);
 //     with more it equals DataParallel with DataParallelOptions::rank_order_sum;
 //  2. each rank runs AdamW's kernel (optim_kernels::adam_update, tapegrad::AdamW's own loop) on
 //     its elements, in the parameters' memory;
-//  3. all-gather: MPI_Allgather of every rank's updated elements into every rank's parameters.
+//  3. all-gather, per bucket: MPI_Allgatherv of every rank's updated elements into every rank's
+//     parameters.
 // AdamW is elementwise, so the weights equal unsharded AdamW's after DataParallel's average, bit
 // for bit, on every rank. Construct after DataParallel (whose constructor makes the weights
 // equal) and call step() straight after backward, without DataParallel::average_gradients().
+// backward_options(tape), passed to that backward, starts each bucket's exchange from the reverse
+// walk once its gradients are final (as DataParallel::backward_options does), the same bits.
 // Every rank must construct it with the same parameters (count, shapes, dtype, order) and
-// chunk size: the constructor compares the layouts and throws Error on every rank otherwise.
-// Gradient clipping by norm needs the norm of the averaged gradient, which no rank holds:
-// clip_grad_norm_ over the parameters before step() is refused (step() throws on a pending
-// clip scale); clip_grad_norm() clips inside step(), with the norm summed over the shards.
+// options: the constructor compares the layouts and throws Error on every rank otherwise.
+// Gradient clipping by norm needs the norm of the averaged gradient, which no rank holds whole:
+// clip_grad_norm_ over the parameters before step() is refused (step() throws on a pending clip
+// scale); set_clip_grad_norm() clips inside step(), with clip_grad_norm_'s bits (below).
 class ShardedAdamW : public Optimizer {
  public:
   explicit ShardedAdamW(std::vector<Parameter> params, AdamWOptions options = {},
@@ -52,12 +63,17 @@ class ShardedAdamW : public Optimizer {
                         ShardOptions shard = {});
   ~ShardedAdamW() override;
 
+  // For the next backward on `tape` (after the forward that recorded it): starts each bucket's
+  // reduce-scatter from the reverse walk once its gradients are final, in bucket order on every
+  // rank. step() must follow that backward. With one process, plain options.
+  BackwardOptions backward_options(const Tape& tape);
   void step() override;
 
   // Clip the averaged gradient by its total 2-norm at the next step() (max_norm > 0; 0: no
-  // clipping). The norm is summed over the shards in rank order, so every rank gets the same
-  // coefficient; it is not the same bits as clip_grad_norm_ over whole tensors (another
-  // summation order), so clipped runs are not bit-identical to unsharded ones.
+  // clipping), with clip_grad_norm_(optimizer, max_norm)'s coefficient bit for bit: each rank
+  // sums the squares of its own chunks as clip_grad_norm_ sums each chunk, the chunk sums are
+  // all-gathered, and every rank adds them in clip_grad_norm_'s order (chunks in order, the
+  // parameters in the optimiser's order), so a clipped sharded run is the unsharded run's bits.
   void set_clip_grad_norm(double max_norm);
   double last_grad_norm() const { return last_grad_norm_; }  // before clipping; 0 when not set
 
@@ -79,32 +95,57 @@ class ShardedAdamW : public Optimizer {
   int64_t total_elements() const { return total_; }  // E
   int64_t shard_elements() const { return owned_; }  // this rank's share of E
   int64_t state_bytes() const;                       // this rank's moment buffers
-  // Wall time in step()'s exchanges (packing, MPI_Alltoall, the sums, MPI_Allgather, unpacking).
+  int num_buckets() const { return static_cast<int>(buckets_.size()); }
+  // Buckets whose exchange the last overlapped backward started before it returned.
+  int buckets_started_in_backward() const { return started_in_backward_; }
+  // Wall time in the exchanges (packing, starting and testing them from the reverse walk, the
+  // waits, the rank-order sums, the norm's gather, MPI_Allgatherv, unpacking) since construction.
   double communication_seconds() const { return communication_seconds_; }
 
  private:
-  // A run of flat elements inside one parameter.
-  struct Piece {
-    size_t param;      // index into params_
-    int64_t offset;    // first element in the parameter
-    int64_t position;  // first element in its chunk, in [0, N·C)
-    int64_t n;
+  // One of clip_grad_norm_'s chunks: elements [begin, end) of params_[param].
+  struct Unit {
+    size_t param;
+    int64_t begin, end;
   };
-  // This rank's owned elements of one parameter within one chunk.
+  // Elements [offset, offset + n) of params_[param], at `position` in its bucket's packing.
+  struct Run {
+    size_t param;
+    int64_t offset, position, n;
+  };
+  // This rank's run of one parameter in one bucket, and where its moments are.
   struct Owned {
-    Piece piece;
+    Run run;
     size_t group;
-    int64_t state_offset;  // into the moment buffers
+    int64_t state_offset;
   };
-  struct Chunk {
-    std::vector<Piece> pieces;  // cover [0, N·C) but the padding, in flat order
-    std::vector<Owned> owned;   // the pieces inside [r·C, (r+1)·C)
+  struct Bucket {
+    std::vector<size_t> units;        // into units_, packed end to end in this order
+    std::vector<Run> runs;            // the units merged by parameter: the packing
+    std::vector<Owned> owned;         // this rank's part of the runs
+    std::vector<int> counts, displs;  // every rank's part: elements, first element
+    std::vector<int> receive_counts, receive_displs;  // this rank's part from every rank
+    int64_t elements = 0;
+    int32_t ready_after = 0;  // final once the reverse walk has passed this node
+    MPI_Request request = MPI_REQUEST_NULL;
+    int slot = -1;  // its buffers while its exchange is in flight
+  };
+  struct Slot {
+    AlignedBuffer send, receive;
   };
 
   void build_layout();
   void check_same_layout() const;
+  void after_node(int32_t i);
+  template <class T>
+  void start(size_t b);  // pack bucket b and start its MPI_Ialltoallv
+  template <class T>
+  void finish(size_t b);  // wait for it, sum in rank order into the gradients
+  void finish_in_flight();
   template <class T>
   void step_typed();
+  template <class T>
+  double clip_coefficient_sum();  // Σ of clip_grad_norm_'s terms, over every rank's chunks
 
   AdamWOptions options_;
   ShardOptions shard_;
@@ -115,12 +156,23 @@ class ShardedAdamW : public Optimizer {
   std::vector<size_t> group_of_;     // params_[i]'s group
   std::vector<size_t> state_index_;  // params_[i]'s index across groups (Optimizer's <i>)
   int64_t total_ = 0;
-  int64_t per_rank_ = 0;  // C
   int64_t owned_ = 0;
-  std::vector<Chunk> chunks_;
+  std::vector<Unit> units_;
+  std::vector<std::vector<size_t>> units_of_param_;  // params_[i]'s units, in chunk order
+  std::vector<Bucket> buckets_;
+  std::vector<int> unit_counts_, unit_displs_;  // the chunk sums every rank contributes
+  std::vector<size_t> unit_order_;              // the units in that order (rank by rank)
+  std::vector<double> unit_sums_;               // by unit, and gathered in unit_order_
+  std::vector<double> gathered_sums_;
   AlignedBuffer exp_avg_, exp_avg_sq_, max_exp_avg_sq_;
-  AlignedBuffer send_, receive_;  // one chunk each
-  int64_t t_ = 0;                 // AdamW's step count (every parameter steps together)
+  std::vector<Slot> slots_;        // allocated at first use, up to max_in_flight
+  std::vector<int> free_slots_;    // slots_ not in flight
+  std::vector<size_t> in_flight_;  // buckets started and not finished, oldest first
+  int64_t send_elements_ = 0, receive_elements_ = 0;  // a slot's buffers
+  bool overlapping_ = false;
+  size_t started_ = 0;
+  int started_in_backward_ = 0;
+  int64_t t_ = 0;  // AdamW's step count (every parameter steps together)
   double max_norm_ = 0.0;
   double last_grad_norm_ = 0.0;
   double communication_seconds_ = 0.0;

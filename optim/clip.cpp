@@ -23,38 +23,46 @@ using optim_detail::format_number;
 
 namespace {
 
-// Σ g² of n values fl(stored · scale) (a pending clip coefficient, Parameter::grad_keeping_scale; 1
-// is exact) in double, in an order fixed by n alone: kChunks contiguous chunks, each summed in 8
-// running sums (element i into sum i mod 8; vectorisable) combined pairwise, then the chunk sums
-// added in order. The chunks split over the threads, so the value is the same whatever the
-// thread count.
+// Σ g² over [begin, end) of the values fl(stored · scale) (a pending clip coefficient,
+// Parameter::grad_keeping_scale; 1 is exact) in double: 8 running sums (element i into sum
+// (i − begin) mod 8; vectorisable) combined pairwise.
+template <class T>
+double chunk_sum_of_squares(const T* g, T scale, int64_t begin, int64_t end) {
+  constexpr int kLanes = 8;
+  std::array<double, kLanes> lane{};
+  int64_t i = begin;
+  for (; i + kLanes <= end; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) {
+      const double v = static_cast<double>(g[i + l] * scale);
+      lane[static_cast<size_t>(l)] += v * v;
+    }
+  }
+  for (int l = 0; i < end; ++i, ++l) {
+    const double v = static_cast<double>(g[i] * scale);
+    lane[static_cast<size_t>(l)] += v * v;
+  }
+  for (int width = kLanes / 2; width > 0; width /= 2) {
+    for (int l = 0; l < width; ++l) {
+      lane[static_cast<size_t>(l)] += lane[static_cast<size_t>(l + width)];
+    }
+  }
+  return lane[0];
+}
+
+// Σ g² of n values in an order fixed by n alone: kClipNormChunks contiguous chunks, each
+// chunk_sum_of_squares, then the chunk sums added in order. The chunks split over the threads,
+// so the value is the same whatever the thread count.
 template <class T>
 double sum_of_squares(const T* g, T scale, int64_t n) {
-  constexpr int kChunks = 64, kLanes = 8;
-  std::array<double, kChunks> chunk_sums{};
-  parallel_for(kChunks, 3.0 * static_cast<double>(n) / kChunks, [&](int, int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) {
-      const int64_t begin = n * c / kChunks, end = n * (c + 1) / kChunks;
-      std::array<double, kLanes> lane{};
-      int64_t i = begin;
-      for (; i + kLanes <= end; i += kLanes) {
-        for (int l = 0; l < kLanes; ++l) {
-          const double v = static_cast<double>(g[i + l] * scale);
-          lane[static_cast<size_t>(l)] += v * v;
-        }
-      }
-      for (int l = 0; i < end; ++i, ++l) {
-        const double v = static_cast<double>(g[i] * scale);
-        lane[static_cast<size_t>(l)] += v * v;
-      }
-      for (int width = kLanes / 2; width > 0; width /= 2) {
-        for (int l = 0; l < width; ++l) {
-          lane[static_cast<size_t>(l)] += lane[static_cast<size_t>(l + width)];
-        }
-      }
-      chunk_sums[static_cast<size_t>(c)] = lane[0];
-    }
-  });
+  std::array<double, kClipNormChunks> chunk_sums{};
+  parallel_for(kClipNormChunks, 3.0 * static_cast<double>(n) / kClipNormChunks,
+               [&](int, int64_t c0, int64_t c1) {
+                 for (int64_t c = c0; c < c1; ++c) {
+                   const int ci = static_cast<int>(c);
+                   chunk_sums[static_cast<size_t>(c)] = chunk_sum_of_squares(
+                       g, scale, clip_norm_chunk_begin(n, ci), clip_norm_chunk_begin(n, ci + 1));
+                 }
+               });
   double acc = 0.0;
   for (const double s : chunk_sums) acc += s;
   return acc;
@@ -173,6 +181,26 @@ void clip_value_impl(const ForEach& for_each, double clip_value) {
 }
 
 }  // namespace
+
+double clip_norm_chunk_sum_of_squares(const float* g, int64_t begin, int64_t end) {
+  return chunk_sum_of_squares(g, 1.0f, begin, end);
+}
+
+double clip_norm_chunk_sum_of_squares(const double* g, int64_t begin, int64_t end) {
+  return chunk_sum_of_squares(g, 1.0, begin, end);
+}
+
+double clip_norm_part(double sum_of_squares, DType dtype) {
+  return dispatch_dtype(dtype, [&]<class T>() {
+    const double part = static_cast<double>(static_cast<T>(std::sqrt(sum_of_squares)));
+    return part * part;
+  });
+}
+
+double clip_norm_total(double sum_of_parts, bool all_float32) {
+  const double total = std::sqrt(sum_of_parts);
+  return all_float32 ? static_cast<double>(static_cast<float>(total)) : total;
+}
 
 double clip_grad_norm_(const std::vector<Parameter>& params, double max_norm, double norm_type,
                        bool error_if_nonfinite) {
