@@ -109,7 +109,7 @@ int64_t trainable(nn::Module& model) {
 
 void check_history(const classifier::History& history) {
   CHECK(history.examples_seen == 12);
-  REQUIRE(history.train_losses.size() == 4);
+  REQUIRE(history.train_losses.size() == 3);  // 2 batches an epoch: steps 0, 3 and 6
   for (double l : history.train_losses) CHECK(std::isfinite(l));
   CHECK(history.train_losses.back() < history.train_losses.front());
 }
