@@ -7,7 +7,11 @@
 // the last token's logits, losses every --eval-freq steps and accuracies after every epoch.
 //
 // The model: a train_gpt checkpoint (--checkpoint), Hugging Face GPT-2 weights (--gpt2
-// model.safetensors, the book's start), or a fresh model of the given size.
+// model.safetensors, the book's start), or a fresh model of the given size; or, with --model, the
+// book's Qwen3 or Llama 3.2 (the book's Qwen3 README: a drop-in for chapter 6's code) from a
+// Hugging Face checkpoint (--weights DIR, its tokenizer), or a small fresh one (qwen3-tiny,
+// llama3-tiny), with the same recipe: out_head replaced by Linear(emb_dim, classes), the last
+// block and the final norm trained, or LoRA on every Linear.
 // The data: a tab-separated `label<TAB>text` file such as the UCI SMS Spam Collection (--data,
 // with --classes ham,spam), balanced and split 70/10/20 as the book does (pandas' draws with
 // random_state 123, reproduced); or by default the Testament task: King James verses (Debian's
@@ -46,6 +50,7 @@ constexpr const char* kProgram = "tapegrad-finetune-classifier";
 
 struct Options {
   ft::ModelOptions model;
+  ft::LlmOptions llm;  // --model: Qwen3 or Llama 3.2 instead of GPT
   ft::RunOptions run;
   bool print_counts = false;
   std::string data;  // empty: the KJV Testament task
@@ -94,7 +99,8 @@ int print_counts(const Options& o) {
 }
 
 // Accuracy and loss on every batch of the three sets.
-void report(nn::GPTModel& model, ClassificationDataLoader& train, ClassificationDataLoader& val,
+template <class Model>
+void report(Model& model, ClassificationDataLoader& train, ClassificationDataLoader& val,
             ClassificationDataLoader& test, const char* when) {
   const double a[3] = {classifier::calc_accuracy_loader(train, model),
                        classifier::calc_accuracy_loader(val, model),
@@ -109,12 +115,12 @@ void report(nn::GPTModel& model, ClassificationDataLoader& train, Classification
   std::fflush(stdout);
 }
 
-int run(const Options& o) {
-  ft::apply_run_options(o.run);
-  ft::LoadedModel loaded = ft::load_model(o.model, kProgram);
-  nn::GPTModel& model = *loaded.model;
-  const Tokenizer& tokenizer = *loaded.tokenizer;
-  const nn::GPTConfig cfg = model.config();
+// The run on `model` (nn::GPTModel, or with --model nn::Qwen3Model / nn::Llama3Model: the book's
+// Qwen3 README calls Qwen3Model a drop-in for chapter 6's code, and its recipe is the same).
+template <class Model>
+int run_model(const Options& o, Model& model, const Tokenizer& tokenizer,
+              const std::string& origin) {
+  const auto cfg = model.config();
 
   // --- data: balanced, split 70/10/20, written out as the book writes train/validation/test.csv
   std::vector<std::string> classes;
@@ -176,8 +182,8 @@ int run(const Options& o) {
   std::printf(
       "%s: %s, tokenizer %s; data %s: %zu training, %zu validation, %zu test texts of %" PRId64
       " tokens, classes",
-      kProgram, loaded.origin.c_str(), tokenizer.name().c_str(), data_origin.c_str(),
-      split.train.size(), split.validation.size(), split.test.size(), train_ds.max_length());
+      kProgram, origin.c_str(), tokenizer.name().c_str(), data_origin.c_str(), split.train.size(),
+      split.validation.size(), split.test.size(), train_ds.max_length());
   for (const std::string& c : classes) std::printf(" %s", c.c_str());
   std::printf("\nTotal parameters: %" PRId64 "\nTrainable parameters: %" PRId64 " (%s)\n",
               model.num_parameters(), model.num_trainable_parameters(), trained.c_str());
@@ -187,6 +193,7 @@ int run(const Options& o) {
   const NamedParameters params = model.named_parameters();
   const std::string ckpt = o.out + "/checkpoint.safetensors";
   std::ostringstream cs;
+  if (!o.llm.model.empty()) cs << "model=" << o.llm.model << " ";
   cs << "tokenizer=" << tokenizer.name() << " emb_dim=" << cfg.emb_dim
      << " n_layers=" << cfg.n_layers << " classes=" << o.classes << " texts=" << balanced.size()
      << " max_length=" << train_ds.max_length() << " batch_size=" << o.fit.batch_size
@@ -271,6 +278,22 @@ int run(const Options& o) {
   return 0;
 }
 
+int run(const Options& o) {
+  ft::apply_run_options(o.run);
+  if (!o.llm.model.empty()) {
+    const ft::LoadedLlm loaded = ft::load_llm(o.model, o.llm, kProgram);
+    if (loaded.qwen) return run_model(o, *loaded.qwen, *loaded.tokenizer, loaded.origin);
+    return run_model(o, *loaded.llama, *loaded.tokenizer, loaded.origin);
+  }
+  if (!o.llm.weights.empty() || !o.llm.tokenizer_file.empty()) {
+    throw Error(std::string(kProgram) + ": " +
+                (o.llm.weights.empty() ? "--tokenizer-file" : "--weights") +
+                ": only with --model (Qwen3 or Llama 3.2)");
+  }
+  const ft::LoadedModel loaded = ft::load_model(o.model, kProgram);
+  return run_model(o, *loaded.model, *loaded.tokenizer, loaded.origin);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -281,6 +304,7 @@ int main(int argc, char** argv) {
       "Testament a King James verse comes from.",
       kProgram};
   ft::add_model_options(app, o.model);
+  ft::add_llm_options(app, o.llm);
   ft::add_run_options(app, o.run);
   app.add_flag("--print-counts", o.print_counts,
                "print the book's parameter counts (GPT_CONFIG_124M, qkv_bias, a 2-class head; "

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -17,13 +18,16 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <tapegrad/cli/cli.h>
 #include <tapegrad/io/atomic_file.h>
 #include <tapegrad/io/safetensors.h>
+#include <tapegrad/nn/hf_weights.h>
 #include <tapegrad/nn/lora.h>
 #include <tapegrad/tapegrad.h>
+#include <tapegrad/text/llm_tokenizers.h>
 #include "common.h"
 
 namespace tapegrad::finetune {
@@ -129,7 +133,7 @@ inline void apply_run_options(const RunOptions& o) {
 // Appendix E's recipe when --lora-rank is set: every weight frozen, then every Linear wrapped in
 // a LoRA adapter, each A drawn from the default generator where it stands (the book draws them
 // right after the new head, without reseeding). Returns the report's words for what is trained.
-inline std::string apply_lora(nn::GPTModel& model, const RunOptions& o) {
+inline std::string apply_lora(nn::Module& model, const RunOptions& o) {
   if (o.lora_rank <= 0) return "";
   model.requires_grad_(false);
   const int64_t n = nn::replace_linear_with_lora(model, o.lora_rank, o.lora_alpha);
@@ -182,6 +186,130 @@ inline LoadedModel load_model(const ModelOptions& o, const std::string& program)
   out.model = std::make_unique<nn::GPTModel>(cfg);
   if (!o.checkpoint.empty()) load_checkpoint(o.checkpoint, out.model->named_parameters());
   if (!o.gpt2.empty()) nn::load_gpt2_weights(*out.model, o.gpt2);
+  return out;
+}
+
+// --model: the book's Qwen3 or Llama 3.2 instead of GPT. A name as tapegrad-generate takes it
+// (qwen3-0.6b ... qwen3-32b, llama3.2-1b, llama3.2-3b; qwen3 or llama3 alone: the sizes from
+// --weights' config.json) with --weights the Hugging Face checkpoint and the model's tokenizer
+// (--tokenizer-file, else the checkpoint's tokenizer.json, else the one tools/fetch_tokenizers.sh
+// fetched); or qwen3-tiny / llama3-tiny, a small fresh model (C 32, 4 heads, 2 kv groups, 2
+// blocks, F 48; random weights from --seed) on --tokenizer's vocabulary with --context-length.
+struct LlmOptions {
+  std::string model, weights, tokenizer_file;
+};
+
+inline void add_llm_options(CLI::App& app, LlmOptions& o) {
+  app.add_option("--model", o.model,
+                 "the book's Qwen3 or Llama 3.2 instead of GPT: qwen3-0.6b ... qwen3-32b, "
+                 "llama3.2-1b, llama3.2-3b (or qwen3 / llama3: the sizes from --weights' "
+                 "config.json) with --weights; qwen3-tiny or llama3-tiny: a small fresh model");
+  app.add_option("--weights", o.weights,
+                 "--model's Hugging Face checkpoint: its directory, index or model.safetensors");
+  app.add_option("--tokenizer-file", o.tokenizer_file,
+                 "--model's tokenizer.json (default: the checkpoint's, else the fetched one)");
+}
+
+struct LoadedLlm {
+  std::unique_ptr<nn::Qwen3Model> qwen;  // one of the two
+  std::unique_ptr<nn::Llama3Model> llama;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::string origin;  // for the report
+};
+
+// Builds --model's model after torch.manual_seed(seed), with its checkpoint's weights. Throws
+// Error naming the option: an unknown name, --weights missing (or given to a tiny model), a
+// config.json or checkpoint that does not fit, a tokenizer file that cannot be read or has more
+// ids than the model's vocabulary.
+inline LoadedLlm load_llm(const ModelOptions& m, const LlmOptions& o, const std::string& program) {
+  std::string name = o.model;
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const bool qwen = name.rfind("qwen3", 0) == 0 || name.rfind("qwen/qwen3", 0) == 0;
+  const bool llama = name.rfind("llama3", 0) == 0 || name.rfind("llama-3", 0) == 0 ||
+                     name.rfind("meta-llama/", 0) == 0;
+  const std::string where = program + ": --model " + o.model + ": ";
+  if (!qwen && !llama) {
+    throw Error(where +
+                "not a Qwen3 or Llama 3.2 name (qwen3-0.6b ... qwen3-32b, llama3.2-1b, "
+                "llama3.2-3b, qwen3, llama3, qwen3-tiny, llama3-tiny)");
+  }
+  if (!m.checkpoint.empty() || !m.gpt2.empty()) {
+    throw Error(where + "starts from --weights, not from --checkpoint or --gpt2");
+  }
+  LoadedLlm out;
+  const bool tiny = name == "qwen3-tiny" || name == "llama3-tiny";
+  if (tiny) {
+    if (!o.weights.empty()) {
+      throw Error(program + ": --weights: " + o.model + " is a fresh model (random weights)");
+    }
+    out.tokenizer = make_tokenizer(m.tokenizer);
+    const int64_t v = out.tokenizer->n_vocab(), t = m.context_length;
+    manual_seed(m.seed);
+    if (qwen) {
+      out.qwen = std::make_unique<nn::Qwen3Model>(
+          nn::Qwen3Config{v, t, 32, 4, 2, 48, 8, true, 2, 1000000.0});
+    } else {
+      out.llama = std::make_unique<nn::Llama3Model>(
+          nn::Llama3Config{v, t, t, 32, 4, 2, 48, 2, 500000.0, {32.0, 1.0, 4.0, 8192}});
+    }
+    out.origin = "a fresh " + o.model + " (random weights, seed " + std::to_string(m.seed) + ")";
+    return out;
+  }
+  if (o.weights.empty()) {
+    throw Error(program + ": --weights: --model " + o.model +
+                " needs its Hugging Face checkpoint (the directory from huggingface.co)");
+  }
+  std::error_code ec;
+  const fs::path dir =
+      fs::is_directory(o.weights, ec) ? fs::path(o.weights) : fs::path(o.weights).parent_path();
+  std::variant<nn::Qwen3Config, nn::Llama3Config> cfg;
+  try {
+    if (qwen) {
+      cfg = name == "qwen3" ? nn::qwen3_config_from_json(dir.string()) : nn::qwen3_config(o.model);
+    } else {
+      cfg =
+          name == "llama3" ? nn::llama3_config_from_json(dir.string()) : nn::llama3_config(o.model);
+    }
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    throw Error(program +
+                (what.find("_from_json") != std::string::npos ? ": --weights: " : ": --model: ") +
+                what);
+  }
+  fs::path file = o.tokenizer_file;
+  if (file.empty()) {
+    file = fs::exists(dir / "tokenizer.json", ec)
+               ? dir / "tokenizer.json"
+               : default_tokenizer_file(qwen ? "qwen3" : "llama3");
+  }
+  try {
+    if (qwen) {
+      out.tokenizer = std::make_unique<Qwen3Tokenizer>(Qwen3Tokenizer::from_file(file));
+    } else {
+      out.tokenizer = std::make_unique<Llama3Tokenizer>(Llama3Tokenizer::from_file(file));
+    }
+  } catch (const Error& e) {
+    throw Error(program + ": --tokenizer-file: " + e.what());
+  }
+  const int64_t vocab = std::visit([](const auto& c) { return c.vocab_size; }, cfg);
+  if (out.tokenizer->n_vocab() > vocab) {
+    throw Error(program + ": --tokenizer-file: " + file.string() + " has " +
+                std::to_string(out.tokenizer->n_vocab()) + " ids, more than " + o.model +
+                "'s vocabulary " + std::to_string(vocab));
+  }
+  manual_seed(m.seed);
+  try {
+    if (qwen) {
+      out.qwen = std::make_unique<nn::Qwen3Model>(std::get<nn::Qwen3Config>(cfg));
+      nn::load_qwen3_weights(*out.qwen, o.weights);
+    } else {
+      out.llama = std::make_unique<nn::Llama3Model>(std::get<nn::Llama3Config>(cfg));
+      nn::load_llama3_weights(*out.llama, o.weights);
+    }
+  } catch (const Error& e) {
+    throw Error(program + ": --weights: " + e.what());
+  }
+  out.origin = o.model + " weights " + o.weights;
   return out;
 }
 

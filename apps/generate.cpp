@@ -33,10 +33,12 @@
 // (nn::load_qwen3_weights / load_llama3_weights). --prompt goes through the model's tokenizer
 // (text/llm_tokenizers.h: --tokenizer, else tokenizer.json beside the checkpoint, else the one
 // tools/fetch_tokenizers.sh fetched), --chat wraps it as the book's chat format (--thinking lets
-// Qwen3 think), and the output is text; with --ids it is ids. --model qwen3 alone takes the sizes
-// from the checkpoint's config.json (nn::qwen3_config_from_json). --dtype bf16 keeps the file's
-// bfloat16 weights (the comparison with float32 is printed as for GPT-2). Generation stops at
-// --eos-id, by default (with --prompt) at the tokenizer's end of text, or of the turn with --chat.
+// Qwen3 think), and the output is text; with --ids it is ids. --model qwen3 (llama3) alone takes
+// the sizes from the checkpoint's config.json (nn::qwen3_config_from_json,
+// llama3_config_from_json). --dtype bf16 loads the file straight into bfloat16 linear weights
+// (nn::load_qwen3_model_bf16: BF16 tensors' bits copied, F32 ones rounded to nearest even; no
+// float32 copy, so the peak memory is the bfloat16 model's). Generation stops at --eos-id, by
+// default (with --prompt) at the tokenizer's end of text, or of the turn with --chat.
 #include <tapegrad/cli/cli.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -92,19 +94,11 @@ struct HfRun {
   std::optional<int64_t> default_eos;
 };
 
-// The last position's logits of `prompt` [1, T] without the cache or gradients.
-template <class Model>
-std::vector<double> last_logits(const Model& model, const Ids& prompt) {
-  Tape tape;
-  TapeScope scope(tape);
-  NoGradGuard no_grad;
-  return model.forward(prompt, /*use_cache=*/false, /*last_position_only=*/true).values();
-}
-
 // --model qwen3-* / llama3.2-*: the book's model of that config, the Hugging Face checkpoint at
-// --weights, ids in and out.
-template <class Model, class Config, class Load>
-int run_hf(const HfRun& o, const Config& cfg, const char* family, Load load) {
+// --weights, ids in and out. With --dtype bf16 the checkpoint goes straight into bfloat16 linear
+// weights (load_bf16: nn::load_qwen3_model_bf16 / load_llama3_model_bf16), never held in float32.
+template <class Model, class Config, class Load, class LoadBf16>
+int run_hf(const HfRun& o, const Config& cfg, const char* family, Load load, LoadBf16 load_bf16) {
   for (const int64_t id : o.ids) {
     if (id < 0 || id >= cfg.vocab_size) {
       throw Error(std::string(o.tokenizer ? "--prompt: its token " : "--ids: ") +
@@ -124,27 +118,27 @@ int run_hf(const HfRun& o, const Config& cfg, const char* family, Load load) {
             << cfg.emb_dim << ", " << cfg.n_heads << " heads, " << cfg.n_kv_groups
             << " kv groups, vocabulary " << cfg.vocab_size << ", context " << cfg.context_length
             << (o.tokenizer ? "" : " (ids in and out)") << "\n";
-  Model model(cfg);
+  std::unique_ptr<Model> owned;
   try {
-    load(model, o.weights);
+    if (o.dtype == "bf16") {
+      owned = load_bf16(cfg, o.weights);
+    } else {
+      owned = std::make_unique<Model>(cfg);
+      load(*owned, o.weights);
+    }
   } catch (const Error& e) {
     throw Error("--weights: " + std::string(e.what()));
   }
+  Model& model = *owned;
   model.eval();
   const auto n = static_cast<int64_t>(o.ids.size());
-  const int64_t fed = std::min(n, cfg.context_length);
-  const Ids last(Shape{1, fed}, std::vector<int64_t>(o.ids.end() - fed, o.ids.end()));
-  std::optional<std::pair<int64_t, double>> bf16;  // layers converted, relative error
+  std::optional<int64_t> bf16;  // linear layers with bfloat16 weights
   if (o.dtype == "bf16") {
-    const std::vector<double> reference = last_logits(model, last);
-    const int64_t layers = nn::use_bf16_weights(model);
-    const std::vector<double> got = last_logits(model, last);
-    double d2 = 0.0, r2 = 0.0;
-    for (size_t i = 0; i < got.size(); ++i) {
-      d2 += (got[i] - reference[i]) * (got[i] - reference[i]);
-      r2 += reference[i] * reference[i];
+    bf16 = 0;
+    for (nn::Module* m : model.modules()) {
+      const auto* linear = dynamic_cast<const nn::Linear*>(m);
+      if (linear != nullptr && linear->has_bf16_weight()) ++*bf16;
     }
-    bf16 = {layers, std::sqrt(d2 / r2)};
   }
   Generator generator(o.seed);
   std::vector<int64_t> ids = o.ids;
@@ -182,10 +176,8 @@ int run_hf(const HfRun& o, const Config& cfg, const char* family, Load load) {
             << " s; decode: " << stats.decode_tokens << " tokens in " << stats.decode_seconds
             << " s, " << decode_rate << " tokens/s\n";
   if (bf16) {
-    std::cerr << "bf16 weights (" << bf16->first
-              << " linear layers): the first step's last-position logits against float32's: "
-                 "relative error "
-              << bf16->second << " (L2)\n";
+    std::cerr << "bf16 weights (" << *bf16
+              << " linear layers), loaded straight into bfloat16 (no float32 copy)\n";
   }
   return 0;
 }
@@ -230,7 +222,8 @@ int main(int argc, char** argv) {
                  "GPT-2 size for n_heads (gpt2, gpt2-medium, gpt2-large, gpt2-xl, 124M, ...; "
                  "default: from emb_dim), or qwen3-0.6b, qwen3-1.7b, qwen3-4b, qwen3-8b, "
                  "qwen3-14b, qwen3-32b, llama3.2-1b, llama3.2-3b with a Hugging Face checkpoint "
-                 "(file, index or directory) as --weights and --ids");
+                 "(file, index or directory) as --weights and --ids; qwen3 or llama3 alone: the "
+                 "sizes from the checkpoint's config.json");
   app.add_option("--eos-id", eos_id,
                  "Stop at this id (Qwen3 and Llama models; default with --prompt: the "
                  "tokenizer's end of text, or of the turn with --chat)")
@@ -316,15 +309,23 @@ int main(int argc, char** argv) {
                                           : nn::qwen3_config(model_name);
           return run_hf<nn::Qwen3Model>(
               run, cfg, "Qwen3",
-              [](nn::Qwen3Model& m, const std::string& p) { nn::load_qwen3_weights(m, p); });
+              [](nn::Qwen3Model& m, const std::string& p) { nn::load_qwen3_weights(m, p); },
+              nn::load_qwen3_model_bf16);
         }
-        const nn::Llama3Config cfg = nn::llama3_config(model_name);
+        // "llama3" alone: the sizes from the checkpoint's config.json.
+        const nn::Llama3Config cfg = lower_name == "llama3"
+                                         ? nn::llama3_config_from_json(checkpoint_dir.string())
+                                         : nn::llama3_config(model_name);
         return run_hf<nn::Llama3Model>(
             run, cfg, "Llama 3.2",
-            [](nn::Llama3Model& m, const std::string& p) { nn::load_llama3_weights(m, p); });
+            [](nn::Llama3Model& m, const std::string& p) { nn::load_llama3_weights(m, p); },
+            nn::load_llama3_model_bf16);
       } catch (const Error& e) {
         const std::string what = e.what();
-        if (what.rfind("qwen3_config_from_json", 0) == 0) throw Error("--weights: " + what);
+        if (what.rfind("qwen3_config_from_json", 0) == 0 ||
+            what.rfind("llama3_config_from_json", 0) == 0) {
+          throw Error("--weights: " + what);
+        }
         if (what.rfind("qwen3_config", 0) == 0 || what.rfind("llama3_config", 0) == 0) {
           throw Error("--model: " + what);
         }

@@ -20,6 +20,7 @@
 
 #include <tapegrad/graph/error.h>
 #include <tapegrad/io/safetensors.h>
+#include <tapegrad/kernels/gemm/linear_bf16.h>  // round_to_bf16_bits
 
 namespace tapegrad::nn {
 
@@ -276,14 +277,52 @@ void fill(const Parameter& p, const Located& t) {
   }
 }
 
-void load_hf(Module& model, const char* fn, const std::string& path) {
+// A Linear's weight as bfloat16 bits straight from a tensor: BF16 bits copied, the other dtypes
+// read as float32 and rounded to nearest even (torch's .to(torch.bfloat16)), a few MB at a time,
+// each part's file pages released once read.
+void fill_bf16(Linear& linear, const Located& t) {
+  const SafetensorsEntry& e = *t.entry;
+  const auto bytes = t.shard->view.bytes(e);
+  const int64_t esize = safetensors_dtype_size(e.dtype);
+  const int64_t n = e.numel();
+  const int64_t chunk = (int64_t{4} << 20) / 4;
+  linear.set_bf16_weight([&](uint16_t* bits) {
+    std::vector<float> wide;
+    for (int64_t b = 0; b < n; b += chunk) {
+      const int64_t m = std::min(chunk, n - b);
+      if (e.dtype == "BF16") {
+        std::memcpy(bits + b, bytes.data() + 2 * b, static_cast<size_t>(2 * m));
+      } else {
+        wide.resize(static_cast<size_t>(m));
+        convert(bytes, e.dtype, b, m, wide.data());
+        round_to_bf16_bits(wide.data(), bits + b, m);
+      }
+      t.shard->file.release(
+          bytes.subspan(static_cast<size_t>(esize * b), static_cast<size_t>(esize * m)));
+    }
+  });
+}
+
+// With bf16_linears, every float32 Linear's weight is filled as bfloat16 (fill_bf16) whether or
+// not it holds float32 values (a model built under Bf16LoadGuard holds none).
+void load_hf(Module& model, const char* fn, const std::string& path, bool bf16_linears = false) {
   const Checkpoint ckpt(fn, path);
   const std::string where = ckpt.where() + path + ": ";
   const DType dtype = model.named_parameters().front().second.dtype();
   if (dtype != DType::Float32 && dtype != DType::Float64) {
     throw Error(where + "the model must be float32 or float64");
   }
+  std::map<const ParameterImpl*, Linear*> linear_of;  // the weights that go to bfloat16
+  if (bf16_linears) {
+    for (Module* m : model.modules()) {
+      auto* linear = dynamic_cast<Linear*>(m);
+      if (linear != nullptr && linear->weight.dtype() == DType::Float32) {
+        linear_of[linear->weight.get()] = linear;
+      }
+    }
+  }
   std::vector<std::pair<Parameter, const Located*>> plan;
+  std::vector<std::pair<Linear*, const Located*>> bf16_plan;
   std::set<std::string> used;
   for (const auto& [book, param] : model.named_parameters()) {
     std::string hf = hf_name(book);
@@ -309,8 +348,12 @@ void load_hf(Module& model, const char* fn, const std::string& path) {
                   " does not fit the model's config: its shape is " + shape_str(t->entry->shape) +
                   ", the model's " + book + " is " + param.shape().str());
     }
-    param.raw_data();  // throws, naming it, when its values were released (bf16 weights)
     used.insert(hf);
+    if (const auto it = linear_of.find(param.get()); it != linear_of.end()) {
+      bf16_plan.emplace_back(it->second, t);
+      continue;
+    }
+    param.raw_data();  // throws, naming it, when its values were released (bf16 weights)
     plan.emplace_back(param, t);
   }
   std::string unexpected;
@@ -322,6 +365,7 @@ void load_hf(Module& model, const char* fn, const std::string& path) {
     throw Error(where + "tensor(s) the model has no place for (another config?): " + unexpected);
   }
   for (const auto& [param, t] : plan) fill(param, *t);
+  for (const auto& [linear, t] : bf16_plan) fill_bf16(*linear, *t);
 }
 
 std::string lower(std::string_view s) {
@@ -357,6 +401,27 @@ void load_llama3_weights(Llama3Model& model, const std::string& path) {
   load_hf(model, "load_llama3_weights", path);
 }
 
+std::unique_ptr<Qwen3Model> load_qwen3_model_bf16(const Qwen3Config& cfg, const std::string& path) {
+  std::unique_ptr<Qwen3Model> model;
+  {
+    const Bf16LoadGuard guard;
+    model = std::make_unique<Qwen3Model>(cfg);
+  }
+  load_hf(*model, "load_qwen3_model_bf16", path, /*bf16_linears=*/true);
+  return model;
+}
+
+std::unique_ptr<Llama3Model> load_llama3_model_bf16(const Llama3Config& cfg,
+                                                    const std::string& path) {
+  std::unique_ptr<Llama3Model> model;
+  {
+    const Bf16LoadGuard guard;
+    model = std::make_unique<Llama3Model>(cfg);
+  }
+  load_hf(*model, "load_llama3_model_bf16", path, /*bf16_linears=*/true);
+  return model;
+}
+
 Qwen3Config qwen3_config(std::string_view name) {
   static constexpr std::array<std::pair<const char*, Qwen3Config>, 6> kKnown{{
       {"qwen3-0.6b", QWEN_CONFIG_06_B},
@@ -369,33 +434,65 @@ Qwen3Config qwen3_config(std::string_view name) {
   return by_name("qwen3_config", name, lower(name), kKnown);
 }
 
-Qwen3Config qwen3_config_from_json(const std::string& path) {
-  std::error_code ec;
-  const fs::path file =
-      fs::is_directory(path, ec) ? fs::path(path) / "config.json" : fs::path(path);
-  const std::string where = "qwen3_config_from_json: " + file.string() + ": ";
-  std::vector<uint8_t> bytes;
-  try {
-    bytes = read_whole_file(file.string());
-  } catch (const Error& e) {
-    throw Error("qwen3_config_from_json: " + std::string(e.what()));
-  }
-  const nlohmann::json fields = parse_json_object(bytes, where);
-  auto number = [&](const char* key) {
-    if (!fields.contains(key)) throw Error(where + "no \"" + std::string(key) + "\"");
-    if (!fields[key].is_number()) {
-      throw Error(where + "\"" + std::string(key) + "\" is " + fields[key].dump() +
-                  ", not a number");
+namespace {
+
+// A Hugging Face config.json (`path` the file or its directory), its numbers read by name; every
+// Error names the function, the file and the field.
+class ConfigJson {
+ public:
+  ConfigJson(const char* fn, const std::string& path) {
+    std::error_code ec;
+    const fs::path file =
+        fs::is_directory(path, ec) ? fs::path(path) / "config.json" : fs::path(path);
+    where_ = std::string(fn) + ": " + file.string() + ": ";
+    std::vector<uint8_t> bytes;
+    try {
+      bytes = read_whole_file(file.string());
+    } catch (const Error& e) {
+      throw Error(std::string(fn) + ": " + e.what());
     }
-    return fields[key].get<double>();
-  };
-  auto integer = [&](const char* key) {
-    const double v = number(key);
+    fields_ = parse_json_object(bytes, where_);
+  }
+  double number(const char* key) const { return number_in(fields_, key, ""); }
+  int64_t integer(const char* key) const { return integer_in(fields_, key, ""); }
+  // An object field ("rope_scaling"); an Error when it is missing or not an object.
+  const nlohmann::json& object(const char* key) const {
+    if (!fields_.contains(key) || !fields_[key].is_object()) {
+      throw Error(where_ + "\"" + std::string(key) + "\" must be an object, not " +
+                  (fields_.contains(key) ? fields_[key].dump() : std::string("missing")));
+    }
+    return fields_[key];
+  }
+  const nlohmann::json& fields() const { return fields_; }
+  double number_in(const nlohmann::json& j, const char* key, const std::string& parent) const {
+    const std::string name = parent + key;
+    if (!j.contains(key)) throw Error(where_ + "no \"" + name + "\"");
+    if (!j[key].is_number()) {
+      throw Error(where_ + "\"" + name + "\" is " + j[key].dump() + ", not a number");
+    }
+    return j[key].get<double>();
+  }
+  int64_t integer_in(const nlohmann::json& j, const char* key, const std::string& parent) const {
+    const double v = number_in(j, key, parent);
     if (v != std::floor(v) || std::abs(v) > 1e15) {
-      throw Error(where + "\"" + std::string(key) + "\" must be an integer");
+      throw Error(where_ + "\"" + parent + key + "\" must be an integer");
     }
     return static_cast<int64_t>(v);
-  };
+  }
+  const std::string& where() const { return where_; }
+
+ private:
+  std::string where_;
+  nlohmann::json fields_;
+};
+
+}  // namespace
+
+Qwen3Config qwen3_config_from_json(const std::string& path) {
+  const ConfigJson json("qwen3_config_from_json", path);
+  const std::string& where = json.where();
+  auto integer = [&](const char* key) { return json.integer(key); };
+  auto number = [&](const char* key) { return json.number(key); };
   Qwen3Config cfg;
   cfg.vocab_size = integer("vocab_size");
   cfg.context_length = integer("max_position_embeddings");
@@ -411,6 +508,46 @@ Qwen3Config qwen3_config_from_json(const std::string& path) {
     check_config(cfg);
   } catch (const Error& e) {
     throw Error(where + e.what());
+  }
+  return cfg;
+}
+
+Llama3Config llama3_config_from_json(const std::string& path, int64_t context_length) {
+  const ConfigJson json("llama3_config_from_json", path);
+  Llama3Config cfg;
+  cfg.vocab_size = json.integer("vocab_size");
+  cfg.orig_context_length = json.integer("max_position_embeddings");
+  cfg.context_length = std::min(context_length, cfg.orig_context_length);
+  cfg.emb_dim = json.integer("hidden_size");
+  cfg.n_heads = json.integer("num_attention_heads");
+  cfg.n_layers = json.integer("num_hidden_layers");
+  cfg.hidden_dim = json.integer("intermediate_size");
+  cfg.n_kv_groups = json.integer("num_key_value_heads");
+  cfg.rope_base = json.number("rope_theta");
+  if (json.fields().contains("head_dim") && cfg.n_heads > 0) {
+    const int64_t head_dim = json.integer("head_dim");
+    if (head_dim * cfg.n_heads != cfg.emb_dim) {
+      throw Error(json.where() + "\"head_dim\" " + std::to_string(head_dim) + " times " +
+                  "\"num_attention_heads\" " + std::to_string(cfg.n_heads) +
+                  " must be \"hidden_size\" " + std::to_string(cfg.emb_dim) +
+                  " (the book's Llama 3 splits the embedding into its heads)");
+    }
+  }
+  const nlohmann::json& scaling = json.object("rope_scaling");
+  if (!scaling.contains("rope_type") || scaling["rope_type"] != "llama3") {
+    throw Error(json.where() + "\"rope_scaling.rope_type\" must be \"llama3\" (Llama 3's " +
+                "frequency smoothing), not " +
+                (scaling.contains("rope_type") ? scaling["rope_type"].dump() : "missing"));
+  }
+  cfg.rope_freq.factor = json.number_in(scaling, "factor", "rope_scaling.");
+  cfg.rope_freq.low_freq_factor = json.number_in(scaling, "low_freq_factor", "rope_scaling.");
+  cfg.rope_freq.high_freq_factor = json.number_in(scaling, "high_freq_factor", "rope_scaling.");
+  cfg.rope_freq.original_context_length = static_cast<double>(
+      json.integer_in(scaling, "original_max_position_embeddings", "rope_scaling."));
+  try {
+    check_config(cfg);
+  } catch (const Error& e) {
+    throw Error(json.where() + e.what());
   }
   return cfg;
 }

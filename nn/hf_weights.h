@@ -31,6 +31,7 @@
 // "*.rotary_emb.inv_freq" buffers are ignored.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -41,6 +42,18 @@ namespace tapegrad::nn {
 
 void load_qwen3_weights(Qwen3Model& model, const std::string& path);
 void load_llama3_weights(Llama3Model& model, const std::string& path);
+
+// Inference with bfloat16 weights (use_bf16_weights), loaded straight into them: the model of
+// `cfg` built under Bf16LoadGuard (no float32 linear weights, nothing drawn), then every Linear's
+// weight filled from its tensor as bfloat16 (BF16 bits copied; F32, F16 and F64 read exactly and
+// rounded to nearest even, as torch's .to(torch.bfloat16)), the embedding and norms in float32 as
+// load_qwen3_weights does. The same model, bit for bit, as loading in float32 and then calling
+// use_bf16_weights, without the float32 copy: the peak memory is about the bfloat16 model's.
+// Throws what load_qwen3_weights / load_llama3_weights throw (the name in the message is these
+// functions').
+std::unique_ptr<Qwen3Model> load_qwen3_model_bf16(const Qwen3Config& cfg, const std::string& path);
+std::unique_ptr<Llama3Model> load_llama3_model_bf16(const Llama3Config& cfg,
+                                                    const std::string& path);
 
 // The book's configs by Hugging Face's model names, case-insensitively: "qwen3-0.6b" (also
 // "Qwen/Qwen3-0.6B", "Qwen/Qwen3-0.6B-Base"), "qwen3-1.7b", "qwen3-4b", "qwen3-8b", "qwen3-14b",
@@ -55,5 +68,16 @@ Llama3Config llama3_config(std::string_view name);
 // the file or its directory. Throws Error naming the file and the field when one is missing or
 // not a number, and what check_config rejects.
 Qwen3Config qwen3_config_from_json(const std::string& path);
+
+// The Llama3Config of a Hugging Face config.json (LlamaForCausalLM's fields vocab_size,
+// max_position_embeddings, hidden_size, num_attention_heads, num_hidden_layers,
+// intermediate_size, num_key_value_heads, rope_theta, head_dim when present, and rope_scaling's
+// factor, low_freq_factor, high_freq_factor and original_max_position_embeddings, rope_type
+// "llama3"). As the book does for Llama 3.2, the model runs a shorter context than the trained
+// one: context_length is `context_length` (or max_position_embeddings, if smaller) and
+// orig_context_length max_position_embeddings, so rope_theta is rescaled by their ratio. `path`
+// is the file or its directory. Throws Error naming the file and the field when one is missing,
+// not a number, or does not fit the book's model, and what check_config rejects.
+Llama3Config llama3_config_from_json(const std::string& path, int64_t context_length = 8192);
 
 }  // namespace tapegrad::nn

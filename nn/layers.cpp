@@ -21,6 +21,26 @@ void check_dropout_probability(const std::string& module, double p) {
 
 // --- Linear --------------------------------------------------------------------------------------
 
+namespace {
+thread_local bool bf16_loading = false;
+constexpr const char* kBf16Released =
+    "its float32 values were freed when the layer took bfloat16 weights (use_bf16_weights, "
+    "inference only): it cannot be trained, read, saved or loaded";
+constexpr const char* kAwaitingBf16 =
+    "it was built under Bf16LoadGuard and holds no values until its loader gives it bfloat16 "
+    "ones (set_bf16_weight)";
+}  // namespace
+
+Bf16LoadGuard::Bf16LoadGuard() : previous_(bf16_loading) {
+  bf16_loading = true;
+}
+Bf16LoadGuard::~Bf16LoadGuard() {
+  bf16_loading = previous_;
+}
+bool Bf16LoadGuard::active() {
+  return bf16_loading;
+}
+
 Linear::Linear(int64_t in_features, int64_t out_features, bool bias, DType dtype, std::string name,
                Generator& generator)
     : UnaryModule(std::move(name)), in_features_(in_features), out_features_(out_features) {
@@ -32,7 +52,10 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool bias, DType dtype
       Parameter(Shape{out_features, in_features}, dtype, this->name() + ".weight");  // [out, in]
   if (bias) this->bias = Parameter(Shape{out_features}, dtype, this->name() + ".bias");  // [out]
   // reset_parameters: the whole weight, then the bias.
-  if (dtype == DType::Float32) {
+  if (dtype == DType::Float32 && Bf16LoadGuard::active()) {
+    weight.release_values(kAwaitingBf16);
+    if (bias) linear_init_bias(this->bias.data<float>(), out_features, in_features, generator);
+  } else if (dtype == DType::Float32) {
     linear_init_weight(weight.data<float>(), out_features, in_features, generator);
     if (bias) linear_init_bias(this->bias.data<float>(), out_features, in_features, generator);
   } else {
@@ -81,6 +104,17 @@ std::string Linear::same_class_problem(const Module& replacement) const {
   return "";
 }
 
+void Linear::set_bf16_weight(const std::function<void(uint16_t* bits)>& fill) {
+  if (weight.dtype() != DType::Float32) {
+    throw Error("Linear \"" + name() + "\": set_bf16_weight needs a float32 weight; \"" +
+                weight.name() + "\" is " + dtype_name(weight.dtype()));
+  }
+  AlignedBuffer bits(static_cast<size_t>(weight.numel()) * sizeof(uint16_t), /*zeroed=*/false);
+  fill(static_cast<uint16_t*>(bits.data()));
+  bf16_weight_ = std::move(bits);
+  weight.release_values(kBf16Released);
+}
+
 void Linear::use_bf16_weight() {
   if (has_bf16_weight()) return;
   if (weight.dtype() != DType::Float32) {
@@ -90,9 +124,7 @@ void Linear::use_bf16_weight() {
   AlignedBuffer bits(static_cast<size_t>(weight.numel()) * sizeof(uint16_t), /*zeroed=*/false);
   round_to_bf16_bits(weight.data<float>(), static_cast<uint16_t*>(bits.data()), weight.numel());
   bf16_weight_ = std::move(bits);
-  weight.release_values(
-      "its float32 values were freed when the layer took bfloat16 weights (use_bf16_weights, "
-      "inference only): it cannot be trained, read, saved or loaded");
+  weight.release_values(kBf16Released);
 }
 
 int64_t use_bf16_weights(Module& model) {
@@ -142,6 +174,7 @@ Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim, EmbeddingOpt
   }
   weight = Parameter(Shape{num_embeddings, embedding_dim}, dtype, "weight");  // [V, C]
   dispatch(dtype, [&]<class T>() {
+    if (Bf16LoadGuard::active()) return;  // zeros, until loaded
     T* w = weight.data<T>();
     generator.normal(w, weight.numel());
     // torch's _fill_padding_idx_with_zero, after the draw: the stream is the same as without.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -51,6 +52,10 @@ class Linear : public UnaryModule {
   // float32. Tapes that hold the weight must be reset first. Irreversible (the float32 values are
   // gone).
   void use_bf16_weight();
+  // The same, with the bfloat16 bits written by `fill` (all out_features · in_features of them,
+  // row-major) instead of rounded from the float32 values, which need not be held: a loader's
+  // way into bfloat16 without the float32 copy (Bf16LoadGuard). Only float32 layers.
+  void set_bf16_weight(const std::function<void(uint16_t* bits)>& fill);
   bool has_bf16_weight() const { return bf16_weight_.data() != nullptr; }
   const uint16_t* bf16_weight() const { return static_cast<const uint16_t*>(bf16_weight_.data()); }
 
@@ -66,6 +71,23 @@ class Linear : public UnaryModule {
   int64_t in_features_ = 0;
   int64_t out_features_ = 0;
   AlignedBuffer bf16_weight_;  // [out_features, in_features] bfloat16 bits after use_bf16_weight
+};
+
+// For loaders that fill a model's linear weights as bfloat16 straight from a file: while a guard
+// is alive on this thread, an nn::Linear built in float32 draws no weight and keeps no float32
+// values for it (released, until set_bf16_weight gives it bfloat16 ones: any other use throws
+// Error naming it), and an nn::Embedding draws nothing (zeros until loaded). Its bias, if any,
+// is drawn as usual. So a model built under it holds only what its loader will overwrite.
+class Bf16LoadGuard {
+ public:
+  Bf16LoadGuard();
+  ~Bf16LoadGuard();
+  Bf16LoadGuard(const Bf16LoadGuard&) = delete;
+  Bf16LoadGuard& operator=(const Bf16LoadGuard&) = delete;
+  static bool active();
+
+ private:
+  bool previous_;
 };
 
 // Inference with bfloat16 weights: use_bf16_weight() on every nn::Linear of `model` (for a

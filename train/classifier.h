@@ -7,6 +7,11 @@
 // next(Ids& inputs, Ids& labels) (inputs [B, T] token ids, labels [B] class indices; false at
 // the end of the epoch), as text/dataset.h's loaders.
 //
+// The model: nn::GPTModel as the book's chapter 6, or nn::Qwen3Model / nn::Llama3Model (the book's
+// Qwen3 README calls its Qwen3Model a drop-in for chapters 5-7's code): any module whose call on
+// [B, T] ids gives [B, T, K] logits (the LanguageModel concept), its out_head replaced by a
+// Linear(emb_dim, K) as chapter 6 does.
+//
 // Dimension names: B batch, T tokens, K classes (the head's out_features).
 #pragma once
 
@@ -17,9 +22,16 @@
 #include <limits>
 #include <vector>
 
+#include <string>
+#include <utility>
+
+#include <tapegrad/graph/error.h>
 #include <tapegrad/graph/ids.h>
 #include <tapegrad/graph/tape.h>
 #include <tapegrad/nn/gpt.h>
+#include <tapegrad/nn/llama3.h>
+#include <tapegrad/nn/qwen3.h>
+#include <tapegrad/ops/ops.h>
 #include <tapegrad/optim/optimizer.h>
 
 namespace tapegrad::classifier {
@@ -31,22 +43,54 @@ concept Loader = requires(L& loader, Ids& inputs, Ids& labels) {
   { loader.next(inputs, labels) } -> std::same_as<bool>;
 };
 
+// A model of token ids: model(ids [B, T]) -> logits [B, T, K], train() and eval().
+template <class M>
+concept LanguageModel = requires(M& m, const M& cm, const Ids& ids) {
+  { cm(ids) } -> std::convertible_to<Tensor>;
+  m.train();
+  m.eval();
+};
+
 // model(input_batch)[:, -1, :]: the logits of each sequence's last token, [B, K].
-Tensor last_token_logits(const nn::GPTModel& model, const Ids& input_batch);
+template <LanguageModel M>
+Tensor last_token_logits(const M& model, const Ids& input_batch) {
+  Tensor logits = model(input_batch);            // [B, T, K]
+  return select(logits, 1, logits.size(1) - 1);  // [B, K]
+}
+
+// Throws Error unless input_batch is [B, T] and target_batch [B].
+void check_batch(const char* fn, const Ids& input_batch, const Ids& target_batch);
 
 // cross_entropy(last_token_logits, target_batch): the mean loss over the batch, a [] tensor on
 // the current tape. target_batch [B] holds class indices in [0, K).
-Tensor calc_loss_batch(const Ids& input_batch, const Ids& target_batch, const nn::GPTModel& model);
+template <LanguageModel M>
+Tensor calc_loss_batch(const Ids& input_batch, const Ids& target_batch, const M& model) {
+  check_batch("classifier::calc_loss_batch", input_batch, target_batch);
+  return cross_entropy(last_token_logits(model, input_batch), target_batch.values());  // []
+}
 
 // The correct predictions (argmax of the last token's logits equal to the label) of one batch,
 // computed without recording (NoGradGuard on a scratch tape).
-int64_t count_correct(const Ids& input_batch, const Ids& target_batch, const nn::GPTModel& model);
+template <LanguageModel M>
+int64_t count_correct(const Ids& input_batch, const Ids& target_batch, const M& model) {
+  Tape tape;
+  TapeScope scope(tape);
+  NoGradGuard no_grad;
+  const Ids predicted = argmax(last_token_logits(model, input_batch), -1);  // [B]
+  if (predicted.numel() != target_batch.numel()) {
+    throw Error("classifier::count_correct: " + std::to_string(predicted.numel()) +
+                " predictions for target_batch " + target_batch.shape().str());
+  }
+  int64_t correct = 0;
+  for (int64_t i = 0; i < predicted.numel(); ++i) correct += predicted[i] == target_batch[i];
+  return correct;
+}
 
 // The book's calc_accuracy_loader: eval mode, the first num_batches batches (all when
 // num_batches < 0 or more than the loader has), correct / examples. The model stays in eval
 // mode, as the book's does. NaN for a loader with no batch.
-template <Loader L>
-double calc_accuracy_loader(L& loader, nn::GPTModel& model, int64_t num_batches = -1) {
+template <Loader L, LanguageModel M>
+double calc_accuracy_loader(L& loader, M& model, int64_t num_batches = -1) {
   model.eval();
   const int64_t size = static_cast<int64_t>(loader.size());
   if (size == 0) return std::numeric_limits<double>::quiet_NaN();
@@ -55,7 +99,7 @@ double calc_accuracy_loader(L& loader, nn::GPTModel& model, int64_t num_batches 
   int64_t correct = 0, examples = 0;
   loader.begin_epoch();
   for (int64_t i = 0; i < n && loader.next(inputs, labels); ++i) {
-    correct += count_correct(inputs, labels, model);
+    correct += classifier::count_correct(inputs, labels, model);
     examples += inputs.size(0);
   }
   return static_cast<double>(correct) / static_cast<double>(examples);
@@ -63,8 +107,8 @@ double calc_accuracy_loader(L& loader, nn::GPTModel& model, int64_t num_batches 
 
 // The mean of calc_loss_batch over the first num_batches batches (as calc_accuracy_loader),
 // without recording. NaN for a loader with no batch (the book's float("nan")).
-template <Loader L>
-double calc_loss_loader(L& loader, const nn::GPTModel& model, int64_t num_batches = -1) {
+template <Loader L, LanguageModel M>
+double calc_loss_loader(L& loader, const M& model, int64_t num_batches = -1) {
   const int64_t size = static_cast<int64_t>(loader.size());
   if (size == 0) return std::numeric_limits<double>::quiet_NaN();
   const int64_t n = num_batches < 0 ? size : std::min(num_batches, size);
@@ -87,12 +131,11 @@ struct EvalLosses {
 };
 
 // The book's evaluate_model: eval mode, eval_iter batches of each loader, then train mode.
-template <Loader L1, Loader L2>
-EvalLosses evaluate_model(nn::GPTModel& model, L1& train_loader, L2& val_loader,
-                          int64_t eval_iter) {
+template <Loader L1, Loader L2, LanguageModel M>
+EvalLosses evaluate_model(M& model, L1& train_loader, L2& val_loader, int64_t eval_iter) {
   model.eval();
-  EvalLosses losses{calc_loss_loader(train_loader, model, eval_iter),
-                    calc_loss_loader(val_loader, model, eval_iter)};
+  EvalLosses losses{classifier::calc_loss_loader(train_loader, model, eval_iter),
+                    classifier::calc_loss_loader(val_loader, model, eval_iter)};
   model.train();
   return losses;
 }
@@ -118,8 +161,16 @@ struct Callbacks {
 
 // One optimiser step on one batch: tape.reset(), zero_grad, calc_loss_batch, backward, step.
 // Returns the batch loss.
-double train_step(nn::GPTModel& model, const Ids& input_batch, const Ids& target_batch,
-                  Optimizer& optimizer, Tape& tape);
+template <LanguageModel M>
+double train_step(M& model, const Ids& input_batch, const Ids& target_batch, Optimizer& optimizer,
+                  Tape& tape) {
+  tape.reset();
+  optimizer.zero_grad();
+  Tensor loss = classifier::calc_loss_batch(input_batch, target_batch, model);  // []
+  loss.backward();
+  optimizer.step();
+  return loss.item();
+}
 
 // Throws Error naming the option unless num_epochs >= 0, eval_freq >= 1 and eval_iter >= 1.
 void check_options(const Options& options);
@@ -128,9 +179,9 @@ void check_options(const Options& options);
 // set, for the evaluations and accuracies (the book iterates train_loader afresh; a loader here
 // holds one iteration at a time). The book's optimiser is AdamW(model.parameters(), lr=5e-5,
 // weight_decay=0.1) (optim/adam.h; frozen parameters get no gradient and are skipped).
-template <Loader L1, Loader L2, Loader L3>
-History train_classifier_simple(nn::GPTModel& model, L1& train_loader, L2& train_eval_loader,
-                                L3& val_loader, Optimizer& optimizer, const Options& options = {},
+template <Loader L1, Loader L2, Loader L3, LanguageModel M>
+History train_classifier_simple(M& model, L1& train_loader, L2& train_eval_loader, L3& val_loader,
+                                Optimizer& optimizer, const Options& options = {},
                                 const Callbacks& callbacks = {}) {
   check_options(options);
   History history;
@@ -142,19 +193,21 @@ History train_classifier_simple(nn::GPTModel& model, L1& train_loader, L2& train
     model.train();
     train_loader.begin_epoch();
     while (train_loader.next(inputs, labels)) {
-      train_step(model, inputs, labels, optimizer, tape);
+      classifier::train_step(model, inputs, labels, optimizer, tape);
       history.examples_seen += inputs.size(0);
       ++global_step;
       if (global_step % options.eval_freq == 0) {
         const EvalLosses losses =
-            evaluate_model(model, train_eval_loader, val_loader, options.eval_iter);
+            classifier::evaluate_model(model, train_eval_loader, val_loader, options.eval_iter);
         history.train_losses.push_back(losses.train_loss);
         history.val_losses.push_back(losses.val_loss);
         if (callbacks.on_eval) callbacks.on_eval(epoch, global_step, losses);
       }
     }
-    const double train_accuracy = calc_accuracy_loader(train_eval_loader, model, options.eval_iter);
-    const double val_accuracy = calc_accuracy_loader(val_loader, model, options.eval_iter);
+    const double train_accuracy =
+        classifier::calc_accuracy_loader(train_eval_loader, model, options.eval_iter);
+    const double val_accuracy =
+        classifier::calc_accuracy_loader(val_loader, model, options.eval_iter);
     history.train_accs.push_back(train_accuracy);
     history.val_accs.push_back(val_accuracy);
     if (callbacks.on_epoch) callbacks.on_epoch(epoch, train_accuracy, val_accuracy);

@@ -223,6 +223,44 @@ TEST_CASE("example finetune_classifier: the Testament task on the KJV sample wit
   }
 }
 
+TEST_CASE("example finetune_classifier: --model qwen3-tiny and llama3-tiny, last block or LoRA",
+          "[examples][finetune][qwen3][llama3]") {
+  const std::string out = finetune_scratch("classifier_llm");
+  const std::string args = " --tokenizer bytes --context-length 512 --no-plot --kjv " +
+                           kjv_sample_path() +
+                           " --per-class 10 --batch-size 2 --epochs 1 --eval-freq 3 --eval-iter 1"
+                           " --lr 1e-3";
+  for (const std::string model : {"qwen3-tiny", "llama3-tiny"}) {
+    const Result r = run(kClassifier, "--model " + model + args + " --out " + out + model);
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    CHECK(r.output.find("a fresh " + model) != std::string::npos);
+    CHECK(r.output.find("the last block, the final norm and the head") != std::string::npos);
+    const double before = number_after(r.output, "Loss before fine-tuning: training ");
+    const double after = number_after(r.output, "Loss after fine-tuning: training ");
+    CHECK(std::isfinite(before));
+    CHECK(after < before);
+    CHECK(fs::exists(out + model + "/checkpoint.safetensors"));
+  }
+  const Result lora =
+      run(kClassifier, "--model qwen3-tiny" + args + " --lora-rank 2 --out " + out + "lora");
+  INFO(lora.output);
+  REQUIRE(lora.status == 0);
+  CHECK(lora.output.find("LoRA rank 2, alpha 16 on 15 Linear layers") != std::string::npos);
+  // Bad input names the option.
+  auto refused = [&](const std::string& a, const std::string& part) {
+    const Result r = run(kClassifier, a + args + " --out " + out + "bad");
+    INFO(r.output);
+    CHECK(r.status == 1);
+    CHECK(r.output.find(part) != std::string::npos);
+  };
+  refused("--model gpt5", "--model gpt5: not a Qwen3 or Llama 3.2 name");
+  refused("--model qwen3-0.6b", "--weights: --model qwen3-0.6b needs its Hugging Face checkpoint");
+  refused("--weights /nowhere", "--weights: only with --model");
+  refused("--model qwen3-tiny --weights /nowhere", "is a fresh model");
+  refused("--model qwen3 --weights /nowhere", "--weights: qwen3_config_from_json");
+}
+
 TEST_CASE("example finetune_classifier: --print-counts gives the book's counts",
           "[examples][finetune][124m]") {
   const Result r = run(kClassifier, "--print-counts");

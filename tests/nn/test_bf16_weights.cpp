@@ -2,14 +2,17 @@
 // GPT's logits within a stated bound of float32's, cached generation with them (the prefill's
 // many-row path and the decode's one-row kernel), the float32 values freed, LoRA adapters kept
 // float32 beside converted base layers, and the clear errors: gradients enabled, a training op,
-// a merge, a save or a load on a converted weight (loads change nothing), float64 layers.
+// a merge, a save or a load on a converted weight (loads change nothing), float64 layers; and
+// Bf16LoadGuard / set_bf16_weight, a loader's way into bfloat16 without float32 values.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <tapegrad/graph/error.h>
+#include <tapegrad/graph/factory.h>
 #include <tapegrad/graph/random.h>
 #include <tapegrad/graph/scope.h>
 #include <tapegrad/graph/tape.h>
@@ -226,4 +229,42 @@ TEST_CASE("bf16 weights: convert_to_bf16_weights reports what the conversion cha
   CHECK(c.relative_error < 5e-3);
   CHECK(c.same_argmax);
   CHECK(model.cache_position() == 0);  // the cache is left reset
+}
+
+TEST_CASE(
+    "bf16 weights: Bf16LoadGuard builds Linears without float32 values, set_bf16_weight fills",
+    "[bf16]") {
+  manual_seed(3);
+  const Generator before = default_generator();
+  std::optional<nn::Linear> linear;
+  std::optional<nn::Embedding> embedding;
+  {
+    const nn::Bf16LoadGuard guard;
+    CHECK(nn::Bf16LoadGuard::active());
+    linear.emplace(4, 3, /*bias=*/false);
+    embedding.emplace(5, 4);
+  }
+  CHECK(!nn::Bf16LoadGuard::active());
+  // Nothing drawn: the generator is where it was, the embedding zeros.
+  CHECK(default_generator().random() == Generator(before).random());
+  CHECK(embedding->weight.values() == std::vector<double>(20, 0.0));
+  CHECK(!linear->weight.has_values());
+  CHECK(!linear->has_bf16_weight());
+  {
+    Tape tape;
+    TapeScope scope(tape);
+    NoGradGuard no_grad;
+    CHECK_THROWS_WITH(linear->forward(zeros({2, 4})),
+                      Catch::Contains("Linear.weight") && Catch::Contains("Bf16LoadGuard"));
+  }
+  // Values bfloat16 holds exactly, as its bits.
+  const std::vector<float> values{1.0f, -2.0f, 0.5f, 0.25f, 3.0f, -1.0f,
+                                  0.0f, 2.0f,  1.5f, -0.5f, 4.0f, 0.125f};
+  linear->set_bf16_weight([&](uint16_t* bits) { round_to_bf16_bits(values.data(), bits, 12); });
+  REQUIRE(linear->has_bf16_weight());
+  Tape tape;
+  TapeScope scope(tape);
+  NoGradGuard no_grad;
+  const Tensor y = linear->forward(from_data({1, 4}, std::vector<float>{1, 1, 1, 1}));
+  CHECK(y.values() == std::vector<double>{-0.25, 4.0, 5.125});
 }

@@ -1,5 +1,6 @@
 // Tests for nn/hf_weights.cpp: Qwen3 and Llama 3 checkpoints in Hugging Face's layout
-// (tests/goldens/qwen3/make_hf_goldens.py writes them), their logits against the book's loader.
+// (tests/goldens/qwen3/make_hf_goldens.py writes them), their logits against the book's loader, and
+// loaded straight into bfloat16 weights against float32-then-convert.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include <tapegrad/graph/random.h>
 #include <tapegrad/io/safetensors.h>
 #include <tapegrad/nn/hf_weights.h>
+#include <tapegrad/nn/layers.h>
 #include "tests/goldens.h"
 #include "tests/temp_dir.h"
 
@@ -214,4 +217,150 @@ TEST_CASE("qwen3_config and llama3_config: the book's configs by Hugging Face's 
   CHECK_THROWS_WITH(nn::qwen3_config("qwen2-7b"),
                     Catch::Contains("qwen2-7b") && Catch::Contains("qwen3-0.6b"));
   CHECK_THROWS_WITH(nn::llama3_config("llama3-8b"), Catch::Contains("llama3.2-1b"));
+}
+
+namespace test_hf_weights {
+
+// Every Linear's bfloat16 bits, in module order.
+std::vector<std::vector<uint16_t>> bf16_bits(nn::Module& model) {
+  std::vector<std::vector<uint16_t>> out;
+  for (nn::Module* m : model.modules()) {
+    const auto* linear = dynamic_cast<const nn::Linear*>(m);
+    if (linear == nullptr) continue;
+    REQUIRE(linear->has_bf16_weight());
+    const uint16_t* bits = linear->bf16_weight();
+    out.emplace_back(bits, bits + linear->weight.numel());
+  }
+  return out;
+}
+
+template <class Model>
+std::vector<double> logits_of(const Model& model) {
+  Tape tape;
+  TapeScope scope(tape);
+  NoGradGuard no_grad;
+  return model(in_idx()).values();
+}
+
+}  // namespace test_hf_weights
+
+TEST_CASE(
+    "load_qwen3_model_bf16 / load_llama3_model_bf16: float32-then-convert's model bit for bit",
+    "[qwen3][llama3][hf_weights][bf16]") {
+  using namespace test_hf_weights;
+  // Qwen3: one F32 shard (rounded to nearest even) and one BF16 shard (bits copied), tied head.
+  manual_seed(5);
+  nn::Qwen3Model reference(kQwenTiny);
+  nn::load_qwen3_weights(reference, hf_dir("qwen3_tiny"));
+  CHECK(nn::use_bf16_weights(reference) == 2 * 7 + 1);
+  reference.eval();
+  const std::unique_ptr<nn::Qwen3Model> qwen =
+      nn::load_qwen3_model_bf16(kQwenTiny, hf_dir("qwen3_tiny"));
+  qwen->eval();
+  CHECK(!qwen->out_head.weight.has_values());  // never held float32 values
+  CHECK(bf16_bits(*qwen) == bf16_bits(reference));
+  CHECK(qwen->tok_emb.weight.values() == reference.tok_emb.weight.values());
+  CHECK(qwen->final_norm.scale.values() == reference.final_norm.scale.values());
+  CHECK(logits_of(*qwen) == logits_of(reference));
+
+  // Llama 3.2: one BF16 file with its own lm_head.
+  manual_seed(5);
+  nn::Llama3Model llama_reference(kLlamaTiny);
+  nn::load_llama3_weights(llama_reference, hf_dir("llama3_tiny"));
+  nn::use_bf16_weights(llama_reference);
+  llama_reference.eval();
+  const auto llama = nn::load_llama3_model_bf16(kLlamaTiny, hf_dir("llama3_tiny"));
+  llama->eval();
+  CHECK(bf16_bits(*llama) == bf16_bits(llama_reference));
+  CHECK(logits_of(*llama) == logits_of(llama_reference));
+
+  // Bad input: the loader's Errors, under this function's name.
+  CHECK_THROWS_WITH(
+      nn::load_qwen3_model_bf16(kQwenTiny, "/nonexistent/qwen"),
+      Catch::Contains("load_qwen3_model_bf16") && Catch::Contains("/nonexistent/qwen"));
+  CHECK_THROWS_WITH(nn::load_qwen3_model_bf16(kQwenTiny, hf_dir("llama3_tiny")),
+                    Catch::Contains("q_norm") && Catch::Contains("missing"));
+}
+
+namespace test_hf_weights {
+
+// Llama-3.2-1B's config.json (Hugging Face's fields), with `edit` applied to the text.
+std::string llama_1b_json() {
+  return R"({"architectures": ["LlamaForCausalLM"], "head_dim": 64, "hidden_size": 2048,
+  "intermediate_size": 8192, "max_position_embeddings": 131072, "model_type": "llama",
+  "num_attention_heads": 32, "num_hidden_layers": 16, "num_key_value_heads": 8,
+  "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0,
+  "low_freq_factor": 1.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+  "rope_theta": 500000.0, "tie_word_embeddings": true, "vocab_size": 128256})";
+}
+
+bool same_config(const nn::Llama3Config& a, const nn::Llama3Config& b) {
+  return a.vocab_size == b.vocab_size && a.context_length == b.context_length &&
+         a.orig_context_length == b.orig_context_length && a.emb_dim == b.emb_dim &&
+         a.n_heads == b.n_heads && a.n_layers == b.n_layers && a.hidden_dim == b.hidden_dim &&
+         a.n_kv_groups == b.n_kv_groups && a.rope_base == b.rope_base &&
+         a.rope_freq.factor == b.rope_freq.factor &&
+         a.rope_freq.low_freq_factor == b.rope_freq.low_freq_factor &&
+         a.rope_freq.high_freq_factor == b.rope_freq.high_freq_factor &&
+         a.rope_freq.original_context_length == b.rope_freq.original_context_length;
+}
+
+}  // namespace test_hf_weights
+
+TEST_CASE("llama3_config_from_json: Hugging Face's config.json as the book's Llama3Config",
+          "[llama3][hf_weights]") {
+  using namespace test_hf_weights;
+  testing::TempDir dir;
+  const fs::path file = dir.file("config.json");
+  std::ofstream(file) << llama_1b_json();
+  // Llama 3.2 1B's file gives the book's LLAMA32_CONFIG_1B (context 8192, theta rescaled).
+  CHECK(same_config(nn::llama3_config_from_json(dir.path.string()), nn::LLAMA32_CONFIG_1B));
+  CHECK(nn::llama3_config_from_json(file.string(), 1024).context_length == 1024);
+
+  // The tiny checkpoint's sizes: its config read back gives the book's logits.
+  std::string tiny = llama_1b_json();
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"\"head_dim\": 64", "\"head_dim\": 8"},
+           {"\"hidden_size\": 2048", "\"hidden_size\": 32"},
+           {"\"intermediate_size\": 8192", "\"intermediate_size\": 48"},
+           {"\"max_position_embeddings\": 131072", "\"max_position_embeddings\": 64"},
+           {"\"num_attention_heads\": 32", "\"num_attention_heads\": 4"},
+           {"\"num_hidden_layers\": 16", "\"num_hidden_layers\": 2"},
+           {"\"num_key_value_heads\": 8", "\"num_key_value_heads\": 2"},
+           {"\"vocab_size\": 128256", "\"vocab_size\": 97"}}) {
+    tiny.replace(tiny.find(from), from.size(), to);
+  }
+  std::ofstream(file, std::ios::trunc) << tiny;
+  const nn::Llama3Config cfg = nn::llama3_config_from_json(dir.path.string(), 16);
+  CHECK(same_config(cfg, kLlamaTiny));
+  manual_seed(5);
+  nn::Llama3Model model(cfg);
+  nn::load_llama3_weights(model, hf_dir("llama3_tiny"));
+  model.eval();
+  {
+    Tape tape;
+    TapeScope scope(tape);
+    NoGradGuard no_grad;
+    check_logits(model(in_idx()), "llama3.logits");
+  }
+
+  // Bad files: Errors naming the function, the file and the field.
+  auto expect = [&](const std::string& from, const std::string& to, const std::string& part) {
+    std::string text = llama_1b_json();
+    text.replace(text.find(from), from.size(), to);
+    std::ofstream(file, std::ios::trunc) << text;
+    CHECK_THROWS_WITH(nn::llama3_config_from_json(dir.path.string()),
+                      Catch::Contains("llama3_config_from_json") &&
+                          Catch::Contains(file.string()) && Catch::Contains(part));
+  };
+  expect("\"hidden_size\": 2048,", "", "no \"hidden_size\"");
+  expect("\"num_attention_heads\": 32", "\"num_attention_heads\": \"32\"",
+         "\"num_attention_heads\" is \"32\", not a number");
+  expect("\"head_dim\": 64", "\"head_dim\": 128", "\"head_dim\" 128");
+  expect("\"rope_type\": \"llama3\"", "\"rope_type\": \"default\"", "rope_scaling.rope_type");
+  expect("\"factor\": 32.0,", "", "no \"rope_scaling.factor\"");
+  expect("\"num_key_value_heads\": 8", "\"num_key_value_heads\": 5", "n_kv_groups");
+  CHECK_THROWS_WITH(
+      nn::llama3_config_from_json("/nonexistent/llama"),
+      Catch::Contains("llama3_config_from_json") && Catch::Contains("/nonexistent/llama"));
 }

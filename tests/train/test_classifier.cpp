@@ -1,4 +1,5 @@
-// Tests for train/classifier.h: the chapter-6 loops over a small in-memory loader.
+// Tests for train/classifier.h: the chapter-6 loops over a small in-memory loader, with GPTModel
+// and with Qwen3Model and Llama3Model as drop-ins (last block or LoRA trained).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
@@ -75,4 +76,62 @@ TEST_CASE("classifier: loss and accuracy loaders, train_classifier_simple's list
                     Catch::Contains("eval_freq must be >= 1"));
   CHECK_THROWS_WITH(classifier::calc_loss_batch(train.inputs[0], Ids::from_row({0}), model),
                     Catch::Contains("one class per sequence"));
+}
+
+namespace test_classifier {
+
+// Chapter 6's recipe on `model` (a Qwen3Model or Llama3Model): the head replaced by
+// Linear(emb_dim, 2) after manual_seed(123), then either the last block and the final norm
+// trainable, or (lora_rank > 0) LoRA on every Linear; a few epochs of train_classifier_simple.
+template <class Model>
+classifier::History finetune(Model& model, int64_t emb_dim, int64_t lora_rank) {
+  model.requires_grad_(false);
+  manual_seed(123);
+  model.replace_module("out_head", nn::Linear(emb_dim, 2));
+  if (lora_rank > 0) {
+    model.requires_grad_(false);
+    CHECK(nn::replace_linear_with_lora(model, lora_rank, 8.0) == 2 * 7 + 1);
+  } else {
+    model.trf_blocks[model.trf_blocks.size() - 1].requires_grad_(true);
+    model.final_norm.requires_grad_(true);
+  }
+  FixedLoader train = loader(), train_eval = loader(), val = loader();
+  AdamW optimizer(model.parameters(), {.lr = 1e-3, .weight_decay = 0.1});
+  return classifier::train_classifier_simple(model, train, train_eval, val, optimizer,
+                                             {.num_epochs = 4, .eval_freq = 3, .eval_iter = 2});
+}
+
+int64_t trainable(nn::Module& model) {
+  int64_t n = 0;
+  for (const Parameter& p : model.parameters()) n += p.requires_grad() ? 1 : 0;
+  return n;
+}
+
+void check_history(const classifier::History& history) {
+  CHECK(history.examples_seen == 12);
+  REQUIRE(history.train_losses.size() == 3);  // 2 batches an epoch: steps 0, 3 and 6
+  for (double l : history.train_losses) CHECK(std::isfinite(l));
+  CHECK(history.train_losses.back() < history.train_losses.front());
+}
+
+}  // namespace test_classifier
+
+TEST_CASE("classifier: Qwen3Model and Llama3Model as drop-ins, new head, last block or LoRA",
+          "[classifier][train][qwen3][llama3]") {
+  using namespace test_classifier;
+  const nn::Qwen3Config qwen{50, 8, 16, 4, 2, 24, 4, true, 2, 1000000.0};
+  const nn::Llama3Config llama{50, 8, 32, 16, 4, 2, 24, 2, 500000.0, {32.0, 1.0, 4.0, 8192}};
+  for (const int64_t rank : {0, 2}) {
+    INFO("LoRA rank " << rank);
+    manual_seed(123);
+    nn::Qwen3Model q(qwen);
+    check_history(finetune(q, qwen.emb_dim, rank));
+    // LoRA: A and B of each of the 15 Linears; else the last block's 11 (4 projections, q_norm,
+    // k_norm, 3 feed-forward layers, 2 norms), the final norm and the head's weight and bias.
+    CHECK(trainable(q) == (rank > 0 ? 30 : 14));
+    manual_seed(123);
+    nn::Llama3Model l(llama);
+    check_history(finetune(l, llama.emb_dim, rank));
+    CHECK(trainable(l) == (rank > 0 ? 30 : 12));
+  }
 }

@@ -45,6 +45,7 @@
 #include "tools/bench/generate_workload.h"
 #include "tools/bench/gpt_workload.h"
 #include "tools/bench/op_workload.h"
+#include "tools/bench/qwen3_step_workload.h"
 #endif
 #include <tapegrad/cli/cli.h>
 #include "tools/bench/process_stats.h"
@@ -195,6 +196,7 @@ int worker_main(const std::vector<std::string>& args) {
 #ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
   if (engine == "tapegrad-gpt" || engine == "torch-gpt") return tgb::gpt_worker_main(args);
   if (engine == "tapegrad-finetune") return tgb::finetune_worker_main(args);
+  if (engine == "tapegrad-qwen3-step") return tgb::qwen3_step_worker_main(args);
   if (engine == "tapegrad-cnn" || engine == "torch-cnn") return tgb::cnn_worker_main(args);
   if (engine == "tapegrad-ops" || engine == "torch-ops") return tgb::op_worker_main(args);
 #endif
@@ -419,6 +421,10 @@ int main(int argc, char** argv) {
     workload_list.push_back(std::string(name) + "-bf16");
   }
   workload_list.push_back("gpt-tiny-hvp");  // a Hessian-vector product (grad, create_graph)
+  // A Qwen3 0.6B training step (qwen3_step_workload.cpp), float32 and with bf16 products.
+  for (const char* name : {"qwen3-0.6b-step", "qwen3-0.6b-step-bf16"}) {
+    workload_list.push_back(name);
+  }
   for (const char* name : {"generate-124m", "generate-124m-bf16", "generate-355m",
                            "generate-qwen3-0.6b", "generate-qwen3-0.6b-bf16"}) {
     workload_list.push_back(name);
@@ -438,7 +444,9 @@ int main(int argc, char** argv) {
       "variants (set_matmul_precision(BFloat16)) against both in float32 and PyTorch's "
       "autocast bf16; gpt-tiny-hvp, a Hessian-vector product of gpt-tiny's loss w.r.t. every "
       "parameter (grad with create_graph, then grad of the dot product with v), against PyTorch "
-      "eager; conv2d-resnet (a 64->64 3x3 conv2d's forward and backward on 8x64x56x56) and "
+      "eager; qwen3-0.6b-step and -bf16 (an AdamW step of Qwen3 0.6B on 2 x 256 tokens) against "
+      "the book's Qwen3Model in PyTorch eager (and autocast), one engine after the other; "
+      "conv2d-resnet (a 64->64 3x3 conv2d's forward and backward on 8x64x56x56) and "
       "cnn-step (examples/cnn.cpp's training step) against LibTorch and PyTorch eager; ops, the "
       "op table (each elementwise op, reduction and gather/scatter op forward + backward on "
       "[1024, 1024] float32, the binary ones also broadcast against [1024, 1]) against LibTorch.",
@@ -531,6 +539,16 @@ int main(int argc, char** argv) {
   });
   if (!finetune_names.empty()) {
     tgb::run_finetune_workloads(finetune_names, thread_counts, sample_factor);
+  }
+  // The Qwen3 0.6B training step, with PyTorch eager as peer, the engines one after the other.
+  std::vector<std::string> qwen3_step_names;
+  std::erase_if(workload_names, [&](const std::string& n) {
+    if (!tgb::is_qwen3_step_workload(n)) return false;
+    qwen3_step_names.push_back(n);
+    return true;
+  });
+  if (!qwen3_step_names.empty()) {
+    tgb::run_qwen3_step_workloads(qwen3_step_names, thread_counts, sample_factor);
   }
   // The convolution workloads (conv2d-resnet, cnn-step), with LibTorch and PyTorch eager as peers.
   std::vector<std::string> cnn_names;

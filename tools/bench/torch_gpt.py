@@ -99,12 +99,25 @@ FINETUNE_WORKLOADS = {
     for suffix in ("", "-bf16")
 }
 
+# The Qwen3 training-step workloads (tools/bench/qwen3_step_workload.cpp): the book's Qwen3Model
+# (qwen3_kv_reference.py, use_cache=False: the book's qwen3.py forward) with QWEN_CONFIG_06_B in
+# float32 from manual_seed(123), one fixed batch of 2 x 256 tokens, cross-entropy over the
+# flattened logits, backward, AdamW (lr 4e-4, weight decay 0.1, torch's betas and eps): the
+# book's train_model_simple step, no clipping. "-bf16": the forward and the loss under
+# torch.autocast("cpu", bfloat16), the backward outside.
+QWEN3_STEP_WORKLOADS = {
+    "qwen3-0.6b-step" + suffix: dict(
+        cfg=dict(GENERATE_WORKLOADS["generate-qwen3-0.6b"]["cfg"], context_length=40_960),
+        batch=2, T=256, bf16=suffix == "-bf16")
+    for suffix in ("", "-bf16")
+}
+
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--workload", default="gpt-tiny",
                    choices=sorted(WORKLOADS) + sorted(GENERATE_WORKLOADS) +
-                   sorted(FINETUNE_WORKLOADS))
+                   sorted(FINETUNE_WORKLOADS) + sorted(QWEN3_STEP_WORKLOADS))
     p.add_argument("--generate", action="store_true",
                    help="time greedy generation with the KV cache (generate-* workloads)")
     p.add_argument("--prompt-ids", default="", help="--generate: the prompt, as 1,2,3")
@@ -289,6 +302,34 @@ def build_finetune(args, torch):
     return model, step, f"{total} parameters, {trainable} trainable{autocast}", w["bf16"]
 
 
+def build_qwen3_step(args, torch):
+    """A Qwen3 training-step workload's model (the book's Qwen3Model, float32, seed 123) and step:
+    the book's train_model_simple step on one fixed batch of torch.randint's tokens."""
+    w = QWEN3_STEP_WORKLOADS[args.workload]
+    cfg = w["cfg"]
+    from qwen3_kv_reference import Qwen3Model
+    torch.manual_seed(args.seed)
+    model = Qwen3Model(dict(cfg, dtype=torch.float32))
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    gen = torch.Generator().manual_seed(args.seed)
+    tokens = torch.randint(0, cfg["vocab_size"], (w["batch"], w["T"] + 1), generator=gen)
+    inputs, targets = tokens[:, :-1], tokens[:, 1:]
+
+    def step():
+        optimizer.zero_grad()
+        with bf16_autocast(torch, w["bf16"]):
+            logits = model(inputs)  # [B, T, V]
+            loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    total = sum(p.numel() for p in model.parameters())
+    autocast = "; " + AUTOCAST_INFO if w["bf16"] else ""
+    return model, step, f"book's Qwen3Model, {total} parameters{autocast}", w["bf16"]
+
+
 def run_generate(args, torch):
     """--generate: the book's generate_text_simple_cached, prefill and decode timed apart."""
     w = GENERATE_WORKLOADS[args.workload]
@@ -346,6 +387,12 @@ def main():
         model, step, counts, bf16 = build_finetune(args, torch)
         if not args.serve:
             sys.exit("torch_gpt.py: the fine-tuning workloads run only with --serve")
+        serve(args, torch, model, step, counts, bf16)
+        return
+    if args.workload in QWEN3_STEP_WORKLOADS:
+        if not args.serve:
+            sys.exit("torch_gpt.py: the Qwen3 training-step workloads run only with --serve")
+        model, step, counts, bf16 = build_qwen3_step(args, torch)
         serve(args, torch, model, step, counts, bf16)
         return
     w = WORKLOADS[args.workload]
