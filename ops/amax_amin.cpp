@@ -5,6 +5,7 @@
 
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/reduce_dims.h>
+#include <tapegrad/ops/detail/reduce_rows.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
@@ -31,6 +32,19 @@ void amax_backward(Tape& tape, const Node& node) {
     const Node& x = tape.input(node, 0);
     const uint32_t mask = node.state_as<ExtremeDimsState>().dims.mask;
     const int64_t n_out = node.shape.numel();
+    if (n_out > 0 && reduces_last_dims(x.shape, mask)) {
+      const int64_t group = x.shape.numel() / n_out;
+      for (int64_t o = 0; o < n_out; ++o) {
+        const T* row = xv + o * group;
+        T* drow = dx + o * group;
+        const T y = yv[o];
+        T count = T(0);
+        for (int64_t k = 0; k < group; ++k) count += static_cast<T>(row[k] == y);
+        const T share = dy[o] / count;
+        for (int64_t k = 0; k < group; ++k) drow[k] += share * static_cast<T>(row[k] == y);
+      }
+      return;
+    }
     T* count = tape.arena().allocate_array<T>(n_out);
     for (int64_t o = 0; o < n_out; ++o) count[o] = T(0);
     for_each_in_reduction(x.shape, mask, [&](int64_t o, int64_t i) { count[o] += xv[i] == yv[o]; });
@@ -84,6 +98,14 @@ Tensor extreme_over_dims(const OpDef& op, const Tensor& x, std::span<const int> 
   dispatch(y.dtype(), [&]<class T>() {
     const T* in = x.data<T>();
     T* out = output_data<T>(y);
+    if (r.group > 0 && reduces_last_dims(x.shape(), r.dims.mask)) {
+      // The first extreme of each row, or its first NaN: what the walk below keeps.
+      for (int64_t o = 0; o < y.numel(); ++o) {
+        const T* row = in + o * r.group;
+        out[o] = row[row_extreme_index<Max>(row, r.group)];
+      }
+      return;
+    }
     const T start = Max ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
     for (int64_t o = 0; o < y.numel(); ++o) out[o] = start;
     // A NaN wins and stays, as in torch.

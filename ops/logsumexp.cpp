@@ -2,8 +2,10 @@
 #include <cmath>
 #include <limits>
 
+#include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/reduce_dims.h>
+#include <tapegrad/ops/detail/reduce_rows.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
@@ -21,6 +23,22 @@ void logsumexp_backward(Tape& tape, const Node& node) {
     const auto [dx, xv, yv, dy] = unary_grad<T>(tape, node);
     if (dx == nullptr) return;
     const Node& x = tape.input(node, 0);
+    const uint32_t mask = node.state_as<LogsumexpState>().dims.mask;
+    const int64_t n_out = node.shape.numel();
+    if (n_out > 0 && reduces_last_dims(x.shape, mask)) {
+      // Row by row, exp over the row at once (vmath: SLEEF's, as torch's exp kernel).
+      const int64_t group = x.shape.numel() / n_out;
+      T* e = tape.arena().allocate_array<T>(group);
+      for (int64_t o = 0; o < n_out; ++o) {
+        const T* row = xv + o * group;
+        T* drow = dx + o * group;
+        const T y = yv[o], d = dy[o];
+        for (int64_t k = 0; k < group; ++k) e[k] = row[k] - y;
+        vmath::exp(e, e, group);
+        for (int64_t k = 0; k < group; ++k) drow[k] += d * e[k];
+      }
+      return;
+    }
     for_each_in_reduction(x.shape, node.state_as<LogsumexpState>().dims.mask,
                           [&](int64_t o, int64_t i) { dx[i] += dy[o] * std::exp(xv[i] - yv[o]); });
   });
@@ -56,6 +74,20 @@ Tensor logsumexp(const Tensor& x, std::span<const int> dims, bool keepdim) {
     const T* in = x.data<T>();
     T* out = output_data<T>(y);
     Arena& arena = y.tape().arena();
+    if (n_out > 0 && r.group > 0 && reduces_last_dims(x.shape(), r.dims.mask)) {
+      // Row by row: the shift as below, exp over the row at once (vmath: SLEEF's, as torch's
+      // exp kernel), the sum in double.
+      T* e = arena.allocate_array<T>(r.group);
+      for (int64_t o = 0; o < n_out; ++o) {
+        const T* row = in + o * r.group;
+        T shift = row[row_extreme_index<true>(row, r.group)];
+        if (std::isinf(shift)) shift = T(0);
+        for (int64_t k = 0; k < r.group; ++k) e[k] = row[k] - shift;
+        vmath::exp(e, e, r.group);
+        out[o] = std::log(static_cast<T>(row_sum(e, r.group))) + shift;
+      }
+      return;
+    }
     // The group's max (NaN wins), replaced by 0 where it is ±inf, as torch shifts.
     T* shift = arena.allocate_array<T>(n_out);
     for (int64_t o = 0; o < n_out; ++o) shift[o] = -std::numeric_limits<T>::infinity();

@@ -7,6 +7,7 @@
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/ops/detail/grad_util.h>
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/detail/reduce_rows.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
@@ -29,6 +30,13 @@ void max_all_backward(Tape& tape, const Node& node) {
     const T* xv = x.value_as<const T>();
     const T y = node.value_as<const T>()[0];
     const int64_t n = x.shape.numel();
+    if (!std::isnan(y)) {  // the picks are the elements equal to y, counted branch-free
+      int64_t count = 0;
+      for (int64_t i = 0; i < n; ++i) count += xv[i] == y;
+      const T share = node.grad_as<const T>()[0] / static_cast<T>(count);
+      for (int64_t i = 0; i < n; ++i) dx[i] += xv[i] == y ? share : T(0);
+      return;
+    }
     int64_t count = 0;
     for (int64_t i = 0; i < n; ++i) count += picked(xv[i], y);
     const T share = node.grad_as<const T>()[0] / static_cast<T>(count);
@@ -70,12 +78,8 @@ Tensor extreme_of_all(const OpDef& op, const Tensor& x) {
   Tensor y = x.tape().record(op, Shape{}, x.dtype(), {x});
   dispatch(y.dtype(), [&]<class T>() {
     const T* in = x.data<T>();
-    T best = in[0];
-    for (int64_t i = 1; i < x.numel() && !std::isnan(best); ++i) {
-      if (Max ? in[i] > best : in[i] < best) best = in[i];
-      if (std::isnan(in[i])) best = in[i];
-    }
-    output_data<T>(y)[0] = best;
+    // The first extreme, or the first NaN.
+    output_data<T>(y)[0] = in[row_extreme_index<Max>(in, x.numel())];
   });
   return y;
 }

@@ -4,6 +4,7 @@
 #include <tapegrad/ops/detail/grad_util.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/reduce_dim.h>
+#include <tapegrad/ops/detail/reduce_rows.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
@@ -68,6 +69,14 @@ Tensor min(const Tensor& x, int dim, bool keepdim) {
   dispatch(y.dtype(), [&]<class T>() {
     T* out = output_data<T>(y);
     const T* in = x.data<T>();
+    if (r.view.inner == 1) {
+      for (int64_t o = 0; o < r.view.outer; ++o) {
+        const T* row = in + o * r.view.size;
+        argmin[o] = row_extreme_index<false>(row, r.view.size);
+        out[o] = row[argmin[o]];
+      }
+      return;
+    }
     for_each_reduced(r.view, [&](int64_t o, int64_t i, int64_t k) {
       // Strictly less keeps the first minimum on ties; a NaN wins and stays, as in torch.
       if (k == 0 || in[i] < out[o] || (std::isnan(in[i]) && !std::isnan(out[o]))) {

@@ -7,6 +7,7 @@
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/reduce_dims.h>
+#include <tapegrad/ops/detail/reduce_rows.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
@@ -40,6 +41,22 @@ void norm_backward(Tape& tape, const Node& node) {
     const Node& x = tape.input(node, 0);
     const NormState& st = node.state_as<NormState>();
     const uint32_t mask = st.dims.mask;
+    const int64_t n_out = node.shape.numel();
+    if (st.p != std::numeric_limits<double>::infinity() && n_out > 0 &&
+        reduces_last_dims(x.shape, mask)) {
+      const int64_t group = x.shape.numel() / n_out;
+      for (int64_t o = 0; o < n_out; ++o) {
+        const T* row = xv + o * group;
+        T* drow = dx + o * group;
+        const T d = dy[o], y = yv[o];
+        if (st.p == 1.0) {
+          for (int64_t k = 0; k < group; ++k) drow[k] += sgn(row[k]) * d;
+        } else {
+          for (int64_t k = 0; k < group; ++k) drow[k] += d * (y == T(0) ? T(0) : row[k] / y);
+        }
+      }
+      return;
+    }
     if (st.p == 1.0) {
       for_each_in_reduction(x.shape, mask,
                             [&](int64_t o, int64_t i) { dx[i] += sgn(xv[i]) * dy[o]; });
@@ -48,7 +65,6 @@ void norm_backward(Tape& tape, const Node& node) {
         dx[i] += dy[o] * (yv[o] == T(0) ? T(0) : xv[i] / yv[o]);
       });
     } else {
-      const int64_t n_out = node.shape.numel();
       T* count = tape.arena().allocate_array<T>(n_out);
       for (int64_t o = 0; o < n_out; ++o) count[o] = T(0);
       for_each_in_reduction(x.shape, mask,
@@ -113,7 +129,16 @@ Tensor norm(const Tensor& x, double p, std::span<const int> dims, bool keepdim) 
     T* out = output_data<T>(y);
     double* acc = y.tape().arena().allocate_array<double>(n_out);
     for (int64_t o = 0; o < n_out; ++o) acc[o] = 0.0;  // an empty group's norm is 0
-    if (p == 1.0) {
+    const bool rows = n_out > 0 && r.group > 0 && reduces_last_dims(x.shape(), r.dims.mask);
+    if (rows && p == 1.0) {
+      for (int64_t o = 0; o < n_out; ++o) {
+        acc[o] = row_sum_of(in + o * r.group, r.group, [](double v) { return std::abs(v); });
+      }
+    } else if (rows && p == 2.0) {
+      for (int64_t o = 0; o < n_out; ++o) {
+        acc[o] = std::sqrt(row_sum_of(in + o * r.group, r.group, [](double v) { return v * v; }));
+      }
+    } else if (p == 1.0) {
       for_each_in_reduction(x.shape(), r.dims.mask, [&](int64_t o, int64_t i) {
         acc[o] += std::abs(static_cast<double>(in[i]));
       });

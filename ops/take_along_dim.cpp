@@ -62,6 +62,7 @@ Tensor take_along_dim(const Tensor& x, const Ids& indices, std::optional<int> di
   const Shape index_shape(std::span<const int64_t>(is.data(), rank));
   check_index_values("take_along_dim", x, indices, *dim, x.shape()[d]);
   const Tensor source = x_shape == x.shape() ? x : expand(x, x_shape);
+  if (indices.shape() == index_shape) return gather(source, d, indices);  // no copy of them
   return gather(source, d, broadcast_ids(indices, index_shape));
 }
 

@@ -6,6 +6,7 @@
 
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/reduce_dims.h>
+#include <tapegrad/ops/detail/reduce_rows.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
 
@@ -50,6 +51,15 @@ void add_var_gradient(Tape& tape, const Node& node, const T* dy, T* dx) {
   const T* xv = x.value_as<const T>();
   const T* m = group_means<T>(tape.arena(), x.shape, st.dims.mask, n_out, r.group, xv);
   const T c = static_cast<T>(2.0 / static_cast<double>(r.group - st.correction));
+  if (reduces_last_dims(x.shape, st.dims.mask)) {
+    for (int64_t o = 0; o < n_out; ++o) {
+      const T* row = xv + o * r.group;
+      T* drow = dx + o * r.group;
+      const T cd = c * dy[o], mo = m[o];
+      for (int64_t k = 0; k < r.group; ++k) drow[k] += cd * (row[k] - mo);
+    }
+    return;
+  }
   for_each_in_reduction(x.shape, st.dims.mask,
                         [&](int64_t o, int64_t i) { dx[i] += (c * dy[o]) * (xv[i] - m[o]); });
 }
@@ -134,12 +144,22 @@ Tensor variance(const OpDef& op, const Tensor& x, std::span<const int> dims, int
     std::fill(mean, mean + n_out, 0.0);
     std::fill(squares, squares + n_out, 0.0);
     const T* in = x.data<T>();
-    for_each_in_reduction(x.shape(), r.dims.mask, [&](int64_t o, int64_t i) { mean[o] += in[i]; });
-    for (int64_t o = 0; o < n_out; ++o) mean[o] /= static_cast<double>(r.group);
-    for_each_in_reduction(x.shape(), r.dims.mask, [&](int64_t o, int64_t i) {
-      const double d = static_cast<double>(in[i]) - mean[o];
-      squares[o] += d * d;
-    });
+    if (n_out > 0 && reduces_last_dims(x.shape(), r.dims.mask)) {
+      for (int64_t o = 0; o < n_out; ++o) {
+        const T* row = in + o * r.group;
+        const double mo = row_sum(row, r.group) / static_cast<double>(r.group);
+        mean[o] = mo;
+        squares[o] = row_sum_of(row, r.group, [mo](double v) { return (v - mo) * (v - mo); });
+      }
+    } else {
+      for_each_in_reduction(x.shape(), r.dims.mask,
+                            [&](int64_t o, int64_t i) { mean[o] += in[i]; });
+      for (int64_t o = 0; o < n_out; ++o) mean[o] /= static_cast<double>(r.group);
+      for_each_in_reduction(x.shape(), r.dims.mask, [&](int64_t o, int64_t i) {
+        const double d = static_cast<double>(in[i]) - mean[o];
+        squares[o] += d * d;
+      });
+    }
     const double dof = std::max(0.0, static_cast<double>(r.group - correction));
     T* out = output_data<T>(y);
     for (int64_t o = 0; o < n_out; ++o) {

@@ -45,6 +45,11 @@ void check_gather_shapes(const char* op, const Tensor& x, int dim, const Ids& in
 
 void check_index_values(const char* op, const Tensor& x, const Ids& index, int dim, int64_t size) {
   const std::span<const int64_t> values = index.values();
+  // One branch-free pass first (a negative index compares huge unsigned); the search for the
+  // position to name only when something is out of range.
+  bool bad = false;
+  for (const int64_t v : values) bad |= static_cast<uint64_t>(v) >= static_cast<uint64_t>(size);
+  if (!bad) return;
   for (size_t p = 0; p < values.size(); ++p) {
     if (values[p] >= 0 && values[p] < size) continue;
     std::string where = "index";

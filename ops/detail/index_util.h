@@ -38,22 +38,41 @@ inline int64_t indexed_size(const Tensor& x, int d) {
 std::string index_text(const Ids& index);
 
 // Calls f(p, offset) for every position p of `index_shape` (the same rank as `x_shape`, or both
-// 0-dim): offset is the element of x at p's coordinates with the one along `dim` replaced by
-// index[p] (gather reads it, scatter writes it).
+// 0-dim), in order: offset is the element of x at p's coordinates with the one along `dim`
+// replaced by index[p] (gather reads it, scatter writes it). Walked a row of the last dim at a
+// time, the other dims' part of the offset computed once per row.
 template <class F>
 void for_each_indexed(const Shape& index_shape, const Shape& x_shape, int dim, const int64_t* index,
                       F&& f) {
-  const std::array<int64_t, kMaxRank> strides = x_shape.strides();
   const int rank = index_shape.rank();
-  layout::for_each_position(index_shape.dims(),
-                            [&](int64_t p, const std::array<int64_t, kMaxRank>& at) {
-                              int64_t offset = 0;
-                              for (int d = 0; d < rank; ++d) {
-                                const auto k = static_cast<size_t>(d);
-                                offset += (d == dim ? index[p] : at[k]) * strides[k];
-                              }
-                              f(p, offset);
-                            });
+  if (rank == 0) {
+    f(int64_t{0}, int64_t{0});
+    return;
+  }
+  const int64_t total = index_shape.numel();
+  if (total == 0) return;
+  const std::array<int64_t, kMaxRank> strides = x_shape.strides();
+  const int last = rank - 1;
+  const int64_t n = index_shape[last], step = strides[static_cast<size_t>(last)];
+  const int64_t dim_stride = strides[static_cast<size_t>(dim)];
+  std::array<int64_t, kMaxRank> at{};
+  for (int64_t p = 0; p < total; p += n) {
+    int64_t base = 0;
+    for (int d = 0; d < last; ++d) {
+      if (d != dim) base += at[static_cast<size_t>(d)] * strides[static_cast<size_t>(d)];
+    }
+    const int64_t* idx = index + p;
+    if (dim == last) {
+      for (int64_t i = 0; i < n; ++i) f(p + i, base + idx[i] * step);
+    } else {
+      for (int64_t i = 0; i < n; ++i) f(p + i, base + idx[i] * dim_stride + i * step);
+    }
+    for (int d = last - 1; d >= 0; --d) {
+      const auto k = static_cast<size_t>(d);
+      if (++at[k] < index_shape[d]) break;
+      at[k] = 0;
+    }
+  }
 }
 
 }  // namespace tapegrad

@@ -6,6 +6,7 @@
 #include <functional>
 
 #include <tapegrad/ops/detail/op_util.h>
+#include <tapegrad/ops/detail/reduce_rows.h>
 
 namespace tapegrad {
 
@@ -52,6 +53,13 @@ void arg_extreme_along(const char* op, const Tensor& x, int dim, bool keepdim, b
   dispatch(x.dtype(), [&]<class T>() {
     const T* xv = x.data<T>();
     const auto scan = [&](auto better) {
+      if (v.inner == 1) {
+        for (int64_t o = 0; o < v.outer; ++o) {
+          ids[o] = largest ? row_extreme_index<true>(xv + o * v.size, v.size)
+                           : row_extreme_index<false>(xv + o * v.size, v.size);
+        }
+        return;
+      }
       for (int64_t o = 0; o < v.outer; ++o) {
         for (int64_t i = 0; i < v.inner; ++i) {
           const T* row = xv + o * v.size * v.inner + i;

@@ -51,6 +51,13 @@ std::string reduction_text(int dim, const Node& x, const Node& y);
 // in order keeps the inner loop contiguous (and vectorisable) whatever dim is reduced.
 template <class F>
 void for_each_reduced(const DimView& v, F&& f) {
+  if (v.inner == 1) {  // contiguous rows: no inner loop of one element per element
+    for (int64_t o = 0; o < v.outer; ++o) {
+      const int64_t base = o * v.size;
+      for (int64_t k = 0; k < v.size; ++k) f(o, base + k, k);
+    }
+    return;
+  }
   int64_t in = 0;
   for (int64_t o = 0; o < v.outer; ++o) {
     const int64_t out_base = o * v.inner;

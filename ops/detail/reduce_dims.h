@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <tapegrad/graph/tape.h>
+#include <tapegrad/ops/detail/reduce_rows.h>
 
 namespace tapegrad {
 
@@ -81,6 +82,13 @@ std::vector<int> reduced_dims_list(ReducedDims dims, int rank);
 template <class T>
 void sum_over(Arena& arena, const Shape& s, uint32_t mask, int64_t n_out, const T* x, T* out,
               double divisor) {
+  if (reduces_last_dims(s, mask)) {
+    const int64_t group = n_out == 0 ? 0 : s.numel() / n_out;
+    for (int64_t o = 0; o < n_out; ++o) {
+      out[o] = static_cast<T>(row_sum(x + o * group, group) / divisor);
+    }
+    return;
+  }
   double* acc = arena.allocate_array<double>(n_out);
   for (int64_t o = 0; o < n_out; ++o) acc[o] = 0.0;
   for_each_in_reduction(s, mask, [&](int64_t o, int64_t i) { acc[o] += x[i]; });
