@@ -74,8 +74,10 @@ void interpolate_linear_axis(int64_t in, int64_t out, std::optional<double> scal
       continue;
     }
     const auto d = static_cast<double>(i);
+    // ratio·(d + 0.5) − 0.5 fused, as torch's build (and GCC wherever FMA is on) computes it, so
+    // a build without FMA gets the same weights.
     double src = align_corners ? static_cast<double>(ratio) * d
-                               : static_cast<double>(ratio) * (d + 0.5) - 0.5;
+                               : std::fma(static_cast<double>(ratio), d + 0.5, -0.5);
     if (src < 0.0) src = 0.0;
     const auto k = static_cast<int64_t>(src);
     i0[i] = k;

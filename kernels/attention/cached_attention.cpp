@@ -1,16 +1,34 @@
-// Attention over a key/value cache: one (batch, head) pair per part, scores kept in a row buffer.
+// Attention over a key/value cache: the (batch, head) pairs split over the threads, scores kept
+// in a row buffer per thread; each pair's arithmetic is kernels/attention/attention_isa.cpp's,
+// built once per CPU level, the level in use's.
 #include <tapegrad/kernels/attention/cached_attention.h>
 
-#include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/attention/attention_isa.h>
+#include <tapegrad/kernels/cpu/cpu.h>
 #include <tapegrad/kernels/scratch.h>
 
 namespace tapegrad {
 
 struct ScoreRow;  // thread_scratch's tag: one row of scores
+
+namespace {
+
+using detail::attention::CachedHead;
+
+template <class T>
+void run_head(const CachedHead<T>& head) {
+#if defined(__x86_64__)
+  const CpuCapability level = cpu_capability();
+  if (level >= CpuCapability::Avx512) return detail::attention::attention_avx512::cached_head(head);
+  if (level == CpuCapability::Avx2) return detail::attention::attention_avx2::cached_head(head);
+#endif
+  detail::attention::attention_baseline::cached_head(head);
+}
+
+}  // namespace
 
 template <class T>
 void cached_attention(const T* q, const KVCacheView<T>& c, T* out, int64_t new_tokens) {
@@ -28,32 +46,12 @@ void cached_attention(const T* q, const KVCacheView<T>& c, T* out, int64_t new_t
       const int64_t kv = b * G + h / (H / G);        // the kv head query head h reads
       const T* keys = c.k + (kv * c.window) * Dh;    // [window, D_h]
       const T* values = c.v + (kv * c.window) * Dh;  // [window, D_h]
-      for (int64_t i = 0; i < Tn; ++i) {
-        const T* qi = q + (b * Tn + i) * D + h * Dh;  // [D_h]
-        T* oi = out + (b * Tn + i) * D + h * Dh;      // [D_h]
-        const int64_t seen = first + i + 1;           // keys 0 .. first + i; the rest are masked
-        T max_score = -std::numeric_limits<T>::infinity();
-        for (int64_t j = 0; j < seen; ++j) {
-          const T* kj = keys + j * Dh;
-          T s = 0;
-          for (int64_t d = 0; d < Dh; ++d) s += qi[d] * kj[d];
-          s /= scale;
-          scores[j] = s;
-          max_score = std::max(max_score, s);
-        }
-        T sum = 0;
-        for (int64_t j = 0; j < seen; ++j) {
-          const T e = std::exp(scores[j] - max_score);
-          scores[j] = e;
-          sum += e;
-        }
-        std::fill(oi, oi + Dh, T{0});
-        for (int64_t j = 0; j < seen; ++j) {
-          const T w = scores[j] / sum;
-          const T* vj = values + j * Dh;
-          for (int64_t d = 0; d < Dh; ++d) oi[d] += w * vj[d];
-        }
-      }
+      CachedHead<T> head{};
+      head.new_tokens = Tn, head.first = first, head.head_dim = Dh, head.ld = D;
+      head.scale = scale;
+      head.q = q + b * Tn * D + h * Dh, head.out = out + b * Tn * D + h * Dh;
+      head.keys = keys, head.values = values, head.scores = scores;
+      run_head(head);
     }
   });
 }

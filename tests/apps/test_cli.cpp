@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
+#include <tapegrad/kernels/cpu/cpu.h>
 #include "tests/apps/cli_testing.h"
 
 using namespace tapegrad::testing;
@@ -83,8 +84,9 @@ TEST_CASE("tapegrad-dot: --list-models answers without --model", "[cli][tapegrad
 
 #ifdef TAPEGRAD_BENCH_TOOL
 TEST_CASE("tapegrad-bench: --help lists every option", "[cli][bench]") {
-  check_help(TAPEGRAD_BENCH_TOOL, {"--threads", "--workloads", "--dropout", "--samples-factor",
-                                   "--no-torch", "--baseline", "--keep-openblas-env", "--op-rows"});
+  check_help(TAPEGRAD_BENCH_TOOL,
+             {"--threads", "--workloads", "--dropout", "--samples-factor", "--no-torch",
+              "--baseline", "--keep-openblas-env", "--op-rows", "--cpu-level", "--levels"});
 }
 
 TEST_CASE("tapegrad-bench: a malformed value exits non-zero naming the option", "[cli][bench]") {
@@ -102,6 +104,10 @@ TEST_CASE("tapegrad-bench: a malformed value exits non-zero naming the option", 
       {"--dropout 0,nope", "--dropout"},
       {"--dropout 1", "--dropout"},
       {"--op-rows abs,nope", "--op-rows"},
+      {"--cpu-level avx3", "--cpu-level"},
+      {"--levels avx2,nope", "--levels"},
+      {"--levels all,avx2", "--levels"},
+      {"--levels avx2 --cpu-level avx2", "--levels"},
       {"--frobnicate", "--frobnicate"},
   };
   for (const auto& c : cases) check_refused(TAPEGRAD_BENCH_TOOL, c.args, c.option);
@@ -117,5 +123,34 @@ TEST_CASE("tapegrad-bench: the op table runs the rows asked for, names with spac
   CHECK(run.out.find("| abs ") != std::string::npos);
   CHECK(run.out.find("| sum(dim 0) ") != std::string::npos);
   CHECK(run.out.find("| lt ") == std::string::npos);  // only the rows asked for
+}
+
+TEST_CASE("tapegrad-bench: --levels runs the workloads once per level, each engine limited to it",
+          "[cli][bench]") {
+  const bool has_avx2 = tapegrad::cpu_detected_capability() >= tapegrad::CpuCapability::Avx2;
+  const ProgramRun run = run_program(
+      TAPEGRAD_BENCH_TOOL, std::string("--levels ") + (has_avx2 ? "baseline,avx2" : "baseline") +
+                               " --workloads ops --op-rows abs --no-torch --samples-factor 0.1");
+  INFO(run.out << run.err);
+  CHECK(run.status == 0);
+  // Each level's settings, then its tapegrad worker at that level, lowest first.
+  const size_t baseline = run.out.find(
+      "CPU level baseline: tapegrad TAPEGRAD_CPU_CAPABILITY=baseline; OpenBLAS (tapegrad's and "
+      "the peers') and the peers: ATEN_CPU_CAPABILITY=default, OPENBLAS_CORETYPE=Prescott, "
+      "DNNL_MAX_CPU_ISA=SSE41");
+  const size_t baseline_worker = run.out.find("cpu: baseline, forced by TAPEGRAD_CPU_CAPABILITY");
+  const size_t avx2 = run.out.find(
+      "CPU level avx2: tapegrad TAPEGRAD_CPU_CAPABILITY=avx2; OpenBLAS (tapegrad's and the "
+      "peers') and the peers: ATEN_CPU_CAPABILITY=avx2, OPENBLAS_CORETYPE=Haswell, "
+      "DNNL_MAX_CPU_ISA=AVX2");
+  const size_t avx2_worker = run.out.find("cpu: avx2, forced by TAPEGRAD_CPU_CAPABILITY");
+  REQUIRE(baseline != std::string::npos);
+  CHECK(baseline < baseline_worker);
+  CHECK(baseline_worker != std::string::npos);
+  if (has_avx2) {
+    CHECK(baseline_worker < avx2);
+    CHECK(avx2 < avx2_worker);
+    CHECK(avx2_worker != std::string::npos);
+  }
 }
 #endif

@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -400,6 +401,118 @@ Peaks measure_peaks(int threads, int64_t n, bool torch, std::string* torch_info)
   return p;
 }
 
+// --- CPU levels
+// ------------------------------------------------------------------------------------
+// --cpu-level L limits every engine to one instruction-set level through its own variables, set
+// in this process and so inherited by every worker: tapegrad's kernels (TAPEGRAD_CPU_CAPABILITY),
+// ATen's vectorised kernels (ATEN_CPU_CAPABILITY), OpenBLAS's kernels, tapegrad's and the peers'
+// (OPENBLAS_CORETYPE) and oneDNN's (DNNL_MAX_CPU_ISA). avx512_bf16, the highest level, limits
+// nothing: each engine picks its kernels for the CPU, as without the option.
+
+struct LevelSettings {
+  const char* level;
+  const char* aten;      // ATEN_CPU_CAPABILITY (nullptr: unset)
+  const char* openblas;  // OPENBLAS_CORETYPE (nullptr: unset)
+  const char* dnnl;      // DNNL_MAX_CPU_ISA (nullptr: unset)
+};
+
+constexpr LevelSettings kLevels[] = {
+    {"baseline", "default", "Prescott", "SSE41"},
+    {"avx2", "avx2", "Haswell", "AVX2"},
+    {"avx512", "avx512", "SkylakeX", "AVX512_CORE"},
+    {"avx512_bf16", nullptr, nullptr, nullptr},
+};
+
+const LevelSettings& level_settings(const std::string& level) {
+  for (const LevelSettings& l : kLevels) {
+    if (level == l.level) return l;
+  }
+  die("--cpu-level " + level + ": expected baseline, avx2, avx512 or avx512_bf16");
+}
+
+// The levels this CPU runs, lowest first (the ones tapegrad's kernels detect).
+std::vector<std::string> cpu_levels() {
+  std::vector<std::string> out;
+#ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
+  const int top = static_cast<int>(tapegrad::cpu_detected_capability());
+  for (int l = 0; l <= top; ++l) {
+    out.push_back(tapegrad::cpu_capability_name(static_cast<tapegrad::CpuCapability>(l)));
+  }
+#else
+  out.push_back("baseline");
+  if (cpu_has_avx512()) out.insert(out.end(), {"avx2", "avx512"});
+#endif
+  return out;
+}
+
+// Sets the level's variables in this process (so in every worker), and returns one line saying
+// what each engine runs at.
+std::string apply_cpu_level(const std::string& level) {
+  const LevelSettings& l = level_settings(level);
+  const std::vector<std::string> have = cpu_levels();
+  if (std::find(have.begin(), have.end(), level) == have.end()) {
+    die("--cpu-level " + level + ": above this CPU's level, " + have.back());
+  }
+  std::string line = "CPU level " + level + ": tapegrad TAPEGRAD_CPU_CAPABILITY=" + level;
+  setenv("TAPEGRAD_CPU_CAPABILITY", level.c_str(), 1);
+  const std::pair<const char*, const char*> vars[] = {{"ATEN_CPU_CAPABILITY", l.aten},
+                                                      {"OPENBLAS_CORETYPE", l.openblas},
+                                                      {"DNNL_MAX_CPU_ISA", l.dnnl}};
+  std::string peers;
+  for (const auto& [name, value] : vars) {
+    if (value != nullptr) {
+      setenv(name, value, 1);
+      peers += std::string(peers.empty() ? "" : ", ") + name + "=" + value;
+    } else {
+      unsetenv(name);
+    }
+  }
+  line += peers.empty() ? "; the peers and OpenBLAS at their own choice for this CPU"
+                        : "; OpenBLAS (tapegrad's and the peers') and the peers: " + peers;
+  return line;
+}
+
+// --levels: this program again once per level (lowest first), with --cpu-level instead; the
+// other arguments unchanged. Returns the first failing run's status, or 0.
+int run_levels(std::vector<std::string> levels, int argc, char** argv) {
+  const std::vector<std::string> have = cpu_levels();
+  if (levels.size() == 1 && levels[0] == "all") levels = have;
+  for (const std::string& level : levels) {
+    level_settings(level);  // dies on an unknown name
+    if (std::find(have.begin(), have.end(), level) == have.end()) {
+      die("--levels " + level + ": above this CPU's level, " + have.back());
+    }
+  }
+  std::vector<std::string> rest;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--levels") {
+      ++i;
+    } else if (a.rfind("--levels=", 0) != 0) {
+      rest.push_back(a);
+    }
+  }
+  int status = 0;
+  for (const std::string& level : levels) {
+    std::vector<std::string> args{"tapegrad-bench"};
+    args.insert(args.end(), rest.begin(), rest.end());
+    args.insert(args.end(), {"--cpu-level", level});
+    std::vector<char*> cargs;
+    for (std::string& a : args) cargs.push_back(a.data());
+    cargs.push_back(nullptr);
+    std::fflush(stdout);
+    pid_t pid = 0;
+    if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, cargs.data(), environ) != 0) {
+      die("cannot run itself for --levels");
+    }
+    int wstatus = 0;
+    waitpid(pid, &wstatus, 0);
+    const int rc = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 1;
+    if (rc != 0 && status == 0) status = rc;
+  }
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -413,6 +526,8 @@ int main(int argc, char** argv) {
   bool torch = plugin_path() != nullptr;
   std::string baseline;
   bool keep_openblas_env = false, no_torch = false;
+  std::string cpu_level;
+  std::vector<std::string> levels;
   std::vector<std::string> workload_list;
   for (const tgb::Workload& c : tgb::kWorkloads) workload_list.push_back(c.name);
   // The GPT and fine-tuning workloads, each with its -bf16 variant.
@@ -482,10 +597,38 @@ int main(int argc, char** argv) {
 #endif
   app.add_flag("--keep-openblas-env", keep_openblas_env,
                "keep OPENBLAS_CORETYPE from the environment (default: removed)");
+  std::vector<std::string> level_names;
+  for (const LevelSettings& l : kLevels) level_names.push_back(l.level);
+  CLI::Option* cpu_level_option =
+      app.add_option("--cpu-level", cpu_level,
+                     "L: every engine at that CPU level (baseline, avx2, avx512, avx512_bf16; "
+                     "not above this CPU's): tapegrad by TAPEGRAD_CPU_CAPABILITY, PyTorch and "
+                     "LibTorch by ATEN_CPU_CAPABILITY and DNNL_MAX_CPU_ISA, OpenBLAS (theirs and "
+                     "tapegrad's) by OPENBLAS_CORETYPE; avx512_bf16 limits none of them")
+          ->check(CLI::IsMember(level_names));
+  std::vector<std::string> levels_allowed = level_names;
+  levels_allowed.push_back("all");
+  app.add_option("--levels", levels,
+                 "L[,L...] or all (every level this CPU has): the whole run once per level, "
+                 "lowest first, as --cpu-level L")
+      ->delimiter(',')
+      ->check(CLI::IsMember(levels_allowed))
+      ->excludes(cpu_level_option);
   if (const std::optional<int> exit_code = tapegrad::cli::parse(app, argc, argv)) {
     return *exit_code;
   }
   if (no_torch) torch = false;
+  if (!levels.empty()) {
+    if (std::find(levels.begin(), levels.end(), "all") != levels.end() && levels.size() > 1) {
+      die("--levels: all, or a list of levels, not both");
+    }
+    return run_levels(levels, argc, argv);
+  }
+  std::string level_line;
+  if (!cpu_level.empty()) {
+    level_line = apply_cpu_level(cpu_level);
+    keep_openblas_env = true;  // the level's, just set
+  }
 
   // OpenBLAS picks its kernels for the CPU unless OPENBLAS_CORETYPE forces some (this
   // machine's environment may set it, e.g. to Haswell's AVX2 kernels on an AVX-512 CPU): the
@@ -509,6 +652,7 @@ int main(int argc, char** argv) {
       tapegrad::gemm_backend_available(tapegrad::GemmBackend::OpenBLAS) ? "OpenBLAS" : "Eigen");
 #endif
   if (!torch) std::printf("LibTorch comparator: not built or disabled (--no-torch)\n");
+  if (!level_line.empty()) std::printf("%s\n", level_line.c_str());
   if (!removed_coretype.empty()) {
     std::printf(
         "OPENBLAS_CORETYPE=%s was set in the environment: removed, so OpenBLAS picks its "

@@ -30,6 +30,9 @@
 #include <tapegrad/graph/ids.h>
 #include <tapegrad/graph/random.h>
 #include <tapegrad/graph/threads.h>
+#ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
+#include <tapegrad/kernels/cpu/cpu.h>
+#endif
 #include <tapegrad/kernels/vec.h>
 #include <tapegrad/nn/generate.h>
 #include <tapegrad/nn/gpt.h>
@@ -41,6 +44,15 @@
 namespace tapegrad_bench {
 
 namespace {
+
+// "; cpu: avx2, forced by ...": the kernels' CPU level, for the worker's info line.
+std::string level_info() {
+#ifndef TAPEGRAD_BENCH_COMPOSED_ONLY
+  return "; " + tapegrad::cpu_capability_info();
+#else
+  return "";
+#endif
+}
 
 struct GenerateWorkload {
   const char* name;
@@ -207,8 +219,8 @@ void tapegrad_generate(FILE* out, const GenerateWorkload& w, int threads, bool b
   for (size_t i = 2; i < at_token.size(); ++i) most = std::max(most, at_token[i] - at_token[i - 1]);
   std::fprintf(out, "\nallocations_per_decode_step %llu", static_cast<unsigned long long>(most));
   std::fprintf(out, "\nend_rss_kib %ld", rss_kib());
-  std::fprintf(out, "\npeak_rss_kib %ld\ninfo tapegrad nn::generate (KV cache%s)\n", peak_rss_kib(),
-               bf16 ? ", bfloat16 linear weights" : "");
+  std::fprintf(out, "\npeak_rss_kib %ld\ninfo tapegrad nn::generate (KV cache%s%s)\n",
+               peak_rss_kib(), bf16 ? ", bfloat16 linear weights" : "", level_info().c_str());
 }
 
 // The Qwen3 worker: as tapegrad_generate, with the model's cache reserved by nn::generate.
@@ -266,8 +278,8 @@ void tapegrad_generate_qwen(FILE* out, const QwenWorkload& w, int threads, bool 
   for (size_t i = 2; i < at_token.size(); ++i) most = std::max(most, at_token[i] - at_token[i - 1]);
   std::fprintf(out, "\nallocations_per_decode_step %llu", static_cast<unsigned long long>(most));
   std::fprintf(out, "\nend_rss_kib %ld", rss_kib());
-  std::fprintf(out, "\npeak_rss_kib %ld\ninfo tapegrad nn::generate (Qwen3Model, KV cache%s)\n",
-               peak_rss_kib(), bf16 ? ", bfloat16 linear weights" : "");
+  std::fprintf(out, "\npeak_rss_kib %ld\ninfo tapegrad nn::generate (Qwen3Model, KV cache%s%s)\n",
+               peak_rss_kib(), bf16 ? ", bfloat16 linear weights" : "", level_info().c_str());
 }
 
 // Bytes a Qwen3 decode step reads: every linear weight (4 bytes, or 2 as bfloat16) and norm, one

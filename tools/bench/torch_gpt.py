@@ -477,7 +477,8 @@ def serve(args, torch, model, step, counts="", bf16=False):
     bf16_gflops = gemm_gflops(torch, 1024, torch.bfloat16) if bf16 else 0
     checksum = sum(p.detach().double().sum().item() for p in model.parameters())
     print(f"ready {checksum!r} {gflops:.6g} {bf16_gflops:.6g} PyTorch eager {torch.__version__} "
-          f"({blas_report()}; {args.malloc} malloc{'; ' + counts if counts else ''})", flush=True)
+          f"({blas_report()}; ATen CPU capability {aten_capability(torch)}; {args.malloc} malloc"
+          f"{'; ' + counts if counts else ''})", flush=True)
     for line in sys.stdin:
         if line.startswith("q"):
             print(peak_rss_kib(), flush=True)

@@ -1,0 +1,505 @@
+// The direct causal attention kernel's arithmetic (kernels/attention/attention_direct.cpp
+// chooses the shapes, sizes the scratch and picks the variant), built once per instruction-set
+// level from this one file: CMake compiles it with TAPEGRAD_ISA_LEVEL 0 (baseline), 1 (AVX2) or
+// 2 (AVX-512) and that level's flags, and the level names the namespace. Whole score rows in
+// registers, a few query rows at a time, no GEMM calls (at T = 64, D = 16 a GEMM call per tile
+// costs more than its arithmetic): S vectorised over the keys (from Kᵀ, transposed once per
+// head), O, dQ, dK, dV vectorised over D (a row of q, k, v is one to four vectors). Whole rows,
+// so no online softmax; exp is the level's vmath exp (softmax's), masked keys -inf before it, so
+// exactly 0 after. Every level computes on the same 64-byte vectors in the same order (one
+// AVX-512 register, two AVX2 ones, four SSE ones), so the levels with FMA give the same bits. See
+// kernels/cpu/isa_level.h for why nothing here may be inline or a template outside this file's
+// namespace, and why it calls builtins rather than the standard library.
+#include <cstdint>
+
+#include <tapegrad/kernels/attention/attention_isa.h>
+#include <tapegrad/kernels/cpu/isa_level.h>
+#include <tapegrad/kernels/vmath/vmath_isa.h>
+
+#define TAPEGRAD_ATTENTION_NAMESPACE TAPEGRAD_ISA_NAMESPACE(attention)
+#define TAPEGRAD_VMATH_NAMESPACE TAPEGRAD_ISA_NAMESPACE(vmath)
+
+namespace tapegrad::detail::attention::TAPEGRAD_ATTENTION_NAMESPACE {
+
+namespace {
+
+// Query rows per step: 8 while a row of q is at most two vectors (more rows share each load of
+// Kᵀ and each read-modify-write of dK, dV), else 4 (the accumulators must stay in registers).
+template <int DV>
+constexpr int kRows = DV <= 2 ? 8 : 4;
+static_assert(kRows<1> <= kDirectMaxRows);
+
+template <class T>
+struct VecOf;
+template <>
+struct VecOf<float> {
+  typedef float type __attribute__((vector_size(64)));
+  typedef int32_t lanes __attribute__((vector_size(64)));
+  static constexpr lanes kIota = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  static const vmath::levels::Kernels<float>& kernels() {
+    return vmath::levels::TAPEGRAD_VMATH_NAMESPACE::kFloat;
+  }
+};
+template <>
+struct VecOf<double> {
+  typedef double type __attribute__((vector_size(64)));
+  typedef int64_t lanes __attribute__((vector_size(64)));
+  static constexpr lanes kIota = {0, 1, 2, 3, 4, 5, 6, 7};
+  static const vmath::levels::Kernels<double>& kernels() {
+    return vmath::levels::TAPEGRAD_VMATH_NAMESPACE::kDouble;
+  }
+};
+// Passed by reference only: by value, a 64-byte vector's ABI depends on the target flags.
+template <class T>
+using Vec = typename VecOf<T>::type;
+template <class T>
+constexpr int64_t kLanes = 64 / sizeof(T);
+
+// The level's vmath functions (exp, log), as vmath.cpp picks them at this level.
+template <class T>
+const vmath::levels::Kernels<T>& level_kernels() {
+  return VecOf<T>::kernels();
+}
+
+template <class T>
+inline void vload(Vec<T>& v, const T* p) {
+  __builtin_memcpy(&v, p, sizeof v);
+}
+template <class T>
+inline void vstore(T* p, const Vec<T>& v) {
+  __builtin_memcpy(p, &v, sizeof v);
+}
+
+// op(v, v with its lanes swapped pairwise at each distance), halving down to one lane (as
+// kernels/vec.h's reduce_lanes, whose order the other kernels share).
+template <class T, class Op>
+inline T reduce_lanes(const Vec<T>& in, Op op) {
+  Vec<T> v = in;
+  if constexpr (kLanes<T> == 16) {
+    Vec<T> s = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+    op(v, s);
+    s = __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
+    op(v, s);
+    s = __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+    op(v, s);
+    s = __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+    op(v, s);
+  } else {
+    Vec<T> s = __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3);
+    op(v, s);
+    s = __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5);
+    op(v, s);
+    s = __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6);
+    op(v, s);
+  }
+  return v[0];
+}
+
+template <class T>
+inline T hmax(const Vec<T>& v) {
+  return reduce_lanes<T>(v, [](Vec<T>& a, const Vec<T>& b) { a = a > b ? a : b; });
+}
+template <class T>
+inline T hsum(const Vec<T>& v) {
+  return reduce_lanes<T>(v, [](Vec<T>& a, const Vec<T>& b) { a += b; });
+}
+// The lanes of the key vector starting at key j0 that a row seeing keys [0, n) may not see: -inf.
+template <class T>
+inline void mask_keys(Vec<T>& v, int64_t j0, int64_t n) {
+  using Lane = decltype(VecOf<T>::kIota[0] + 0);
+  const int64_t left = n - j0;
+  const Lane visible = static_cast<Lane>(left < 0 ? 0 : (left > kLanes<T> ? kLanes<T> : left));
+  v = VecOf<T>::kIota < visible ? v : static_cast<T>(-__builtin_inf());
+}
+
+inline int64_t round_up(int64_t n, int64_t to) {
+  return (n + to - 1) / to * to;
+}
+
+// f.operator()<R>(i0) for the blocks of R rows covering [0, t): the full ones, then one block of
+// the rest (its row count a template argument too, so its accumulators stay in registers).
+template <int R, class F>
+void rest_rows(int64_t rest, int64_t i0, F& f) {
+  if constexpr (R >= 1) {
+    if (rest == R) {
+      f.template operator()<R>(i0);
+    } else {
+      rest_rows<R - 1>(rest, i0, f);
+    }
+  }
+}
+template <int R, class F>
+void row_blocks(int64_t t, F&& f) {
+  int64_t i0 = 0;
+  for (; i0 + R <= t; i0 += R) f.template operator()<R>(i0);
+  rest_rows<R - 1>(t - i0, i0, f);
+}
+
+// xt [D, tp] = xᵀ for the [t, D] rows at x (row stride ld), keys t..tp zero. Once per head: a
+// plain loop (the arithmetic is in the rows below).
+template <class T>
+void transpose_head(const T* x, int64_t t, int64_t d, int64_t ld, int64_t tp, T* xt) {
+  for (int64_t dd = 0; dd < d; ++dd) {
+    T* out = xt + dd * tp;
+    for (int64_t j = 0; j < t; ++j) out[j] = x[j * ld + dd];
+    for (int64_t j = t; j < tp; ++j) out[j] = T(0);
+  }
+}
+
+// s[r, :] = x_r · Yᵀ for R rows x_r (ldx apart) and the keys [0, nv · L) of yt [D, tp];
+// the rows of s nv · L apart.
+template <class T, int DV, int R>
+void scores_rows(const T* x, int64_t ldx, const T* yt, int64_t tp, int64_t nv, T* s) {
+  constexpr int64_t L = kLanes<T>, D = DV * L;
+  for (int64_t jv = 0; jv < nv; ++jv) {
+    Vec<T> acc[R] = {};
+    for (int64_t dd = 0; dd < D; ++dd) {
+      Vec<T> y;
+      vload(y, yt + dd * tp + jv * L);
+      for (int r = 0; r < R; ++r) acc[r] += x[r * ldx + dd] * y;
+    }
+    for (int r = 0; r < R; ++r) vstore(s + (r * nv + jv) * L, acc[r]);
+  }
+}
+
+// s[r, :] = exp(s[r, :] / (exact ? 1 : c) − shift_r) for R rows of nv vectors, keys past row
+// i0 + r masked to exactly 0; shift_r = the row's max (forward, returned in m) or its saved
+// log-sum-exp (backward, given in lse).
+template <class T, int R>
+void exp_rows(int64_t i0, T* s, int64_t nv, T c, bool exact, const T* lse, T* m) {
+  constexpr int64_t L = kLanes<T>;
+  const int64_t w = nv * L;
+  for (int r = 0; r < R; ++r) {
+    const int64_t n = i0 + r + 1;
+    T* row = s + r * w;
+    T shift;
+    if (lse) {
+      shift = lse[r];
+    } else {
+      Vec<T> mv = {};  // (taken from the first vector)
+      for (int64_t jv = 0; jv < nv; ++jv) {
+        Vec<T> x;
+        vload(x, row + jv * L);
+        if (!exact) x /= c;
+        mask_keys<T>(x, jv * L, n);
+        mv = jv == 0 ? x : (x > mv ? x : mv);
+        vstore(row + jv * L, x);
+      }
+      // (A NaN the max skips still reaches the sum through its exp: the row is NaN either way.)
+      shift = m[r] = hmax<T>(mv);
+    }
+    for (int64_t jv = 0; jv < nv; ++jv) {
+      Vec<T> x;
+      vload(x, row + jv * L);
+      if (lse) {
+        if (!exact) x /= c;
+        mask_keys<T>(x, jv * L, n);
+      }
+      x -= shift;
+      vstore(row + jv * L, x);
+    }
+  }
+  level_kernels<T>().exp(s, s, R * w);
+}
+
+// acc[r] = Σ_{j < n} wt[r · w + j] · x_j for R rows of weights and the rows x_j (ld apart).
+// With few accumulators, even and odd j go to two sets, so the multiply-adds are not one chain.
+template <class T, int DV, int R>
+void weighted_rows(const T* wt, int64_t w, const T* x, int64_t ld, int64_t n,
+                   Vec<T> (&acc)[R][DV]) {
+  constexpr int64_t L = kLanes<T>;
+  constexpr int kSets = R * DV <= 8 ? 2 : 1;
+  Vec<T> part[kSets][R][DV] = {};
+  int64_t j = 0;
+  for (; j + kSets <= n; j += kSets) {
+    for (int k = 0; k < kSets; ++k) {
+      Vec<T> xj[DV];
+      for (int e = 0; e < DV; ++e) vload(xj[e], x + (j + k) * ld + e * L);
+      for (int r = 0; r < R; ++r) {
+        const T c = wt[r * w + j + k];
+        for (int e = 0; e < DV; ++e) part[k][r][e] += c * xj[e];
+      }
+    }
+  }
+  for (; j < n; ++j) {
+    Vec<T> xj[DV];
+    for (int e = 0; e < DV; ++e) vload(xj[e], x + j * ld + e * L);
+    for (int r = 0; r < R; ++r) {
+      const T c = wt[r * w + j];
+      for (int e = 0; e < DV; ++e) part[0][r][e] += c * xj[e];
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int e = 0; e < DV; ++e) {
+      acc[r][e] = part[0][r][e];
+      for (int k = 1; k < kSets; ++k) acc[r][e] += part[k][r][e];
+    }
+  }
+}
+
+// Rows i0..i0+R-1 of the forward: scores, softmax over the i + 1 visible keys, O = P·V; each
+// row's max into lse and its sum into sums (the head's lse = max + log sum once all rows are done:
+// one log call per head).
+// qs: the head's q rows (D apart), scaled by 1/√D when that is exact.
+template <class T, int DV, int R>
+void forward_rows(int64_t i0, const T* qs, const T* kt, const T* v, int64_t ld, T* o, T* lse,
+                  T* sums, T* s, int64_t tp, T c, bool exact) {
+  constexpr int64_t L = kLanes<T>, D = DV * L;
+  const int64_t n_max = i0 + R, nv = (n_max + L - 1) / L, w = nv * L;
+  scores_rows<T, DV, R>(qs + i0 * D, D, kt, tp, nv, s);
+  T m[R];
+  exp_rows<T, R>(i0, s, nv, c, exact, nullptr, m);
+  T inv_l[R];
+  for (int r = 0; r < R; ++r) {
+    Vec<T> sum = {};
+    for (int64_t jv = 0; jv < nv; ++jv) {
+      Vec<T> x;
+      vload(x, s + r * w + jv * L);
+      sum += x;
+    }
+    sums[i0 + r] = hsum<T>(sum);
+    inv_l[r] = T(1) / sums[i0 + r];
+    lse[i0 + r] = m[r];
+  }
+  Vec<T> acc[R][DV];
+  weighted_rows<T, DV, R>(s, w, v, ld, n_max, acc);  // O·l = P·V
+  for (int r = 0; r < R; ++r) {
+    for (int e = 0; e < DV; ++e) {
+      const Vec<T> out = acc[r][e] * inv_l[r];
+      vstore(o + (i0 + r) * ld + e * L, out);
+    }
+  }
+}
+
+// The head's q rows, D apart, times 1/√D when that is exact (then the scores need no division).
+template <class T>
+void scaled_rows(const T* q, int64_t t, int64_t d, int64_t ld, T c, bool exact, T* qs) {
+  const T scale = exact ? T(1) / c : T(1);
+  for (int64_t i = 0; i < t; ++i) {
+    for (int64_t e = 0; e < d; e += kLanes<T>) {
+      Vec<T> x;
+      vload(x, q + i * ld + e);
+      x *= scale;
+      vstore(qs + i * d + e, x);
+    }
+  }
+}
+
+template <class T, int DV>
+void forward_head_direct(const DirectHead<T>& h) {
+  const int64_t t = h.t, d = h.d, ld = h.ld, tp = round_up(t, kLanes<T>);
+  const T c = h.c;
+  const bool exact = h.exact;
+  const T *q = h.q, *k = h.k, *v = h.v;
+  T *o = h.out, *lse = h.lse;
+  T* kt = h.scratch;                  // [D, tp] Kᵀ
+  T* qs = kt + d * tp;                // [t, D] scaled q
+  T* s = qs + t * d;                  // [kDirectMaxRows, ≤ tp] scores, then probabilities
+  T* sums = s + kDirectMaxRows * tp;  // [t] the rows' sums, then their logs
+  transpose_head(k, t, d, ld, tp, kt);
+  scaled_rows(q, t, d, ld, c, exact, qs);
+  row_blocks<kRows<DV>>(t, [&]<int R>(int64_t i0) {
+    forward_rows<T, DV, R>(i0, qs, kt, v, ld, o, lse, sums, s, tp, c, exact);
+  });
+  level_kernels<T>().log(sums, sums, t);
+  for (int64_t i = 0; i < t; ++i) lse[i] = lse[i] + sums[i];  // max + log sum
+}
+
+// The pointers of one head's backward.
+template <class T>
+struct HeadGrads {
+  const T *qs, *q, *k, *kt, *vt, *dout, *lse, *delta;
+  T *dq, *dk, *dv;
+  int64_t ld, tp;
+  T c;
+  bool exact;
+};
+
+// Rows i0..i0+R-1 of the backward: P recomputed from the saved log-sum-exps, then
+// dV_j += Σ_r P[r, j] dO_r, dS = P ⊙ (dO·Vᵀ − delta) / √D, dQ_r += Σ_j dS[r, j] K_j,
+// dK_j += Σ_r dS[r, j] Q_r.
+
+// dst[j, :] += Σ_r weights[r·w + j] · rows[r] for the keys j < n: a rank-R update of the key rows
+// (dV += Pᵀ·dO, dK += dSᵀ·Q), each row of dst read and written once.
+template <class T, int DV, int R>
+void add_weighted_rows(T* dst, int64_t ld, int64_t n, const T* weights, int64_t w,
+                       const Vec<T> (&rows)[R][DV]) {
+  constexpr int64_t L = kLanes<T>;
+  for (int64_t j = 0; j < n; ++j) {
+    for (int e = 0; e < DV; ++e) {
+      Vec<T> acc;
+      vload(acc, dst + j * ld + e * L);
+      for (int r = 0; r < R; ++r) acc += weights[r * w + j] * rows[r][e];
+      vstore(dst + j * ld + e * L, acc);
+    }
+  }
+}
+template <class T, int DV, int R>
+void backward_rows(const HeadGrads<T>& h, int64_t i0, T* p, T* ds) {
+  constexpr int64_t L = kLanes<T>, D = DV * L;
+  const int64_t ld = h.ld, n_max = i0 + R, nv = (n_max + L - 1) / L, w = nv * L;
+  scores_rows<T, DV, R>(h.qs + i0 * D, D, h.kt, h.tp, nv, p);
+  exp_rows<T, R>(i0, p, nv, h.c, h.exact, h.lse + i0, nullptr);
+  Vec<T> go[R][DV];  // dO rows
+  for (int r = 0; r < R; ++r) {
+    for (int e = 0; e < DV; ++e) vload(go[r][e], h.dout + (i0 + r) * ld + e * L);
+  }
+  if (h.dv) add_weighted_rows<T, DV, R>(h.dv, ld, n_max, p, w, go);  // dV += Pᵀ·dO
+  if (!h.dq && !h.dk) return;
+  scores_rows<T, DV, R>(h.dout + i0 * ld, ld, h.vt, h.tp, nv, ds);  // dP = dO·Vᵀ
+  const T inv_c = T(1) / h.c;
+  for (int r = 0; r < R; ++r) {
+    for (int64_t jv = 0; jv < nv; ++jv) {
+      Vec<T> x, pr;
+      vload(x, ds + r * w + jv * L);
+      vload(pr, p + r * w + jv * L);
+      if (h.exact) {
+        x = pr * (x - h.delta[i0 + r]) * inv_c;
+      } else {
+        x = pr * (x - h.delta[i0 + r]) / h.c;
+      }
+      vstore(ds + r * w + jv * L, x);
+    }
+  }
+  if (h.dq) {
+    Vec<T> acc[R][DV];
+    weighted_rows<T, DV, R>(ds, w, h.k, ld, n_max, acc);  // dS·K
+    for (int r = 0; r < R; ++r) {
+      for (int e = 0; e < DV; ++e) {
+        Vec<T> cur;
+        vload(cur, h.dq + (i0 + r) * ld + e * L);
+        cur += acc[r][e];
+        vstore(h.dq + (i0 + r) * ld + e * L, cur);
+      }
+    }
+  }
+  if (h.dk) {
+    Vec<T> qr[R][DV];
+    for (int r = 0; r < R; ++r) {
+      for (int e = 0; e < DV; ++e) vload(qr[r][e], h.q + (i0 + r) * ld + e * L);
+    }
+    add_weighted_rows<T, DV, R>(h.dk, ld, n_max, ds, w, qr);  // dK += dSᵀ·Q
+  }
+}
+
+template <class T, int DV>
+void backward_head_direct(const DirectHead<T>& hd) {
+  const int64_t t = hd.t, d = hd.d, ld = hd.ld, tp = round_up(t, kLanes<T>);
+  const T c = hd.c;
+  const bool exact = hd.exact;
+  const T *q = hd.q, *k = hd.k, *v = hd.v, *o = hd.o, *dout = hd.dout, *lse = hd.saved_lse;
+  T *dq = hd.dq, *dk = hd.dk, *dv = hd.dv;
+  T* kt = hd.scratch;                   // [D, tp] Kᵀ
+  T* vt = kt + d * tp;                  // [D, tp] Vᵀ
+  T* qs = vt + d * tp;                  // [t, D] scaled q
+  T* p = qs + t * d;                    // [kDirectMaxRows, ≤ tp] probabilities
+  T* ds = p + kDirectMaxRows * tp;      // [kDirectMaxRows, ≤ tp] dP, then dS
+  T* delta = ds + kDirectMaxRows * tp;  // [t] rowsum(dO ⊙ O)
+  transpose_head(k, t, d, ld, tp, kt);
+  transpose_head(v, t, d, ld, tp, vt);
+  scaled_rows(q, t, d, ld, c, exact, qs);
+  for (int64_t i = 0; i < t; ++i) {
+    Vec<T> sum = {};
+    for (int64_t e = 0; e < d; e += kLanes<T>) {
+      Vec<T> a, b;
+      vload(a, dout + i * ld + e);
+      vload(b, o + i * ld + e);
+      sum += a * b;
+    }
+    delta[i] = hsum<T>(sum);
+  }
+  const HeadGrads<T> h{qs, q, k, kt, vt, dout, lse, delta, dq, dk, dv, ld, tp, c, exact};
+  row_blocks<kRows<DV>>(t, [&]<int R>(int64_t i0) { backward_rows<T, DV, R>(h, i0, p, ds); });
+}
+
+// By D's vector count.
+template <class T>
+void forward_by_width(const DirectHead<T>& h) {
+  switch (h.d / kLanes<T>) {
+    case 1:
+      return forward_head_direct<T, 1>(h);
+    case 2:
+      return forward_head_direct<T, 2>(h);
+    case 3:
+      return forward_head_direct<T, 3>(h);
+    default:
+      return forward_head_direct<T, 4>(h);
+  }
+}
+template <class T>
+void backward_by_width(const DirectHead<T>& h) {
+  switch (h.d / kLanes<T>) {
+    case 1:
+      return backward_head_direct<T, 1>(h);
+    case 2:
+      return backward_head_direct<T, 2>(h);
+    case 3:
+      return backward_head_direct<T, 3>(h);
+    default:
+      return backward_head_direct<T, 4>(h);
+  }
+}
+
+// The book's order per query: scores q·k, / √D_h, their max; exp(score − max) and its sum; then
+// out = Σ_j (e_j / sum)·v_j. One element at a time (the sums in the book's order), exp the C
+// library's.
+inline float c_exp(float x) {
+  return __builtin_expf(x);
+}
+inline double c_exp(double x) {
+  return __builtin_exp(x);
+}
+template <class T>
+void cached_rows(const CachedHead<T>& c) {
+  const int64_t dh = c.head_dim, ld = c.ld;
+  T* scores = c.scores;
+  for (int64_t i = 0; i < c.new_tokens; ++i) {
+    const T* qi = c.q + i * ld;
+    T* oi = c.out + i * ld;
+    const int64_t seen = c.first + i + 1;  // keys 0 .. first + i; the rest are masked
+    T max_score = static_cast<T>(-__builtin_inf());
+    for (int64_t j = 0; j < seen; ++j) {
+      const T* kj = c.keys + j * dh;
+      T s = 0;
+      for (int64_t d = 0; d < dh; ++d) s += qi[d] * kj[d];
+      s /= c.scale;
+      scores[j] = s;
+      max_score = max_score < s ? s : max_score;  // std::max's choice
+    }
+    T sum = 0;
+    for (int64_t j = 0; j < seen; ++j) {
+      const T e = c_exp(scores[j] - max_score);
+      scores[j] = e;
+      sum += e;
+    }
+    for (int64_t d = 0; d < dh; ++d) oi[d] = T{0};
+    for (int64_t j = 0; j < seen; ++j) {
+      const T w = scores[j] / sum;
+      const T* vj = c.values + j * dh;
+      for (int64_t d = 0; d < dh; ++d) oi[d] += w * vj[d];
+    }
+  }
+}
+
+}  // namespace
+
+void cached_head(const CachedHead<float>& h) {
+  cached_rows(h);
+}
+void cached_head(const CachedHead<double>& h) {
+  cached_rows(h);
+}
+void forward_head(const DirectHead<float>& h) {
+  forward_by_width(h);
+}
+void forward_head(const DirectHead<double>& h) {
+  forward_by_width(h);
+}
+void backward_head(const DirectHead<float>& h) {
+  backward_by_width(h);
+}
+void backward_head(const DirectHead<double>& h) {
+  backward_by_width(h);
+}
+
+}  // namespace tapegrad::detail::attention::TAPEGRAD_ATTENTION_NAMESPACE
