@@ -20,5 +20,8 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 # never the build machine's (/usr/lib/x86_64-linux-gnu/pkgconfig).
 set(ENV{PKG_CONFIG_LIBDIR} "/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig")
 set(ENV{PKG_CONFIG_PATH} "")
-# Built programs run under qemu-user, with the cross C library's loader and libraries.
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L /usr/aarch64-linux-gnu)
+# Built programs run under qemu-user with the arm64 C library of multiarch (libc6:arm64, which the
+# arm64 packages above depend on): its loader, /lib/ld-linux-aarch64.so.1, and libraries. Not the
+# cross toolchain's copy in /usr/aarch64-linux-gnu (-L /usr/aarch64-linux-gnu): its loader with
+# multiarch's libc.so.6, a different build of glibc, hangs in the first pthread_create.
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L /)
