@@ -16,11 +16,38 @@ endif()
 tapegrad_require(Boost_FOUND libboost-graph-dev "Boost.Graph")
 
 find_package(PkgConfig QUIET)
-tapegrad_require(PKG_CONFIG_FOUND pkg-config "pkg-config (to find Graphviz)")
-pkg_check_modules(GVC QUIET IMPORTED_TARGET libgvc)
-tapegrad_require(GVC_FOUND libgraphviz-dev "Graphviz's libgvc")
-find_program(TAPEGRAD_DOT_PROGRAM dot)
-tapegrad_require(TAPEGRAD_DOT_PROGRAM graphviz "Graphviz's dot program")
+tapegrad_require(PKG_CONFIG_FOUND pkg-config "pkg-config (to find the libraries below)")
+# Graphviz's libgvc renders DOT in-process (viz/dot.h's render). AUTO uses it when found; ON
+# stops here when it is not; OFF (or not found: Debian has no arm64 libgvc beside the amd64 one)
+# builds render() as a function that throws Error saying so.
+set(TAPEGRAD_GRAPHVIZ AUTO CACHE STRING "Render DOT drawings with Graphviz's libgvc: AUTO, ON or OFF")
+set_property(CACHE TAPEGRAD_GRAPHVIZ PROPERTY STRINGS AUTO ON OFF)
+string(TOUPPER "${TAPEGRAD_GRAPHVIZ}" _tapegrad_graphviz)
+if(NOT _tapegrad_graphviz MATCHES "^(AUTO|ON|OFF)$")
+  message(FATAL_ERROR "TAPEGRAD_GRAPHVIZ=${TAPEGRAD_GRAPHVIZ}: expected AUTO, ON or OFF")
+endif()
+set(TAPEGRAD_HAVE_GRAPHVIZ OFF)
+if(_tapegrad_graphviz STREQUAL "OFF")
+  message(STATUS "tapegrad: TAPEGRAD_GRAPHVIZ=OFF: no in-process rendering (render() throws)")
+else()
+  pkg_check_modules(GVC QUIET IMPORTED_TARGET libgvc)
+  if(GVC_FOUND)
+    set(TAPEGRAD_HAVE_GRAPHVIZ ON)
+  elseif(_tapegrad_graphviz STREQUAL "ON")
+    message(FATAL_ERROR "TAPEGRAD_GRAPHVIZ=ON but pkg-config finds no Graphviz libgvc (libgvc.pc): "
+                        "install it with `apt-get install libgraphviz-dev`, or configure with "
+                        "-DTAPEGRAD_GRAPHVIZ=AUTO or OFF.")
+  else()
+    message(STATUS "tapegrad: Graphviz's libgvc not found (apt-get install libgraphviz-dev): no "
+                   "in-process rendering (render() throws Error saying so)")
+  endif()
+endif()
+# The tests check every DOT text with Graphviz's dot program (a program of the building machine,
+# also in a cross build).
+if(TAPEGRAD_BUILD_TESTS)
+  find_program(TAPEGRAD_DOT_PROGRAM dot)
+  tapegrad_require(TAPEGRAD_DOT_PROGRAM graphviz "Graphviz's dot program (for the tests)")
+endif()
 # The tokenizers (text/): PCRE2 runs their pre-tokenizing regex (Unicode classes, lookahead),
 # nlohmann's JSON (header-only, used inside text/ only) reads the vocabulary files, and utf8proc
 # gives Qwen3's tokenizer its NFC normalisation.
@@ -35,7 +62,10 @@ tapegrad_require(UTF8PROC_FOUND libutf8proc-dev "utf8proc (Unicode normalisation
 pkg_check_modules(SLEEF QUIET IMPORTED_TARGET sleef)
 tapegrad_require(SLEEF_FOUND libsleef-dev "SLEEF (vectorised math functions)")
 add_library(tapegrad_graphviz INTERFACE)
-target_link_libraries(tapegrad_graphviz INTERFACE Boost::boost PkgConfig::GVC)
+target_link_libraries(tapegrad_graphviz INTERFACE Boost::boost)
+if(TAPEGRAD_HAVE_GRAPHVIZ)
+  target_link_libraries(tapegrad_graphviz INTERFACE PkgConfig::GVC)
+endif()
 
 if(TAPEGRAD_BUILD_TESTS)
   find_package(Catch2 2 QUIET)

@@ -3,7 +3,9 @@
 // rows; the reduction of a vector's lanes; the transpose of one square block of them; and the
 // walk over row blocks both kernels take. One
 // AVX-512 register, two AVX2 ones or four SSE ones, as the build targets; the compiler maps the
-// arithmetic. Internal to ops/.
+// arithmetic. On arm64 too (four NEON registers): the same lanes, so the same summation order and
+// bits as on x86; the NEON-shaped blocks are the kernels built per level (gemm_small_isa.cpp).
+// Internal to ops/.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,9 @@
-// Rendering DOT text in-process through Graphviz's libgvc (SVG, PNG, PDF, ...).
+// Rendering DOT text in-process through Graphviz's libgvc (SVG, PNG, PDF, ...); in a build without
+// Graphviz (TAPEGRAD_GRAPHVIZ, cmake/TapegradDependencies.cmake), an Error saying so.
+#if TAPEGRAD_HAVE_GRAPHVIZ
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
+#endif
 
 #include <mutex>
 #include <string>
@@ -11,6 +14,7 @@
 
 namespace tapegrad {
 
+#if TAPEGRAD_HAVE_GRAPHVIZ
 namespace {
 
 thread_local std::string graphviz_errors;
@@ -102,5 +106,17 @@ std::string render(std::string_view dot, std::string_view format) {
   gvFreeRenderData(data);
   return out;
 }
+#else
+void render(std::string_view dot, std::string_view format, const std::string& path) {
+  write_file_atomically(path, render(dot, format));
+}
+
+std::string render(std::string_view, std::string_view format) {
+  throw Error("render: cannot render " + std::string(format) +
+              ": this tapegrad was built without Graphviz (its configure found no libgvc; "
+              "install libgraphviz-dev and graphviz and configure again); to_dot's text renders "
+              "with Graphviz's dot program elsewhere");
+}
+#endif
 
 }  // namespace tapegrad

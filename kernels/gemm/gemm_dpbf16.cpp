@@ -10,14 +10,18 @@
 // the same at any thread count. The instruction treats subnormal bf16 operands and sums as zero
 // (as oneDNN's kernels on it do). Compiled for AVX512_BF16 by target attributes, so the file
 // builds for any x86-64 CPU; call it only where bf16_supported().
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cstdint>
 
+#include <tapegrad/graph/error.h>
 #include <tapegrad/kernels/gemm/gemm_kernels.h>
 #include <tapegrad/kernels/scratch.h>
 
+#if defined(__x86_64__) || defined(__i386__)
 #define TAPEGRAD_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512bf16")))
 
 namespace tapegrad::detail {
@@ -273,3 +277,15 @@ void dpbf16_gemm(MatrixView<float> c, MatrixView<const float> a, MatrixView<cons
 }
 
 }  // namespace tapegrad::detail
+
+#else  // not x86: no AVX512_BF16, so bf16_supported() is false and nothing calls the kernel
+
+namespace tapegrad::detail {
+
+void dpbf16_gemm(MatrixView<float>, MatrixView<const float>, MatrixView<const float>, float, bool) {
+  throw Error("dpbf16_gemm: AVX512_BF16 kernel called on a CPU that is not x86-64");
+}
+
+}  // namespace tapegrad::detail
+
+#endif

@@ -5,9 +5,10 @@
 // Blocks of R rows x NV vectors of C: per step of k, NV vectors of B's row and R broadcast
 // elements of A feed R·NV multiply-adds into R·NV accumulators, which must stay in registers
 // (AVX-512: 8 x 2 of 64 bytes, 16 of 32 ZMM; AVX2: 6 x 2 of 32 bytes, 12 of 16 YMM; baseline:
-// 4 x 2 of 16 bytes, 8 of 16 XMM, leaving room for SSE's two-operand products). Each element of
-// C is summed in k order from 0, its products fused into the sum where the level has FMA (not
-// on baseline), then multiplied by alpha: the same bits at every level with FMA, whatever the
+// 4 x 2 of 16 bytes, 8 of 16 XMM, leaving room for SSE's two-operand products; baseline on arm64:
+// 6 x 4 of 16 bytes, 24 of 32 NEON registers). Each element of C is summed in k order from 0,
+// its products fused into the sum where the level has FMA (not on x86's baseline; always on
+// arm64), then multiplied by alpha: the same bits at every level with FMA, whatever the
 // block shape. See gemm_small_isa.h for why nothing here may be inline or a template outside
 // this file's namespace.
 #include <cstdint>
@@ -21,12 +22,18 @@ namespace tapegrad::detail::TAPEGRAD_SMALL_GEMM_NAMESPACE {
 
 namespace {
 
+// kVectorsPerBlock: NV of the main blocks; the columns left over take a block of fewer.
 #if TAPEGRAD_ISA_LEVEL == 2
-constexpr int kVectorBytes = 64, kRowsPerBlock = 8;
+constexpr int kVectorBytes = 64, kRowsPerBlock = 8, kVectorsPerBlock = 2;
 #elif TAPEGRAD_ISA_LEVEL == 1
-constexpr int kVectorBytes = 32, kRowsPerBlock = 6;
+constexpr int kVectorBytes = 32, kRowsPerBlock = 6, kVectorsPerBlock = 2;
+#elif defined(__aarch64__)
+// NEON (32 registers of 16 bytes, FMA in every armv8-a CPU): 6 rows x 4 vectors, 24
+// accumulators, 4 vectors of B and A's broadcast beside them. 4 vectors are 16 floats (8
+// doubles), the multiple of n gemm_small.cpp sends, so every block is a full one.
+constexpr int kVectorBytes = 16, kRowsPerBlock = 6, kVectorsPerBlock = 4;
 #else
-constexpr int kVectorBytes = 16, kRowsPerBlock = 4;
+constexpr int kVectorBytes = 16, kRowsPerBlock = 4, kVectorsPerBlock = 2;
 #endif
 
 template <class T>
@@ -130,12 +137,24 @@ void columns(const SmallGemmArgs<T>& g, int64_t j0) {
   rest_rows<T, NV, kRowsPerBlock - 1>(g.m - i0, g, g.a + i0 * g.a_row, b, c + i0 * g.ldc);
 }
 
+// The last (n / L) % kVectorsPerBlock vectors of columns: one block of that many.
+template <class T, int NV>
+void rest_columns(int64_t rest, const SmallGemmArgs<T>& g, int64_t j0) {
+  if constexpr (NV >= 1) {
+    if (rest == NV) {
+      columns<T, NV>(g, j0);
+    } else {
+      rest_columns<T, NV - 1>(rest, g, j0);
+    }
+  }
+}
+
 template <class T>
 void run_blocks(const SmallGemmArgs<T>& g) {
-  constexpr int64_t L = kLanes<T>;
+  constexpr int64_t L = kLanes<T>, W = kVectorsPerBlock * L;
   int64_t j0 = 0;
-  for (; j0 + 2 * L <= g.n; j0 += 2 * L) columns<T, 2>(g, j0);
-  if (j0 < g.n) columns<T, 1>(g, j0);  // n is a multiple of L
+  for (; j0 + W <= g.n; j0 += W) columns<T, kVectorsPerBlock>(g, j0);
+  rest_columns<T, kVectorsPerBlock - 1>((g.n - j0) / L, g, j0);  // n is a multiple of L
 }
 
 }  // namespace

@@ -22,9 +22,10 @@ struct SmallGemmArgs {
   bool accumulate;
 };
 
-// Baseline x86-64 (SSE2, 16-byte vectors; the only variant on other CPUs): blocks of 4 rows x 2
-// vectors. Its products are rounded before they are added (no FMA), so its bits differ from the
-// others' in the last places.
+// Baseline x86-64 (SSE2, 16-byte vectors): blocks of 4 rows x 2 vectors. Its products are
+// rounded before they are added (no FMA), so its bits differ from the others' in the last places.
+// The only variant on other CPUs; on arm64, NEON: blocks of 6 rows x 4 vectors of 16 bytes (24 of
+// 32 registers), the products fused, so the bits of AVX2 and AVX-512.
 namespace small_gemm_baseline {
 void run(const SmallGemmArgs<float>& args);
 void run(const SmallGemmArgs<double>& args);

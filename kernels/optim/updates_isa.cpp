@@ -1,7 +1,7 @@
 // The optimisers' update loops (kernels/optim/updates_isa.h), built once per instruction-set
 // level from this one file (TAPEGRAD_ISA_LEVEL, kernels/cpu/isa_level.h): Adam/AdamW with a
-// register path for float32 (8 floats at AVX2, 16 at AVX-512), SGD as plain loops the compiler
-// vectorises. No standard header: see kernels/cpu/isa_level.h.
+// register path for float32 (8 floats at AVX2, 16 at AVX-512, 4 at arm64's baseline, NEON), SGD
+// as plain loops the compiler vectorises. No standard header: see kernels/cpu/isa_level.h.
 #include <cstdint>
 
 #include <tapegrad/kernels/cpu/isa_level.h>
@@ -9,6 +9,13 @@
 
 #if TAPEGRAD_ISA_LEVEL >= 1
 #include <immintrin.h>
+#endif
+// arm64's baseline has NEON (every armv8-a CPU; always-inline intrinsics, never emitted).
+#if TAPEGRAD_ISA_LEVEL == 0 && defined(__aarch64__)
+#define TAPEGRAD_UPDATES_NEON 1
+#include <arm_neon.h>
+#else
+#define TAPEGRAD_UPDATES_NEON 0
 #endif
 
 // The arithmetic below is written out operation by operation to round where torch rounds (its
@@ -128,6 +135,37 @@ inline F32x8 maximum(F32x8 a, F32x8 b) {
       _mm256_or_ps(_mm256_cmp_ps(a.x, b.x, _CMP_GT_OQ), _mm256_cmp_ps(a.x, a.x, _CMP_UNORD_Q));
   return {_mm256_blendv_ps(b.x, a.x, take_a)};
 }
+#elif TAPEGRAD_UPDATES_NEON
+// 4 floats, the same IEEE operations as the scalar ops (fsqrt and fdiv are correctly rounded,
+// fmla is one rounding as fmaf).
+struct F32x4 {
+  float32x4_t x;
+  static F32x4 broadcast(float a) { return {vdupq_n_f32(a)}; }
+  static F32x4 load(const float* p) { return {vld1q_f32(p)}; }
+  void store(float* p) const { vst1q_f32(p, x); }
+};
+inline F32x4 operator*(F32x4 a, F32x4 b) {
+  return {vmulq_f32(a.x, b.x)};
+}
+inline F32x4 operator/(F32x4 a, F32x4 b) {
+  return {vdivq_f32(a.x, b.x)};
+}
+inline F32x4 operator+(F32x4 a, F32x4 b) {
+  return {vaddq_f32(a.x, b.x)};
+}
+inline F32x4 fused(F32x4 a, F32x4 b, F32x4 c) {  // a·b + c
+  return {vfmaq_f32(c.x, a.x, b.x)};
+}
+inline F32x4 root(F32x4 a) {
+  return {vsqrtq_f32(a.x)};
+}
+inline F32x4 negated(F32x4 a) {  // flips the sign bit, as -x does (0 becomes -0)
+  return {vnegq_f32(a.x)};
+}
+inline F32x4 maximum(F32x4 a, F32x4 b) {
+  const uint32x4_t take_a = vorrq_u32(vcgtq_f32(a.x, b.x), vmvnq_u32(vceqq_f32(a.x, a.x)));
+  return {vbslq_f32(take_a, a.x, b.x)};
+}
 #endif
 
 // Updates p, m, v (and v_max) for one element or one register of elements; V is T or a register.
@@ -171,12 +209,14 @@ template <class T, bool kMaximize, bool kDecoupled, bool kCoupledDecay, bool kAm
 void adam_loop(T* __restrict p, const T* __restrict grad, T* __restrict m, T* __restrict v,
                T* __restrict v_max, int64_t n, const AdamConstants<T>& c) {
   int64_t i = 0;
-#if TAPEGRAD_ISA_LEVEL >= 1
+#if TAPEGRAD_ISA_LEVEL >= 1 || TAPEGRAD_UPDATES_NEON
   if constexpr (sizeof(T) == sizeof(float)) {
 #if TAPEGRAD_ISA_LEVEL == 2
     using Register = F32x16;
-#else
+#elif TAPEGRAD_ISA_LEVEL == 1
     using Register = F32x8;
+#else
+    using Register = F32x4;
 #endif
     constexpr int64_t kWidth = sizeof(Register) / sizeof(float);
     const auto b = [](float x) { return Register::broadcast(x); };

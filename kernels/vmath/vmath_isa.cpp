@@ -1,8 +1,9 @@
 // vmath's kernels (kernels/vmath/vmath.h), built once per instruction-set level from this one
 // file (TAPEGRAD_ISA_LEVEL, kernels/cpu/isa_level.h): SLEEF's vector functions at AVX2 and
-// AVX-512, the C library's at baseline, as torch 1.13 calls them at each level, and plain loops
-// (which the compiler vectorises for the level) for the arithmetic around them. No standard
-// header: see kernels/cpu/isa_level.h.
+// AVX-512, the C library's at x86's baseline, SLEEF's AdvSIMD ones at arm64's baseline (NEON,
+// every armv8-a CPU has it), as torch 1.13 calls them at each level, and plain loops (which the
+// compiler vectorises for the level) for the arithmetic around them. No standard header: see
+// kernels/cpu/isa_level.h.
 #include <cstdint>
 
 #include <tapegrad/kernels/cpu/isa_level.h>
@@ -12,6 +13,15 @@
 #if TAPEGRAD_ISA_LEVEL >= 1
 #include <immintrin.h>
 #include <sleef.h>
+#endif
+// arm64's baseline: NEON registers of 4 floats or 2 doubles, SLEEF's AdvSIMD functions (GCC's
+// NEON intrinsics are always-inline gnu_inline functions, never emitted, as immintrin.h's).
+#if TAPEGRAD_ISA_LEVEL == 0 && defined(__aarch64__)
+#define TAPEGRAD_VMATH_NEON 1
+#include <arm_neon.h>
+#include <sleef.h>
+#else
+#define TAPEGRAD_VMATH_NEON 0
 #endif
 
 #define TAPEGRAD_VMATH_NAMESPACE TAPEGRAD_ISA_NAMESPACE(vmath)
@@ -27,12 +37,16 @@ constexpr int64_t kChunk = 256;
 
 // kLanes: the width the transcendental functions are called at; kSumLanes: the lanes of the
 // row sums (a vector's at AVX2 and AVX-512; at baseline torch's 32-byte Vectorized, which the
-// compiler maps to two SSE registers).
+// compiler maps to two SSE registers, or two NEON ones on arm64, where torch's Vectorized is 32
+// bytes too).
 #if TAPEGRAD_ISA_LEVEL == 2
 constexpr int kFloatLanes = 16, kDoubleLanes = 8;
 constexpr int kFloatSumLanes = 16, kDoubleSumLanes = 8;
 #elif TAPEGRAD_ISA_LEVEL == 1
 constexpr int kFloatLanes = 8, kDoubleLanes = 4;
+constexpr int kFloatSumLanes = 8, kDoubleSumLanes = 4;
+#elif TAPEGRAD_VMATH_NEON
+constexpr int kFloatLanes = 4, kDoubleLanes = 2;
 constexpr int kFloatSumLanes = 8, kDoubleSumLanes = 4;
 #else
 constexpr int kFloatLanes = 1, kDoubleLanes = 1;
@@ -124,6 +138,40 @@ inline void store(float* p, __m256 v) {
 }
 inline void store(double* p, __m256d v) {
   _mm256_storeu_pd(p, v);
+}
+#elif TAPEGRAD_VMATH_NEON
+template <Fn F>
+float32x4_t call(float32x4_t v) {
+  if constexpr (F == Fn::kExp) return Sleef_expf4_u10advsimd(v);
+  if constexpr (F == Fn::kExpm1) return Sleef_expm1f4_u10advsimd(v);
+  if constexpr (F == Fn::kLog) return Sleef_logf4_u10advsimd(v);
+  if constexpr (F == Fn::kTanh) return Sleef_tanhf4_u10advsimd(v);
+  if constexpr (F == Fn::kCos) return Sleef_cosf4_u10advsimd(v);
+  if constexpr (F == Fn::kSin) return Sleef_sinf4_u10advsimd(v);
+}
+template <Fn F>
+float64x2_t call(float64x2_t v) {
+  if constexpr (F == Fn::kExp) return Sleef_expd2_u10advsimd(v);
+  if constexpr (F == Fn::kExpm1) return Sleef_expm1d2_u10advsimd(v);
+  if constexpr (F == Fn::kLog) return Sleef_logd2_u10advsimd(v);
+  if constexpr (F == Fn::kTanh) return Sleef_tanhd2_u10advsimd(v);
+  if constexpr (F == Fn::kCos) return Sleef_cosd2_u10advsimd(v);
+  if constexpr (F == Fn::kSin) return Sleef_sind2_u10advsimd(v);
+}
+inline float32x4_t pow_of(float base, float32x4_t v) {
+  return Sleef_powf4_u10advsimd(vdupq_n_f32(base), v);
+}
+inline float32x4_t load(const float* p) {
+  return vld1q_f32(p);
+}
+inline float64x2_t load(const double* p) {
+  return vld1q_f64(p);
+}
+inline void store(float* p, float32x4_t v) {
+  vst1q_f32(p, v);
+}
+inline void store(double* p, float64x2_t v) {
+  vst1q_f64(p, v);
 }
 #else
 // The C library's functions, as torch's DEFAULT kernels call them (std::exp, ...).
@@ -271,9 +319,79 @@ inline __m256d sign_of(__m256d v) {
   return _mm256_sub_pd(_mm256_and_pd(_mm256_cmp_pd(zero, v, _CMP_LT_OQ), one),
                        _mm256_and_pd(_mm256_cmp_pd(v, zero, _CMP_LT_OQ), one));
 }
+#elif TAPEGRAD_VMATH_NEON
+#define TAPEGRAD_SLEEF_ADVSIMD_UNARY(W)                                    \
+  if constexpr (U == Unary::kExp) return Sleef_exp##W##_u10advsimd(v);     \
+  if constexpr (U == Unary::kSin) return Sleef_sin##W##_u10advsimd(v);     \
+  if constexpr (U == Unary::kCos) return Sleef_cos##W##_u10advsimd(v);     \
+  if constexpr (U == Unary::kTan) return Sleef_tan##W##_u10advsimd(v);     \
+  if constexpr (U == Unary::kAsin) return Sleef_asin##W##_u10advsimd(v);   \
+  if constexpr (U == Unary::kAcos) return Sleef_acos##W##_u10advsimd(v);   \
+  if constexpr (U == Unary::kAtan) return Sleef_atan##W##_u10advsimd(v);   \
+  if constexpr (U == Unary::kSinh) return Sleef_sinh##W##_u10advsimd(v);   \
+  if constexpr (U == Unary::kCosh) return Sleef_cosh##W##_u10advsimd(v);   \
+  if constexpr (U == Unary::kAsinh) return Sleef_asinh##W##_u10advsimd(v); \
+  if constexpr (U == Unary::kAcosh) return Sleef_acosh##W##_u10advsimd(v); \
+  if constexpr (U == Unary::kAtanh) return Sleef_atanh##W##_u10advsimd(v); \
+  if constexpr (U == Unary::kErf) return Sleef_erf##W##_u10advsimd(v);     \
+  if constexpr (U == Unary::kErfc) return Sleef_erfc##W##_u15advsimd(v);   \
+  if constexpr (U == Unary::kLog1p) return Sleef_log1p##W##_u10advsimd(v); \
+  if constexpr (U == Unary::kExpm1) return Sleef_expm1##W##_u10advsimd(v); \
+  if constexpr (U == Unary::kExp2) return Sleef_exp2##W##_u10advsimd(v);   \
+  if constexpr (U == Unary::kLog2) return Sleef_log2##W##_u10advsimd(v);   \
+  if constexpr (U == Unary::kLog10) return Sleef_log10##W##_u10advsimd(v);
+template <Unary U>
+float32x4_t transcendental(float32x4_t v) {
+  TAPEGRAD_SLEEF_ADVSIMD_UNARY(f4)
+}
+template <Unary U>
+float64x2_t transcendental(float64x2_t v) {
+  TAPEGRAD_SLEEF_ADVSIMD_UNARY(d2)
+}
+// The rounding modes of round_as, as the x86 levels name theirs.
+constexpr int kFloor = 0, kCeil = 1, kRoundEven = 2, kTrunc = 3;
+template <int Mode>
+float32x4_t round_as(float32x4_t v) {
+  if constexpr (Mode == kFloor) return vrndmq_f32(v);
+  if constexpr (Mode == kCeil) return vrndpq_f32(v);
+  if constexpr (Mode == kRoundEven) return vrndnq_f32(v);
+  if constexpr (Mode == kTrunc) return vrndq_f32(v);
+}
+template <int Mode>
+float64x2_t round_as(float64x2_t v) {
+  if constexpr (Mode == kFloor) return vrndmq_f64(v);
+  if constexpr (Mode == kCeil) return vrndpq_f64(v);
+  if constexpr (Mode == kRoundEven) return vrndnq_f64(v);
+  if constexpr (Mode == kTrunc) return vrndq_f64(v);
+}
+inline float32x4_t abs_of(float32x4_t v) {
+  return vabsq_f32(v);
+}
+inline float64x2_t abs_of(float64x2_t v) {
+  return vabsq_f64(v);
+}
+inline float32x4_t sqrt_of(float32x4_t v) {
+  return vsqrtq_f32(v);
+}
+inline float64x2_t sqrt_of(float64x2_t v) {
+  return vsqrtq_f64(v);
+}
+// (0 < v) − (v < 0) as the scalar code computes it: +0 for ±0 and NaN.
+inline float32x4_t sign_of(float32x4_t v) {
+  const float32x4_t zero = vdupq_n_f32(0.0f);
+  const uint32x4_t one = vreinterpretq_u32_f32(vdupq_n_f32(1.0f));
+  return vsubq_f32(vreinterpretq_f32_u32(vandq_u32(vcltq_f32(zero, v), one)),
+                   vreinterpretq_f32_u32(vandq_u32(vcltq_f32(v, zero), one)));
+}
+inline float64x2_t sign_of(float64x2_t v) {
+  const float64x2_t zero = vdupq_n_f64(0.0);
+  const uint64x2_t one = vreinterpretq_u64_f64(vdupq_n_f64(1.0));
+  return vsubq_f64(vreinterpretq_f64_u64(vandq_u64(vcltq_f64(zero, v), one)),
+                   vreinterpretq_f64_u64(vandq_u64(vcltq_f64(v, zero), one)));
+}
 #endif
 
-#if TAPEGRAD_ISA_LEVEL >= 1
+#if TAPEGRAD_ISA_LEVEL >= 1 || TAPEGRAD_VMATH_NEON
 template <Unary U, class V>
 V unary_of(V v) {
   if constexpr (U == Unary::kAbs) {

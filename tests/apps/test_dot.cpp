@@ -182,6 +182,7 @@ TEST_CASE("tapegrad-dot: Graphviz's dot accepts every model's DOT", "[tapegrad-d
   }
 }
 
+#if TAPEGRAD_HAVE_GRAPHVIZ  // in-process rendering: a build with libgvc only
 TEST_CASE("tapegrad-dot: --svg and --png render in-process", "[tapegrad-dot][graphviz]") {
   const std::string svg = scratch_path("mha.svg"), png = scratch_path("mha.png");
   std::filesystem::remove(svg);
@@ -192,6 +193,7 @@ TEST_CASE("tapegrad-dot: --svg and --png render in-process", "[tapegrad-dot][gra
   REQUIRE(png_bytes.size() > 8);
   CHECK(png_bytes.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0);
 }
+#endif
 
 TEST_CASE("tapegrad-dot: bad arguments are reported, with an exit status", "[tapegrad-dot]") {
   std::string errors;

@@ -85,7 +85,6 @@ TEST_CASE("tapegrad-generate --model qwen3 / llama3.2: bad input names the optio
                      "--model qwen3 --weights " + (dir.path / "q").string() + " --ids 1"),
          "--weights: ", "config.json");
 }
-#endif
 
 TEST_CASE("tapegrad-generate --model qwen3: --prompt through Qwen3's tokenizer, text out",
           "[cli][generate][qwen3]") {
@@ -117,3 +116,4 @@ TEST_CASE("tapegrad-generate --model qwen3: --prompt through Qwen3's tokenizer, 
   CHECK(big.status != 0);
   CHECK(big.err.find("tapegrad-generate: --prompt: its token") != std::string::npos);
 }
+#endif

@@ -11,10 +11,11 @@
 
 using namespace tapegrad::testing;
 
+// (Unused in a build without the programs, TAPEGRAD_BUILD_EXAMPLES=OFF.)
 namespace {
 
 // A regular file, so that "<it>/sub" cannot be created: ENOTDIR.
-std::string regular_file(const std::string& name) {
+[[maybe_unused]] std::string regular_file(const std::string& name) {
   const std::string path = scratch_path("program_errors/" + name);
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   write_text_file(path, "a file, not a folder\n");
@@ -22,7 +23,7 @@ std::string regular_file(const std::string& name) {
 }
 
 // `run` failed (exit `status`) with one line on stderr that begins with `message`.
-void check_error(const ProgramRun& run, int status, const std::string& message) {
+[[maybe_unused]] void check_error(const ProgramRun& run, int status, const std::string& message) {
   INFO("stdout:\n" << run.out << "\nstderr:\n" << run.err);
   CHECK(run.status == status);
   CHECK(run.err.rfind(message, 0) == 0);

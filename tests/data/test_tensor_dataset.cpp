@@ -9,6 +9,7 @@
 #include "tests/goldens.h"
 
 using namespace tapegrad;
+using tapegrad::testing::GoldenFile;
 
 namespace test_tensor_dataset {
 

@@ -3,7 +3,7 @@
 # (a CPU of that level must be able to run every instruction in it), and every symbol it defines
 # for the linker lies in its level's namespace (kernels/cpu/isa_level.h: an inline function or
 # template emitted outside it could replace another level's copy at link time).
-# cmake -DOBJDUMP=... -DNM=... -DOBJECT=... -DLEVEL=baseline|avx2|avx512 -P this.
+# cmake -DOBJDUMP=... -DNM=... -DOBJECT=... -DLEVEL=baseline|avx2|avx512 [-DARCH=aarch64] -P this.
 execute_process(COMMAND ${OBJDUMP} -d --no-show-raw-insn ${OBJECT}
                 OUTPUT_VARIABLE listing RESULT_VARIABLE status)
 if(NOT status EQUAL 0)
@@ -11,7 +11,11 @@ if(NOT status EQUAL 0)
 endif()
 # Instructions the level must not have, and registers it must use (so the object is the variant
 # meant).
-if(LEVEL STREQUAL "baseline")
+if(ARCH MATCHES "^(aarch64|arm64)$" AND LEVEL STREQUAL "baseline")
+  # armv8-a: no SVE (z and p registers); NEON's vector arithmetic on floats or doubles.
+  set(forbidden "[\t ,{]z[0-9]+\\.[bhsdq]|[\t ,]p[0-9]+/[zm]")
+  set(required "\tf[a-z]+\tv[0-9]+\\.(4s|2d)")
+elseif(LEVEL STREQUAL "baseline")
   set(forbidden "\tv[a-z0-9]+ |%ymm|%zmm")  # any VEX or EVEX instruction
   set(required "\t(mul|add)[sp][sd] ")
 elseif(LEVEL STREQUAL "avx2")

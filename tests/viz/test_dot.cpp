@@ -538,6 +538,7 @@ TEST_CASE("dot: a fused op's drawing shows its dropout when it drew a mask", "[d
   CHECK(run_dot_program(dot, "fused_dropout") == 0);
 }
 
+#if TAPEGRAD_HAVE_GRAPHVIZ
 TEST_CASE("render: SVG and PNG through libgvc, in-process", "[dot][graphviz]") {
   const std::string dot = small_model_dot({.backward = true, .title = "small"});
   const std::string svg = render(dot, "svg");
@@ -561,3 +562,17 @@ TEST_CASE("render: errors name what Graphviz refused", "[dot][graphviz]") {
   CHECK_THROWS_WITH(render("digraph { a -> b }", "svg", "/no/such/dir/x.svg"),
                     Catch::Contains("/no/such/dir/x.svg"));
 }
+#else
+// A build without Graphviz's libgvc (TAPEGRAD_GRAPHVIZ: the arm64 cross build) renders nothing,
+// and says why, writing no file.
+TEST_CASE("render: without Graphviz, an Error says the build has none", "[dot]") {
+  const std::string dot = small_model_dot({.title = "small"});
+  CHECK_THROWS_WITH(render(dot, "svg"),
+                    Catch::StartsWith("render: cannot render svg: this tapegrad was built "
+                                      "without Graphviz"));
+  const std::string path = tapegrad::testing::scratch_path("no_graphviz.svg");
+  std::filesystem::remove(path);
+  CHECK_THROWS_WITH(render(dot, "svg", path), Catch::Contains("libgraphviz-dev"));
+  CHECK_FALSE(std::filesystem::exists(path));
+}
+#endif
