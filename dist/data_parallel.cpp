@@ -203,6 +203,11 @@ void DataParallel::unpack(const Bucket& bucket, const char* sums) const {
   }
 }
 
+int32_t gradient_final_after(const ParameterImpl& parameter, const Tape& tape) {
+  const bool used = parameter.leaf_tape == &tape && parameter.leaf_generation == tape.generation();
+  return used ? parameter.leaf_node + 1 : std::numeric_limits<int32_t>::max();
+}
+
 BackwardOptions DataParallel::backward_options(const Tape& tape) {
   if (world_size_ == 1) return {};
   if (overlapping_) {
@@ -210,16 +215,11 @@ BackwardOptions DataParallel::backward_options(const Tape& tape) {
         "DataParallel::backward_options: the previous overlapped backward's gradients "
         "were not averaged (call average_gradients() after each backward)");
   }
-  // A parameter's gradient is final once the walk has passed its leaf's first consumer, which
-  // comes right after the leaf (made at the parameter's first use); one this step's forward did
-  // not use keeps the gradient it has, final from the start.
   for (Bucket& bucket : buckets_) {
     bucket.ready_after = std::numeric_limits<int32_t>::max();
     for (size_t i : bucket.members) {
-      const ParameterImpl* impl = parameters_[i].get();
-      if (impl->leaf_tape == &tape && impl->leaf_generation == tape.generation()) {
-        bucket.ready_after = std::min(bucket.ready_after, impl->leaf_node + 1);
-      }
+      bucket.ready_after =
+          std::min(bucket.ready_after, gradient_final_after(*parameters_[i].get(), tape));
     }
   }
   overlapping_ = true;

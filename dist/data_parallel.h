@@ -51,6 +51,11 @@ struct DataParallelOptions {
   MPI_Comm comm = MPI_COMM_WORLD;
 };
 
+// The reverse walk's node after which `parameter`'s gradient on `tape` is final: the one after its
+// leaf, made at the parameter's first use, whose first consumer comes right after it; never
+// (INT32_MAX) for a parameter this step's forward did not use, whose gradient is final already.
+int32_t gradient_final_after(const ParameterImpl& parameter, const Tape& tape);
+
 // In the spirit of torch's DistributedDataParallel, over a model's parameters:
 //  - construction broadcasts rank 0's values to every rank, so all start identical;
 //  - average_gradients(), called after backward and before clipping and the optimiser step,

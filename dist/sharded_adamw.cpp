@@ -12,6 +12,7 @@
 #include <optional>
 #include <utility>
 
+#include <tapegrad/dist/data_parallel.h>
 #include <tapegrad/graph/error.h>
 #include <tapegrad/kernels/optim/updates.h>
 #include <tapegrad/optim/clip.h>
@@ -270,16 +271,11 @@ BackwardOptions ShardedAdamW::backward_options(const Tape& tape) {
         "backward_options: the previous overlapped backward was not followed by step() (call "
         "step() after each backward)");
   }
-  // A parameter's gradient is final once the walk has passed its leaf's first consumer, which
-  // comes right after the leaf (made at the parameter's first use); one this step's forward did
-  // not use keeps the gradient it has, final from the start.
   for (Bucket& bucket : buckets_) {
     bucket.ready_after = std::numeric_limits<int32_t>::max();
     for (const size_t u : bucket.units) {
-      const ParameterImpl* impl = params_[units_[u].param].get();
-      if (impl->leaf_tape == &tape && impl->leaf_generation == tape.generation()) {
-        bucket.ready_after = std::min(bucket.ready_after, impl->leaf_node + 1);
-      }
+      bucket.ready_after =
+          std::min(bucket.ready_after, gradient_final_after(*params_[units_[u].param].get(), tape));
     }
   }
   overlapping_ = true;

@@ -19,27 +19,10 @@ void mean_dim_backward(Tape& tape, const Node& node) {
   dispatch(node.dtype, [&]<class T>() {
     const InputGrad<T> g = tape.input_grad<T>(node, 0);
     if (g.data == nullptr) return;
-    T* dx = g.data;
     const T* dy = node.grad_as<T>();
     const DimView v = node.state_as<MeanDimState>().view;
     const T n = static_cast<T>(v.size);  // divided, not times 1/n: torch's rounding
-    if (v.inner == 1) {                  // each row takes its one dY / n
-      for (int64_t o = 0; o < v.outer; ++o) {
-        const T d = dy[o] / n;
-        T* row = dx + o * v.size;
-        if (g.overwrite) {
-          for (int64_t k = 0; k < v.size; ++k) row[k] = T(0) + d;
-        } else {
-          for (int64_t k = 0; k < v.size; ++k) row[k] += d;
-        }
-      }
-      return;
-    }
-    if (g.overwrite) {  // 0 + term, without zero-filling first
-      for_each_reduced(v, [&](int64_t out, int64_t in, int64_t) { dx[in] = T(0) + dy[out] / n; });
-    } else {
-      for_each_reduced(v, [&](int64_t out, int64_t in, int64_t) { dx[in] += dy[out] / n; });
-    }
+    spread_back(v, g, [&](int64_t o) { return dy[o] / n; });
   });
 }
 

@@ -67,6 +67,31 @@ void for_each_reduced(const DimView& v, F&& f) {
   }
 }
 
+// dX[in] = 0 + d(out), or dX[in] += d(out) once a term is there, for every element `in` of x
+// reduced into output element `out`: a sum's gradient spread back over what it summed. d is
+// called once a row where the reduced dim is the innermost, once an element otherwise.
+template <class T, class D>
+void spread_back(const DimView& v, const InputGrad<T>& g, D d) {
+  T* dx = g.data;
+  if (v.inner == 1) {
+    for (int64_t o = 0; o < v.outer; ++o) {
+      const T value = d(o);
+      T* row = dx + o * v.size;
+      if (g.overwrite) {
+        for (int64_t k = 0; k < v.size; ++k) row[k] = T(0) + value;
+      } else {
+        for (int64_t k = 0; k < v.size; ++k) row[k] += value;
+      }
+    }
+    return;
+  }
+  if (g.overwrite) {  // 0 + term, without zero-filling first
+    for_each_reduced(v, [&](int64_t out, int64_t in, int64_t) { dx[in] = T(0) + d(out); });
+  } else {
+    for_each_reduced(v, [&](int64_t out, int64_t in, int64_t) { dx[in] += d(out); });
+  }
+}
+
 // out[o] = (Σ_k x[o, k, i]) / divisor, summed in double so float32 keeps its precision over
 // long dims (for float32, a double scratch of the output's size comes from the arena). A float32
 // row's order of additions shows only where its double sums straddle a float's rounding boundary.
