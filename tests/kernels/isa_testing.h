@@ -26,4 +26,19 @@ inline std::vector<CpuCapability> cpu_levels_here() {
   return levels;
 }
 
+// Whether a level calls the C library's transcendental functions (torch's DEFAULT kernels do):
+// x86's baseline. arm64's baseline calls SLEEF's AdvSIMD functions, as torch does there. Tests
+// holding torch's SLEEF bits compare within a stated number of ulps at such a level.
+inline bool calls_libm(CpuCapability level) {
+#if defined(__aarch64__)
+  (void)level;
+  return false;
+#else
+  return level == CpuCapability::Baseline;
+#endif
+}
+inline bool active_level_calls_libm() {
+  return calls_libm(cpu_capability());
+}
+
 }  // namespace tapegrad::testing

@@ -15,6 +15,7 @@
 #include <tapegrad/kernels/vmath/vmath.h>
 #include "tests/compare.h"
 #include "tests/goldens.h"
+#include "tests/kernels/isa_testing.h"
 
 namespace {
 
@@ -122,8 +123,15 @@ void elementwise_cases() {
             << " ulp of the largest from libm's tanh; backward: " << max_ulps(dx, want_dx)
             << " ulp from torch (" << max_abs(dx, want_dx) << " of the largest), "
             << max_abs(dx, ref_dx) << " ulp of the largest from libm's tanh\n";
-  CHECK(max_ulps(got, want) <= 1);
-  CHECK(max_ulps(dx, want_dx) <= 1);
+  // torch's goldens are its AVX2 kernel's (SLEEF's tanh); a level calling the C library's tanh is
+  // held to the libm formula below and to torch's values within 4 ulps of the largest.
+  if (tapegrad::testing::active_level_calls_libm()) {
+    CHECK(max_abs(got, want) <= 4);
+    CHECK(max_abs(dx, want_dx) <= 16);
+  } else {
+    CHECK(max_ulps(got, want) <= 1);
+    CHECK(max_ulps(dx, want_dx) <= 1);
+  }
   CHECK(max_abs(got, ref) <= 4);
   CHECK(max_abs(dx, ref_dx) <= 16);
 }

@@ -107,16 +107,7 @@ void run(const Elementwise& e, const std::vector<T>& x, std::vector<T>& y) {
   }
 }
 
-// Whether a level calls the C library's functions: x86's baseline; arm64's baseline calls SLEEF's
-// AdvSIMD functions (NEON), as torch does there, and is checked as the vector levels are.
-bool calls_libm(CpuCapability level) {
-#if defined(__aarch64__)
-  (void)level;
-  return false;
-#else
-  return level == CpuCapability::Baseline;
-#endif
-}
+using tapegrad::testing::calls_libm;
 
 template <class T>
 void elementwise_levels() {
