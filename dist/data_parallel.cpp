@@ -8,6 +8,7 @@
 #include <exception>
 #include <limits>
 
+#include <tapegrad/dist/progress_thread.h>
 #include <tapegrad/graph/error.h>
 
 // The rank-order sums round where MPI's sums do: no fused multiply-adds of the compiler's choosing.
@@ -34,7 +35,10 @@ void check(int code, const char* what) {
 MpiSession::MpiSession(int& argc, char**& argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
-  if (!initialized) MPI_Init(&argc, &argv);
+  // Serialised threads: DataParallelOptions::progress_thread tests requests from a thread of
+  // its own while the main thread starts others (under one mutex).
+  int provided = 0;
+  if (!initialized) MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size_);
 }
@@ -95,6 +99,11 @@ DataParallel::DataParallel(std::vector<Parameter> parameters, DataParallelOption
   staging_bytes_ = largest;
   check_same_layout();
   broadcast_parameters();
+  if (options_.progress_thread && world_size_ > 1) {
+    require_serialized_threads("DataParallel (progress_thread)");
+    progress_ =
+        std::make_unique<ProgressThread>([this] { test_started(); }, options_.progress_interval);
+  }
 }
 
 void DataParallel::check_same_layout() const {
@@ -159,6 +168,7 @@ void DataParallel::sum_in_rank_order(const Bucket& bucket, char* packed, const c
 }
 
 DataParallel::~DataParallel() {
+  if (progress_) progress_->stop();
   // A step left between its backward and average_gradients (an exception): finish what was
   // started, so MPI does not write into freed buffers.
   for (Bucket& bucket : buckets_) {
@@ -224,9 +234,18 @@ BackwardOptions DataParallel::backward_options(const Tape& tape) {
   }
   overlapping_ = true;
   started_ = 0;
+  if (progress_) progress_->start();
   BackwardOptions options;
   options.after_node = [this](int32_t i) { after_node(i); };
   return options;
+}
+
+void DataParallel::test_started() {
+  for (size_t b = 0; b < started_; ++b) {
+    if (buckets_[b].request == MPI_REQUEST_NULL) continue;
+    int done = 0;
+    check(MPI_Test(&buckets_[b].request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+  }
 }
 
 void DataParallel::start(size_t b) {
@@ -254,12 +273,18 @@ void DataParallel::start(size_t b) {
 void DataParallel::after_node(int32_t i) {
   const auto begin = std::chrono::steady_clock::now();
   // In bucket order on every rank (a collective's order must agree), as far as final.
-  while (started_ < buckets_.size() && buckets_[started_].ready_after >= i) start(started_++);
-  // Open MPI moves a non-blocking collective on only inside MPI calls: test the started ones.
-  for (size_t b = 0; b < started_; ++b) {
-    if (buckets_[b].request == MPI_REQUEST_NULL) continue;
-    int done = 0;
-    check(MPI_Test(&buckets_[b].request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+  if (progress_) {
+    if (started_ < buckets_.size() && buckets_[started_].ready_after >= i) {
+      std::lock_guard mpi(progress_->mpi_mutex());
+      while (started_ < buckets_.size() && buckets_[started_].ready_after >= i) {
+        start(started_);
+        ++started_;  // after start(): the thread tests only requests that exist
+      }
+    }
+  } else {
+    while (started_ < buckets_.size() && buckets_[started_].ready_after >= i) start(started_++);
+    // Open MPI moves a non-blocking collective on only inside MPI calls: test the started ones.
+    test_started();
   }
   allreduce_seconds_ +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
@@ -273,6 +298,7 @@ void DataParallel::average_gradients() {
   // to overlap. Every rank started the same buckets (the same graph), so the collectives agree.
   size_t first_blocking = 0;
   if (overlapping_) {
+    if (progress_) progress_->stop();  // parked: the MPI calls below are this thread's alone
     overlapping_ = false;
     started_in_backward_ = static_cast<int>(started_);
     for (size_t b = 0; b < started_; ++b) {

@@ -4,17 +4,21 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include <tapegrad/dist/progress_thread.h>
 #include <tapegrad/graph/parameter.h>
 #include <tapegrad/train/training.h>
 
 namespace tapegrad::dist {
 
-// MPI_Init on construction, MPI_Finalize on destruction: one per process, in main().
+// MPI_Init_thread (MPI_THREAD_SERIALIZED) on construction, MPI_Finalize on destruction: one per
+// process, in main().
 class MpiSession {
  public:
   MpiSession(int& argc, char**& argv);
@@ -48,6 +52,12 @@ struct DataParallelOptions {
   // The same bits as ShardedAdamW's reduce-scatter at any number of ranks, and whatever the
   // bucket sizes; with two ranks the same bits as the default too (a + b has one rounding).
   bool rank_order_sum = false;
+  // How the overlapped reductions move on (Open MPI progresses a non-blocking collective only
+  // inside MPI calls): false, MPI_Test on the started ones after each node of the reverse walk;
+  // true, a thread of DataParallel's own testing them every progress_interval while backward
+  // runs (dist/progress_thread.h). docs/distributed.md measures both.
+  bool progress_thread = false;
+  std::chrono::microseconds progress_interval{50};
   MPI_Comm comm = MPI_COMM_WORLD;
 };
 
@@ -117,6 +127,7 @@ class DataParallel {
   void sum_in_rank_order(const Bucket& bucket, char* packed, const char* received);
   void start(size_t b);        // pack bucket b and start its MPI_Iallreduce
   void after_node(int32_t i);  // BackwardOptions::after_node of an overlapped backward
+  void test_started();         // MPI_Test on the started buckets' requests
 
   std::vector<Parameter> parameters_;
   DataParallelOptions options_;
@@ -130,6 +141,7 @@ class DataParallel {
   int rank_ = 0;
   int world_size_ = 1;
   double allreduce_seconds_ = 0.0;
+  std::unique_ptr<ProgressThread> progress_;  // options_.progress_thread, with 2+ ranks
 };
 
 // This rank's share of a global batch of `global_batch` samples: samples [begin, end), by the

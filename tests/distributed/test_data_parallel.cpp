@@ -196,6 +196,9 @@ TEST_CASE("distributed: 5 AdamW steps of a GPT equal one process on the concaten
 
 TEST_CASE("distributed: the average overlapped with backward equals the blocking one",
           "[overlap]") {
+  // The overlapped reductions moved on by MPI_Test from the walk, or by a progress thread.
+  const bool progress_thread = GENERATE(false, true);
+  INFO((progress_thread ? "progress thread" : "MPI_Test from the reverse walk"));
   const int rank = world_rank(), size = world_size();
   const nn::GPTConfig cfg = tiny_gpt();
   Ids ids, targets;
@@ -207,7 +210,9 @@ TEST_CASE("distributed: the average overlapped with backward equals the blocking
   nn::GPTModel blocking(cfg, DType::Float32, init_a), overlapped(cfg, DType::Float32, init_b);
   const std::vector<Parameter> pa = blocking.parameters(), pb = overlapped.parameters();
   const dist::DataParallelOptions small{.bucket_bytes = 4096, .first_bucket_bytes = 1024};
-  dist::DataParallel ddp_a(pa, small), ddp_b(pb, small);
+  dist::DataParallelOptions small_b = small;
+  small_b.progress_thread = progress_thread;
+  dist::DataParallel ddp_a(pa, small), ddp_b(pb, small_b);
   REQUIRE(ddp_b.num_buckets() >= 4);
   AdamW opt_a(pa, {.lr = 1e-3}), opt_b(pb, {.lr = 1e-3});
   Tape tape;
