@@ -40,6 +40,7 @@
 #include <tapegrad/optim/sgd.h>
 #include "tools/bench/gpt_workload.h"
 #include "tools/bench/process_stats.h"
+#include "tools/bench/worker_args.h"
 
 namespace tapegrad_bench {
 
@@ -157,26 +158,17 @@ bool is_cnn_workload(const std::string& name) {
 
 int cnn_worker_main(const std::vector<std::string>& args) {
   using namespace tapegrad;
-  std::string name, engine, plugin;
-  int threads = 1, steps = 1;
-  bool gemm_peak = true;  // "--gemm-peak 0" skips it (for profiling the steps alone)
-  bool channels_last = false;
-  for (size_t i = 0; i + 1 < args.size(); i += 2) {
-    if (args[i] == "--worker") engine = args[i + 1];
-    if (args[i] == "--plugin") plugin = args[i + 1];
-    if (args[i] == "--channels-last") channels_last = args[i + 1] != "0";
-    if (args[i] == "--workload") name = args[i + 1];
-    if (args[i] == "--threads") threads = std::stoi(args[i + 1]);
-    if (args[i] == "--steps") steps = std::stoi(args[i + 1]);
-    if (args[i] == "--gemm-peak") gemm_peak = args[i + 1] != "0";
-  }
+  const WorkerArgs a = parse_worker_args(args);
+  const std::string &name = a.workload, &engine = a.engine;
+  const int threads = a.threads, steps = a.steps;
+  const bool gemm_peak = a.gemm_peak;
   const CnnWorkload* c = find_workload(name);
   if (c == nullptr) {
     std::fprintf(stderr, "tapegrad-bench: unknown convolution workload %s\n", name.c_str());
     return 2;
   }
   if (engine == "torch-cnn") {
-    return torch_cnn_worker(name, plugin, channels_last, threads, steps, gemm_peak);
+    return torch_cnn_worker(name, a.plugin, a.channels_last, threads, steps, gemm_peak);
   }
   set_num_threads(threads);
   const double gemm_gflops = gemm_peak ? tapegrad_gemm_gflops() : 0.0;

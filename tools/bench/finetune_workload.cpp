@@ -39,6 +39,7 @@
 #include <tapegrad/train/classifier.h>
 #include "tools/bench/gpt_workload.h"
 #include "tools/bench/process_stats.h"
+#include "tools/bench/worker_args.h"
 
 namespace tapegrad_bench {
 
@@ -114,13 +115,9 @@ bool is_finetune_workload(const std::string& name) {
 
 int finetune_worker_main(const std::vector<std::string>& args) {
   using namespace tapegrad;
-  std::string name;
-  int threads = 1, steps = 1;
-  for (size_t i = 0; i + 1 < args.size(); i += 2) {
-    if (args[i] == "--workload") name = args[i + 1];
-    if (args[i] == "--threads") threads = std::stoi(args[i + 1]);
-    if (args[i] == "--steps") steps = std::stoi(args[i + 1]);
-  }
+  const WorkerArgs a = parse_worker_args(args);
+  const std::string& name = a.workload;
+  const int threads = a.threads, steps = a.steps;
   const FinetuneWorkload* f = find_workload(name);
   if (f == nullptr) {
     std::fprintf(stderr, "tapegrad-bench: unknown fine-tuning workload %s\n", name.c_str());

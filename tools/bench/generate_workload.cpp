@@ -38,6 +38,7 @@
 #include <tapegrad/nn/gpt.h>
 #include <tapegrad/nn/qwen3.h>
 #include "tools/bench/process_stats.h"
+#include "tools/bench/worker_args.h"
 #include "tools/process/heap_counter.h"
 #include "tools/process/worker_process.h"
 
@@ -435,15 +436,10 @@ double weight_bytes(const tapegrad::nn::GPTConfig& c, bool read_per_token, bool 
 }  // namespace
 
 int generate_worker_main(const std::vector<std::string>& args) {
-  std::string engine, name;
-  int threads = 1;
-  bool bf16 = false;
-  for (size_t i = 0; i + 1 < args.size(); i += 2) {
-    if (args[i] == "--worker") engine = args[i + 1];
-    if (args[i] == "--workload") name = args[i + 1];
-    if (args[i] == "--threads") threads = std::stoi(args[i + 1]);
-    if (args[i] == "--dtype") bf16 = args[i + 1] == "bf16";
-  }
+  const WorkerArgs a = parse_worker_args(args);
+  const std::string &engine = a.engine, &name = a.workload;
+  const int threads = a.threads;
+  const bool bf16 = a.bf16;
   if (engine == "read-bandwidth") {
     read_bandwidth(stdout, threads);
   } else if (const QwenWorkload* q = find_qwen_workload(name)) {

@@ -51,6 +51,7 @@
 #include <tapegrad/optim/adam.h>
 #include <tapegrad/optim/clip.h>
 #include "tools/bench/process_stats.h"
+#include "tools/bench/worker_args.h"
 #include "tools/bench/workload.h"
 #include "tools/process/heap_counter.h"
 #include "tools/process/worker_process.h"
@@ -209,17 +210,10 @@ bool is_gpt_workload(const std::string& name) {
 
 int gpt_worker_main(const std::vector<std::string>& args) {
   using namespace tapegrad;
-  std::string name, engine, plugin;
-  int threads = 1, steps = 1;
-  bool gemm_peak = true;  // "--gemm-peak 0" skips it (for profiling the steps alone)
-  for (size_t i = 0; i + 1 < args.size(); i += 2) {
-    if (args[i] == "--worker") engine = args[i + 1];
-    if (args[i] == "--gemm-peak") gemm_peak = args[i + 1] != "0";
-    if (args[i] == "--workload") name = args[i + 1];
-    if (args[i] == "--threads") threads = std::stoi(args[i + 1]);
-    if (args[i] == "--steps") steps = std::stoi(args[i + 1]);
-    if (args[i] == "--plugin") plugin = args[i + 1];
-  }
+  const WorkerArgs a = parse_worker_args(args);
+  const std::string &name = a.workload, &engine = a.engine, &plugin = a.plugin;
+  const int threads = a.threads, steps = a.steps;
+  const bool gemm_peak = a.gemm_peak;
   const GptWorkload& w = find_workload(name);
   if (engine == "torch-gpt") return torch_worker(w, plugin, threads, steps, gemm_peak);
   set_num_threads(threads);

@@ -25,6 +25,7 @@
 #include "tools/bench/gpt_workload.h"
 #include "tools/bench/op_rows.h"
 #include "tools/bench/process_stats.h"
+#include "tools/bench/worker_args.h"
 #include "tools/process/worker_process.h"
 
 namespace tapegrad_bench {
@@ -247,13 +248,9 @@ std::vector<std::string> op_row_names() {
 }
 
 int op_worker_main(const std::vector<std::string>& args) {
-  std::string engine, plugin;
-  int threads = 1;
-  for (size_t i = 0; i + 1 < args.size(); i += 2) {
-    if (args[i] == "--worker") engine = args[i + 1];
-    if (args[i] == "--threads") threads = std::stoi(args[i + 1]);
-    if (args[i] == "--plugin") plugin = args[i + 1];
-  }
+  const WorkerArgs a = parse_worker_args(args);
+  const std::string &engine = a.engine, &plugin = a.plugin;
+  const int threads = a.threads;
   const bool torch = engine == "torch-ops";
   TorchOps t;
   if (torch && !load_torch_ops(plugin, t)) return 2;

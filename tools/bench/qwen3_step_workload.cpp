@@ -38,6 +38,7 @@
 #include <tapegrad/optim/adam.h>
 #include "tools/bench/gpt_workload.h"
 #include "tools/bench/process_stats.h"
+#include "tools/bench/worker_args.h"
 
 namespace tapegrad_bench {
 
@@ -87,13 +88,9 @@ bool is_qwen3_step_workload(const std::string& name) {
 
 int qwen3_step_worker_main(const std::vector<std::string>& args) {
   using namespace tapegrad;
-  std::string name;
-  int threads = 1, steps = 1;
-  for (size_t i = 0; i + 1 < args.size(); i += 2) {
-    if (args[i] == "--workload") name = args[i + 1];
-    if (args[i] == "--threads") threads = std::stoi(args[i + 1]);
-    if (args[i] == "--steps") steps = std::stoi(args[i + 1]);
-  }
+  const WorkerArgs a = parse_worker_args(args);
+  const std::string& name = a.workload;
+  const int threads = a.threads, steps = a.steps;
   const Qwen3StepWorkload* q = find_workload(name);
   if (q == nullptr) {
     std::fprintf(stderr, "tapegrad-bench: unknown Qwen3 step workload %s\n", name.c_str());
