@@ -38,7 +38,10 @@ inline void write_file(const std::string& program, const std::string& path,
 // {1, 2, 3} <-> "1,2,3": a data loader's order in a checkpoint's metadata.
 inline std::string join(const std::vector<int64_t>& v) {
   std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i > 0) s += ',';
+    s += std::to_string(v[i]);
+  }
   return s;
 }
 inline std::vector<int64_t> split_ints(const std::string& s) {

@@ -6,7 +6,11 @@
 // entries, stopped at <|endoftext|> and cut out of the generated text as the book does.
 //
 // The model: a train_gpt checkpoint (--checkpoint), Hugging Face GPT-2 weights (--gpt2
-// model.safetensors, as the book starts from GPT-2), or a fresh model of the given size.
+// model.safetensors, as the book starts from GPT-2), or a fresh model of the given size; or, with
+// --model, the book's Qwen3 or Llama 3.2 (its Qwen3 README: a drop-in for chapter 7's code) from a
+// Hugging Face checkpoint (--weights DIR) with its own tokenizer, whose <|endoftext|> (Qwen3) or
+// <|end_of_text|> (Llama 3) ends each entry and pads the batches, or a small fresh one
+// (qwen3-tiny, llama3-tiny). LoRA (--lora-rank) wraps every Linear of any of them.
 // The data: the book's instruction-data.json layout (--data), or by default a demonstration set
 // built from the King James Bible (Debian's bible-kjv, via tools/kjv_text.sh): --count entries of
 // three tasks (kjv_instruction_set in text/instruction.h: name a verse's book, complete a verse,
@@ -41,6 +45,7 @@ constexpr const char* kProgram = "tapegrad-finetune-instruct";
 
 struct Options {
   ft::ModelOptions model;
+  ft::LlmOptions llm;  // --model: Qwen3 or Llama 3.2 instead of GPT
   ft::RunOptions run;
   std::string data;  // empty: the KJV demonstration set
   std::string kjv = default_kjv_path();
@@ -53,24 +58,28 @@ struct Options {
   int64_t checkpoint_every = 0;
 };
 
-std::string config_string(const Options& o, const nn::GPTConfig& cfg, const Tokenizer& tok,
+template <class Config>
+std::string config_string(const Options& o, const Config& cfg, const Tokenizer& tok,
                           size_t entries) {
   std::ostringstream s;
+  if (!o.llm.model.empty()) s << "model=" << o.llm.model << " ";
   s << "tokenizer=" << tok.name() << " vocab_size=" << cfg.vocab_size
     << " context_length=" << cfg.context_length << " emb_dim=" << cfg.emb_dim
-    << " n_heads=" << cfg.n_heads << " n_layers=" << cfg.n_layers << " drop_rate=" << cfg.drop_rate
-    << " qkv_bias=" << cfg.qkv_bias << " batch_size=" << o.fit.batch_size << " lr=" << o.fit.lr
+    << " n_heads=" << cfg.n_heads << " n_layers=" << cfg.n_layers;
+  if constexpr (requires { cfg.drop_rate; }) {  // GPT's; Qwen3 and Llama 3.2 have no dropout
+    s << " drop_rate=" << cfg.drop_rate << " qkv_bias=" << cfg.qkv_bias;
+  }
+  s << " batch_size=" << o.fit.batch_size << " lr=" << o.fit.lr
     << " weight_decay=" << o.fit.weight_decay << " seed=" << o.model.seed << " entries=" << entries
     << " allowed_max_length=" << o.allowed_max_length << ft::run_config(o.run);
   return s.str();
 }
 
-int run(const Options& o) {
-  ft::apply_run_options(o.run);
-  ft::LoadedModel loaded = ft::load_model(o.model, kProgram);
-  nn::GPTModel& model = *loaded.model;
-  const Tokenizer& tokenizer = *loaded.tokenizer;
-  const nn::GPTConfig cfg = model.config();
+// The run on `model`: nn::GPTModel, or with --model nn::Qwen3Model / nn::Llama3Model.
+template <class Model>
+int run_model(const Options& o, Model& model, const Tokenizer& tokenizer,
+              const std::string& origin) {
+  const auto cfg = model.config();
   const int64_t pad = ft::pad_id(tokenizer);
 
   std::vector<InstructionEntry> data;
@@ -120,10 +129,9 @@ int run(const Options& o) {
   std::printf("%s: %s, %" PRId64 " parameters (%" PRId64
               " trained: %s), tokenizer %s; data %s: %zu training, %zu validation, "
               "%zu test entries; batch %" PRId64 ", lr %g, %" PRId64 " epoch(s)\n",
-              kProgram, loaded.origin.c_str(), model.num_parameters(),
-              model.num_trainable_parameters(), trained.c_str(), tokenizer.name().c_str(),
-              data_origin.c_str(), split.train.size(), split.validation.size(), split.test.size(),
-              o.fit.batch_size, o.fit.lr, o.fit.epochs);
+              kProgram, origin.c_str(), model.num_parameters(), model.num_trainable_parameters(),
+              trained.c_str(), tokenizer.name().c_str(), data_origin.c_str(), split.train.size(),
+              split.validation.size(), split.test.size(), o.fit.batch_size, o.fit.lr, o.fit.epochs);
 
   TrainState start;
   std::string csv = apps::kLossCsvHeader;
@@ -232,8 +240,11 @@ int run(const Options& o) {
     const std::vector<int64_t> ids = tokenizer.encode(input_text);
     // The prompt's last context_length tokens, as generate's idx[:, -context_size:] sees them.
     const Ids prompt(Shape{1, static_cast<int64_t>(ids.size())}, ids);  // [1, T]
-    const Ids generated = nn::generate(model, prompt, o.max_new_tokens, cfg.context_length, 0.0,
-                                       std::nullopt, pad);  // [1, T + new]
+    nn::GenerateOptions greedy;
+    greedy.max_new_tokens = o.max_new_tokens;
+    greedy.context_size = cfg.context_length;
+    greedy.eos_id = pad;
+    const Ids generated = nn::generate(model, prompt, greedy);  // [1, T + new]
     responses.push_back(extract_response(tokenizer.decode(generated.values()), input_text));
     if (isatty(STDOUT_FILENO)) {
       std::printf("\rresponses %zu/%zu", i + 1, test.size());
@@ -256,16 +267,33 @@ int run(const Options& o) {
   return 0;
 }
 
+int run(const Options& o) {
+  ft::apply_run_options(o.run);
+  if (!o.llm.model.empty()) {
+    const ft::LoadedLlm loaded = ft::load_llm(o.model, o.llm, kProgram);
+    if (loaded.qwen) return run_model(o, *loaded.qwen, *loaded.tokenizer, loaded.origin);
+    return run_model(o, *loaded.llama, *loaded.tokenizer, loaded.origin);
+  }
+  if (!o.llm.weights.empty() || !o.llm.tokenizer_file.empty()) {
+    throw Error(std::string(kProgram) + ": " +
+                (o.llm.weights.empty() ? "--tokenizer-file" : "--weights") +
+                ": only with --model (Qwen3 or Llama 3.2)");
+  }
+  const ft::LoadedModel loaded = ft::load_model(o.model, kProgram);
+  return run_model(o, *loaded.model, *loaded.tokenizer, loaded.origin);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{
       "Instruction fine-tuning (the book's chapter 7) from a train_gpt checkpoint, GPT-2 "
-      "weights or a fresh model; by default on a demonstration set built from the King "
-      "James Bible.",
+      "weights or a fresh model, or (--model) Qwen3 or Llama 3.2; by default on a "
+      "demonstration set built from the King James Bible.",
       kProgram};
   ft::add_model_options(app, o.model);
+  ft::add_llm_options(app, o.llm);
   ft::add_run_options(app, o.run);
   app.add_option("--data", o.data,
                  "instruction data in the book's JSON layout (default: the KJV "

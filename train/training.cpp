@@ -16,7 +16,8 @@
 
 namespace tapegrad {
 
-Tensor calc_loss_batch(const Ids& input_batch, const Ids& target_batch, const nn::GPTModel& model) {
+template <class Model>
+Tensor calc_loss_batch(const Ids& input_batch, const Ids& target_batch, const Model& model) {
   if (input_batch.shape() != target_batch.shape()) {
     throw Error("calc_loss_batch: input_batch " + input_batch.shape().str() + " and target_batch " +
                 target_batch.shape().str() + " differ in shape");
@@ -28,7 +29,8 @@ Tensor calc_loss_batch(const Ids& input_batch, const Ids& target_batch, const nn
   return cross_entropy(flat, target_batch.values());
 }
 
-double calc_loss_loader(BatchLoader& loader, const nn::GPTModel& model, int64_t num_batches) {
+template <class Model>
+double calc_loss_loader(BatchLoader& loader, const Model& model, int64_t num_batches) {
   if (loader.size() == 0) return std::numeric_limits<double>::quiet_NaN();
   const int64_t n = num_batches < 0 ? loader.size() : std::min(num_batches, loader.size());
   Tape tape;
@@ -45,10 +47,11 @@ double calc_loss_loader(BatchLoader& loader, const nn::GPTModel& model, int64_t 
   return total / static_cast<double>(n);
 }
 
-EvalLosses evaluate_model(const nn::GPTModel& model, BatchLoader& train_loader,
-                          BatchLoader& val_loader, int64_t eval_iter) {
+template <class Model>
+EvalLosses evaluate_model(const Model& model, BatchLoader& train_loader, BatchLoader& val_loader,
+                          int64_t eval_iter) {
   // Module::train is not const: the mode is a flag, not the model's values.
-  auto& mutable_model = const_cast<nn::GPTModel&>(model);
+  auto& mutable_model = const_cast<Model&>(model);
   const bool was_training = model.training();
   mutable_model.eval();
   EvalLosses losses;
@@ -58,11 +61,12 @@ EvalLosses evaluate_model(const nn::GPTModel& model, BatchLoader& train_loader,
   return losses;
 }
 
-std::string generate_sample(const nn::GPTModel& model, const Tokenizer& tokenizer,
+template <class Model>
+std::string generate_sample(const Model& model, const Tokenizer& tokenizer,
                             const std::string& start_context, int64_t max_new_tokens) {
   std::vector<int64_t> encoded = tokenizer.encode(start_context);
   if (encoded.empty()) return start_context;
-  auto& mutable_model = const_cast<nn::GPTModel&>(model);
+  auto& mutable_model = const_cast<Model&>(model);
   const bool was_training = model.training();
   mutable_model.eval();
   const int64_t n = static_cast<int64_t>(encoded.size());
@@ -72,7 +76,8 @@ std::string generate_sample(const nn::GPTModel& model, const Tokenizer& tokenize
   return tokenizer.decode(out.values());
 }
 
-double train_step(nn::GPTModel& model, const Ids& input_batch, const Ids& target_batch,
+template <class Model>
+double train_step(Model& model, const Ids& input_batch, const Ids& target_batch,
                   Optimizer& optimizer, double max_grad_norm, Tape& tape, double* grad_norm,
                   const std::function<void()>& after_backward,
                   const std::function<BackwardOptions(const Tape&)>& before_backward) {
@@ -109,7 +114,8 @@ void shard_rows(const Ids& batch, int rank, int world_size, Ids& shard) {
                                       static_cast<size_t>((mine.end - mine.begin) * cols)));
 }
 
-TrainState train_model_simple(nn::GPTModel& model, BatchLoader& train_loader,
+template <class Model>
+TrainState train_model_simple(Model& model, BatchLoader& train_loader,
                               BatchLoader& train_eval_loader, BatchLoader& val_loader,
                               Optimizer& optimizer, LRScheduler* scheduler,
                               const Tokenizer& tokenizer, const TrainOptions& options,
@@ -168,5 +174,23 @@ TrainState train_model_simple(nn::GPTModel& model, BatchLoader& train_loader,
   if (done() && stepped_in_epoch) sample();  // stopped mid-epoch: a last sample
   return state;
 }
+
+// The models chapters 5-7 train: the book's GPT, and its Qwen3 and Llama 3.2.
+#define TAPEGRAD_TRAINING_FOR(Model)                                                             \
+  template Tensor calc_loss_batch(const Ids&, const Ids&, const Model&);                         \
+  template double calc_loss_loader(BatchLoader&, const Model&, int64_t);                         \
+  template EvalLosses evaluate_model(const Model&, BatchLoader&, BatchLoader&, int64_t);         \
+  template std::string generate_sample(const Model&, const Tokenizer&, const std::string&,       \
+                                       int64_t);                                                 \
+  template double train_step(Model&, const Ids&, const Ids&, Optimizer&, double, Tape&, double*, \
+                             const std::function<void()>&,                                       \
+                             const std::function<BackwardOptions(const Tape&)>&);                \
+  template TrainState train_model_simple(Model&, BatchLoader&, BatchLoader&, BatchLoader&,       \
+                                         Optimizer&, LRScheduler*, const Tokenizer&,             \
+                                         const TrainOptions&, const TrainCallbacks&, TrainState);
+TAPEGRAD_TRAINING_FOR(nn::GPTModel)
+TAPEGRAD_TRAINING_FOR(nn::Qwen3Model)
+TAPEGRAD_TRAINING_FOR(nn::Llama3Model)
+#undef TAPEGRAD_TRAINING_FOR
 
 }  // namespace tapegrad

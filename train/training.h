@@ -1,6 +1,8 @@
 // Chapter 5's training loop as library functions: calc_loss_batch, calc_loss_loader,
 // evaluate_model and train_model_simple (ch05/01_main-chapter-code); generation is
-// nn/generate.h.
+// nn/generate.h. `Model` is nn::GPTModel, or nn::Qwen3Model / nn::Llama3Model (the book's Qwen3
+// README calls its Qwen3Model a drop-in for chapters 5-7's code): the functions are instantiated
+// in train/training.cpp for those three.
 //
 // Dimension names: B batch, T tokens, V vocabulary.
 #pragma once
@@ -11,6 +13,8 @@
 
 #include <tapegrad/graph/ids.h>
 #include <tapegrad/nn/gpt.h>
+#include <tapegrad/nn/llama3.h>
+#include <tapegrad/nn/qwen3.h>
 #include <tapegrad/text/dataset.h>
 #include <tapegrad/text/tokenizer.h>
 
@@ -21,14 +25,16 @@ class Optimizer;
 
 // cross_entropy(logits.flatten(0, 1), targets.flatten()) of the model's logits for input_batch:
 // the mean loss over all B·T positions, a [] tensor on the current tape.
-Tensor calc_loss_batch(const Ids& input_batch, const Ids& target_batch, const nn::GPTModel& model);
+template <class Model>
+Tensor calc_loss_batch(const Ids& input_batch, const Ids& target_batch, const Model& model);
 
 // The mean of calc_loss_batch over the first num_batches batches of one pass of the loader
 // (every batch when num_batches < 0 or larger than the loader), as the book's calc_loss_loader:
 // it starts a new epoch of the loader (iter(data_loader)), so a shuffled loader draws its order.
 // Computed under NoGradGuard on a scratch tape. NaN for a loader with no batch (the book's
 // float("nan")).
-double calc_loss_loader(BatchLoader& loader, const nn::GPTModel& model, int64_t num_batches = -1);
+template <class Model>
+double calc_loss_loader(BatchLoader& loader, const Model& model, int64_t num_batches = -1);
 
 struct EvalLosses {
   double train_loss = 0.0;
@@ -36,12 +42,14 @@ struct EvalLosses {
 };
 
 // The book's evaluate_model: eval mode, eval_iter batches of each loader, then train mode again.
-EvalLosses evaluate_model(const nn::GPTModel& model, BatchLoader& train_loader,
-                          BatchLoader& val_loader, int64_t eval_iter);
+template <class Model>
+EvalLosses evaluate_model(const Model& model, BatchLoader& train_loader, BatchLoader& val_loader,
+                          int64_t eval_iter);
 
 // The book's generate_and_print_sample, returning the text: eval mode, greedy continuation of
 // start_context by max_new_tokens tokens, train mode again. Newlines are kept.
-std::string generate_sample(const nn::GPTModel& model, const Tokenizer& tokenizer,
+template <class Model>
+std::string generate_sample(const Model& model, const Tokenizer& tokenizer,
                             const std::string& start_context, int64_t max_new_tokens = 50);
 
 // What train_model_simple reports.
@@ -102,7 +110,8 @@ struct TrainState {
 // state steps allocate nothing else (the loader refills its Ids in place). Returns the state at
 // the end. One training step is train_step() below, so a data-parallel gradient average can go
 // between its backward and its clipping.
-TrainState train_model_simple(nn::GPTModel& model, BatchLoader& train_loader,
+template <class Model>
+TrainState train_model_simple(Model& model, BatchLoader& train_loader,
                               BatchLoader& train_eval_loader, BatchLoader& val_loader,
                               Optimizer& optimizer, LRScheduler* scheduler,
                               const Tokenizer& tokenizer, const TrainOptions& options,
@@ -110,7 +119,8 @@ TrainState train_model_simple(nn::GPTModel& model, BatchLoader& train_loader,
 
 // One optimiser step on one batch: tape.reset(), zero_grad, forward, backward, clipping (when
 // max_grad_norm > 0; the norm goes to *grad_norm), optimizer.step(). Returns the batch loss.
-double train_step(nn::GPTModel& model, const Ids& input_batch, const Ids& target_batch,
+template <class Model>
+double train_step(Model& model, const Ids& input_batch, const Ids& target_batch,
                   Optimizer& optimizer, double max_grad_norm, Tape& tape,
                   double* grad_norm = nullptr, const std::function<void()>& after_backward = {},
                   const std::function<BackwardOptions(const Tape&)>& before_backward = {});

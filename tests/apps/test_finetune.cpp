@@ -308,4 +308,37 @@ TEST_CASE("example finetune_instruct: LoRA trains the adapters only", "[examples
   CHECK(std::isfinite(number_after(r.output, "Final losses\n   Training loss: ")));
 }
 
+TEST_CASE("example finetune_instruct: --model qwen3-tiny and llama3-tiny, every weight or LoRA",
+          "[examples][finetune][qwen3][llama3]") {
+  const std::string out = finetune_scratch("instruct_llm");
+  const std::string args = " --tokenizer bytes --context-length 512 --no-plot --kjv " +
+                           kjv_sample_path() +
+                           " --count 20 --batch-size 2 --epochs 1 --eval-freq 4 --eval-iter 1"
+                           " --lr 1e-3 --max-new-tokens 2 --max-test 1";
+  for (const std::string model : {"qwen3-tiny", "llama3-tiny"}) {
+    const Result r = run(kInstruct, "--model " + model + args + " --out " + out + model);
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    CHECK(r.output.find("a fresh " + model) != std::string::npos);
+    CHECK(r.output.find("trained: every weight") != std::string::npos);
+    const double before = number_after(r.output, "Initial losses\n   Training loss: ");
+    const double after = number_after(r.output, "Final losses\n   Training loss: ");
+    CHECK(std::isfinite(before));
+    CHECK(after < before);
+    for (const char* f :
+         {"/loss.csv", "/instruction-data-with-response.json", "/checkpoint.safetensors"}) {
+      CHECK(fs::exists(out + model + f));
+    }
+  }
+  const Result lora =
+      run(kInstruct, "--model llama3-tiny" + args + " --lora-rank 2 --out " + out + "lora");
+  INFO(lora.output);
+  REQUIRE(lora.status == 0);
+  CHECK(lora.output.find("LoRA rank 2, alpha 16 on") != std::string::npos);
+  CHECK(fs::exists(out + "lora/lora.safetensors"));
+  const Result refused = run(kInstruct, "--weights /nowhere" + args + " --out " + out + "bad");
+  CHECK(refused.status == 1);
+  CHECK(refused.output.find("--weights: only with --model") != std::string::npos);
+}
+
 #endif
