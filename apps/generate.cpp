@@ -38,7 +38,8 @@
 // llama3_config_from_json). --dtype bf16 loads the file straight into bfloat16 linear weights
 // (nn::load_qwen3_model_bf16: BF16 tensors' bits copied, F32 ones rounded to nearest even; no
 // float32 copy, so the peak memory is the bfloat16 model's). Generation stops at --eos-id, by
-// default (with --prompt) at the tokenizer's end of text, or of the turn with --chat.
+// default (with --prompt) at the tokenizer's end of text, or of the turn with --chat. A prompt
+// longer than the model's context is an Error (the GPT path crops it, as the book does).
 #include <tapegrad/cli/cli.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -105,6 +106,13 @@ int run_hf(const HfRun& o, const Config& cfg, const char* family, Load load, Loa
                   std::to_string(id) + " is outside " + o.model_name + "'s vocabulary [0, " +
                   std::to_string(cfg.vocab_size) + ")");
     }
+  }
+  // The book's generate would crop such a prompt to its last context_length tokens without a
+  // word; a prompt the model cannot read whole is refused before the weights load.
+  if (static_cast<int64_t>(o.ids.size()) > cfg.context_length) {
+    throw Error(std::string(o.tokenizer ? "--prompt: " : "--ids: ") + std::to_string(o.ids.size()) +
+                " tokens, longer than " + o.model_name + "'s context of " +
+                std::to_string(cfg.context_length) + " tokens");
   }
   if (o.eos_id && (*o.eos_id < 0 || *o.eos_id >= cfg.vocab_size)) {
     throw Error("--eos-id: " + std::to_string(*o.eos_id) + " is outside " + o.model_name +

@@ -74,6 +74,10 @@ TEST_CASE("tapegrad-generate --model qwen3 / llama3.2: bad input names the optio
   expect(qwen("--eos-id 97"), "--eos-id: ", "97");
   expect(run_program(TAPEGRAD_GENERATE, "--model qwen3 --weights " + kQwenDir + " --ids 1,97"),
          "--ids: ", "97");
+  // The tiny checkpoint's context is 16 tokens: 17 are refused, not cropped.
+  expect(run_program(TAPEGRAD_GENERATE, "--model qwen3 --weights " + kQwenDir +
+                                            " --ids 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"),
+         "--ids: ", "17 tokens, longer than qwen3's context of 16 tokens");
   TempDir dir;
   std::filesystem::copy(kQwenDir, dir.path / "q");
   std::filesystem::remove(dir.path / "q" / "model-00001-of-00002.safetensors");
