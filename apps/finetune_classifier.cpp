@@ -280,18 +280,10 @@ int run_model(const Options& o, Model& model, const Tokenizer& tokenizer,
 
 int run(const Options& o) {
   ft::apply_run_options(o.run);
-  if (!o.llm.model.empty()) {
-    const ft::LoadedLlm loaded = ft::load_llm(o.model, o.llm, kProgram);
-    if (loaded.qwen) return run_model(o, *loaded.qwen, *loaded.tokenizer, loaded.origin);
-    return run_model(o, *loaded.llama, *loaded.tokenizer, loaded.origin);
-  }
-  if (!o.llm.weights.empty() || !o.llm.tokenizer_file.empty()) {
-    throw Error(std::string(kProgram) + ": " +
-                (o.llm.weights.empty() ? "--tokenizer-file" : "--weights") +
-                ": only with --model (Qwen3 or Llama 3.2)");
-  }
-  const ft::LoadedModel loaded = ft::load_model(o.model, kProgram);
-  return run_model(o, *loaded.model, *loaded.tokenizer, loaded.origin);
+  return ft::with_model(o.model, o.llm, kProgram,
+                        [&](auto& model, const Tokenizer& tokenizer, const std::string& origin) {
+                          return run_model(o, model, tokenizer, origin);
+                        });
 }
 
 }  // namespace

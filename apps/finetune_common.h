@@ -313,6 +313,25 @@ inline LoadedLlm load_llm(const ModelOptions& m, const LlmOptions& o, const std:
   return out;
 }
 
+// Both programs' model choice: --model's Qwen3 or Llama 3.2 (load_llm), else the GPT of the
+// model options (load_model), handed to run_model(model, tokenizer, origin), a generic lambda.
+// --weights or --tokenizer-file without --model is an Error naming the option.
+template <class Run>
+int with_model(const ModelOptions& m, const LlmOptions& o, const std::string& program,
+               Run&& run_model) {
+  if (!o.model.empty()) {
+    const LoadedLlm loaded = load_llm(m, o, program);
+    if (loaded.qwen) return run_model(*loaded.qwen, *loaded.tokenizer, loaded.origin);
+    return run_model(*loaded.llama, *loaded.tokenizer, loaded.origin);
+  }
+  if (!o.weights.empty() || !o.tokenizer_file.empty()) {
+    throw Error(program + ": " + (o.weights.empty() ? "--tokenizer-file" : "--weights") +
+                ": only with --model (Qwen3 or Llama 3.2)");
+  }
+  const LoadedModel loaded = load_model(m, program);
+  return run_model(*loaded.model, *loaded.tokenizer, loaded.origin);
+}
+
 // --resume: loads the checkpoint `ckpt` into `params` and `extras` when its metadata
 // `config_key` equals `config` (this run's settings); otherwise throws, naming both settings,
 // before anything is changed.
