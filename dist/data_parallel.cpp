@@ -9,6 +9,7 @@
 #include <limits>
 
 #include <tapegrad/dist/progress_thread.h>
+#include <tapegrad/graph/checkpoint.h>
 #include <tapegrad/graph/error.h>
 
 // The rank-order sums round where MPI's sums do: no fused multiply-adds of the compiler's choosing.
@@ -213,9 +214,20 @@ void DataParallel::unpack(const Bucket& bucket, const char* sums) const {
   }
 }
 
-int32_t gradient_final_after(const ParameterImpl& parameter, const Tape& tape) {
-  const bool used = parameter.leaf_tape == &tape && parameter.leaf_generation == tape.generation();
-  return used ? parameter.leaf_node + 1 : std::numeric_limits<int32_t>::max();
+GradientsFinal::GradientsFinal(const Tape& tape) : tape_(tape) {
+  for (int32_t i = tape.size(); i-- > 0;) {  // down, so the first node using a parameter stays
+    for (const ParameterImpl* p : checkpoint_parameters(tape, i)) segments_[p] = i;
+  }
+}
+
+int32_t GradientsFinal::after(const ParameterImpl& parameter) const {
+  const bool used =
+      parameter.leaf_tape == &tape_ && parameter.leaf_generation == tape_.generation();
+  int32_t final_after = used ? parameter.leaf_node + 1 : std::numeric_limits<int32_t>::max();
+  if (const auto it = segments_.find(&parameter); it != segments_.end()) {
+    final_after = std::min(final_after, it->second);
+  }
+  return final_after;
 }
 
 BackwardOptions DataParallel::backward_options(const Tape& tape) {
@@ -225,11 +237,11 @@ BackwardOptions DataParallel::backward_options(const Tape& tape) {
         "DataParallel::backward_options: the previous overlapped backward's gradients "
         "were not averaged (call average_gradients() after each backward)");
   }
+  const GradientsFinal final_after(tape);
   for (Bucket& bucket : buckets_) {
     bucket.ready_after = std::numeric_limits<int32_t>::max();
     for (size_t i : bucket.members) {
-      bucket.ready_after =
-          std::min(bucket.ready_after, gradient_final_after(*parameters_[i].get(), tape));
+      bucket.ready_after = std::min(bucket.ready_after, final_after.after(*parameters_[i].get()));
     }
   }
   overlapping_ = true;

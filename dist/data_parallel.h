@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <tapegrad/dist/progress_thread.h>
@@ -61,10 +62,20 @@ struct DataParallelOptions {
   MPI_Comm comm = MPI_COMM_WORLD;
 };
 
-// The reverse walk's node after which `parameter`'s gradient on `tape` is final: the one after its
-// leaf, made at the parameter's first use, whose first consumer comes right after it; never
-// (INT32_MAX) for a parameter this step's forward did not use, whose gradient is final already.
-int32_t gradient_final_after(const ParameterImpl& parameter, const Tape& tape);
+// The reverse walk's node after which each parameter's gradient on `tape` is final: the one after
+// its leaf, made at the parameter's first use, whose first consumer comes right after it, or the
+// first checkpoint node whose segment used it (graph/checkpoint.h: that node's backward
+// accumulates it), whichever comes first; never (INT32_MAX) for a parameter this step's forward
+// did not use, whose gradient is final already. Built once per backward (one pass over the tape).
+class GradientsFinal {
+ public:
+  explicit GradientsFinal(const Tape& tape);
+  int32_t after(const ParameterImpl& parameter) const;
+
+ private:
+  const Tape& tape_;
+  std::unordered_map<const ParameterImpl*, int32_t> segments_;  // first checkpoint node using it
+};
 
 // In the spirit of torch's DistributedDataParallel, over a model's parameters:
 //  - construction broadcasts rank 0's values to every rank, so all start identical;

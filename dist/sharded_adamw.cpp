@@ -271,11 +271,12 @@ BackwardOptions ShardedAdamW::backward_options(const Tape& tape) {
         "backward_options: the previous overlapped backward was not followed by step() (call "
         "step() after each backward)");
   }
+  const GradientsFinal final_after(tape);
   for (Bucket& bucket : buckets_) {
     bucket.ready_after = std::numeric_limits<int32_t>::max();
     for (const size_t u : bucket.units) {
       bucket.ready_after =
-          std::min(bucket.ready_after, gradient_final_after(*params_[units_[u].param].get(), tape));
+          std::min(bucket.ready_after, final_after.after(*params_[units_[u].param].get()));
     }
   }
   overlapping_ = true;

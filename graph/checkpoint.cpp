@@ -85,7 +85,11 @@ struct CheckpointState {
   const CheckpointFunction* fn;  // owned by the tape until reset (Tape::own_until_reset)
   Generator* generator;          // null: the random state is not preserved
   const Generator* rng;          // the generator as the forward found it, in the arena
+  ParameterImpl* const* params;  // the parameters the segment used, in the arena
+  int32_t num_params;
 };
+
+const OpDef& checkpoint_op();
 
 // Runs fn on `scratch` over leaves aliasing `inputs` (of `tape`), named inside `scope` of `tape`
 // so that errors and drawings say where the segment sits.
@@ -189,7 +193,18 @@ uint32_t checkpoint_saves(const Node& node) {
 const OpDef kCheckpoint{"checkpoint",    checkpoint_backward,    checkpoint_arguments,
                         saves::kNothing, checkpoint_state_bytes, checkpoint_saves};
 
+const OpDef& checkpoint_op() {
+  return kCheckpoint;
+}
+
 }  // namespace
+
+std::span<ParameterImpl* const> checkpoint_parameters(const Tape& tape, int32_t node) {
+  const Node& n = tape.node(node);
+  if (n.op != &checkpoint_op() || n.state == nullptr) return {};
+  const auto& state = n.state_as<CheckpointState>();
+  return {state.params, static_cast<size_t>(state.num_params)};
+}
 
 Tensor checkpoint(const CheckpointFunction& fn, Inputs inputs, const CheckpointOptions& options) {
   if (!fn) throw Error("checkpoint: no function (an empty CheckpointFunction)");
@@ -222,8 +237,22 @@ Tensor checkpoint(const CheckpointFunction& fn, Inputs inputs, const CheckpointO
   }
   const Node& result = y.node();
   const bool needs_grad = result.requires_grad && grad_enabled();
-  CheckpointState state{nullptr, nullptr, nullptr};
+  CheckpointState state{nullptr, nullptr, nullptr, nullptr, 0};
   if (needs_grad) {
+    // The segment's parameters: its own leaves' and those of checkpoints nested in it.
+    std::vector<ParameterImpl*> used;
+    for (int32_t i = 0; i < static_cast<int32_t>(scratch.size()); ++i) {
+      const Node& n = scratch.node(i);
+      if (n.kind == NodeKind::Parameter && n.requires_grad) used.push_back(n.param.get());
+      for (ParameterImpl* p : checkpoint_parameters(scratch, i)) used.push_back(p);
+    }
+    std::sort(used.begin(), used.end());
+    used.erase(std::unique(used.begin(), used.end()), used.end());
+    auto* params = static_cast<ParameterImpl**>(
+        tape.arena().allocate(std::max<size_t>(used.size(), 1) * sizeof(ParameterImpl*)));
+    std::copy(used.begin(), used.end(), params);
+    state.params = params;
+    state.num_params = static_cast<int32_t>(used.size());
     auto kept = std::make_shared<const CheckpointFunction>(fn);
     state.fn = kept.get();
     tape.own_until_reset(std::move(kept));

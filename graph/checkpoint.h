@@ -43,6 +43,12 @@ struct CheckpointOptions {
 Tensor checkpoint(const CheckpointFunction& fn, Inputs inputs,
                   const CheckpointOptions& options = {});
 
+// The parameters the segment of checkpoint node `node` of `tape` used (nested segments'
+// included): the node's backward accumulates their gradients, so a reverse walk has them final
+// only after it (dist/'s overlapped buckets ask). Empty for a node that is not a checkpoint, or
+// one that needs no gradient.
+std::span<ParameterImpl* const> checkpoint_parameters(const Tape& tape, int32_t node);
+
 // The most bytes this thread's checkpoint scratch tapes held at once since the last
 // reset_checkpoint_peak() (summed over nesting levels): the memory checkpointing adds to the
 // tape's own arena (Arena::bytes_in_use) while a segment is computed or recomputed.

@@ -51,6 +51,17 @@ void my_batch(const nn::GPTConfig& cfg, Ids& ids, Ids& targets) {
       Ids(Shape{s.end - s.begin, tokens}, std::vector<int64_t>(y.begin() + from, y.begin() + to));
 }
 
+// The whole global batch (every rank's rows), as one process trains on it.
+void whole_batch(const nn::GPTConfig& cfg, Ids& ids, Ids& targets) {
+  const int64_t rows = 2 * world_size(), tokens = cfg.context_length;
+  Generator g(2024);
+  std::vector<int64_t> x(static_cast<size_t>(rows * tokens)), y(x.size());
+  for (auto& id : x) id = g.random() % cfg.vocab_size;
+  for (auto& t : y) t = g.random() % cfg.vocab_size;
+  ids = Ids(Shape{rows, tokens}, x);
+  targets = Ids(Shape{rows, tokens}, y);
+}
+
 Tensor loss_of(const nn::GPTModel& model, const Ids& ids, const Ids& targets) {
   Tensor logits = model(ids);
   return cross_entropy(reshape(logits, {ids.size(0) * ids.size(1), model.config().vocab_size}),
@@ -216,6 +227,66 @@ TEST_CASE("distributed: sharded AdamW equals AdamW after the average, blocking a
     loss_of(sharded_overlapped, ids, targets).backward(opt_e.backward_options(tape));
     CHECK_THROWS_WITH(opt_e.backward_options(tape), Catch::Contains("not followed by step()"));
     opt_e.step();
+  }
+}
+
+TEST_CASE(
+    "distributed: buckets, overlap, sharding and activation checkpointing together "
+    "follow one process on the whole batch",
+    "[zero]") {
+  // Three runs from the same weights: one process on every rank's rows (plain AdamW); the plain
+  // data-parallel run (blocking DataParallel, AdamW, in rank order at 3 ranks); and all of it at
+  // once (ShardedAdamW in small buckets, overlapped with backward, every block checkpointed).
+  // The last has the plain data-parallel run's weights bit for bit, and its losses are one
+  // process's within float64 rounding. (Weights are not compared with one process's: where a
+  // gradient is zero there and rounding noise summed over ranks, AdamW's m / sqrt(v) makes a
+  // step of a whole lr out of it, of either sign.)
+  nn::GPTConfig cfg = tiny_gpt();
+  cfg.n_layers = 2;
+  Ids ids, targets, all_ids, all_targets;
+  my_batch(cfg, ids, targets);
+  whole_batch(cfg, all_ids, all_targets);
+  Generator init_a(7), init_b(7), init_c(7);
+  nn::GPTModel one(cfg, DType::Float64, init_a), plain(cfg, DType::Float64, init_b),
+      composed(cfg, DType::Float64, init_c);
+  composed.set_checkpoint_every(1);  // every block recomputed in backward
+  const std::vector<Parameter> pa = one.parameters(), pb = plain.parameters(),
+                               pc = composed.parameters();
+  AdamW opt_a(groups_of(pa), kAdamW), opt_b(groups_of(pb), kAdamW);
+  dist::DataParallel ddp_b(pb, {.rank_order_sum = world_size() > 2});
+  dist::ShardedAdamW opt_c(groups_of(pc), kAdamW,
+                           {.bucket_bytes = 2048, .first_bucket_bytes = 512, .max_in_flight = 2});
+  REQUIRE(opt_c.num_buckets() > 3);
+  Tape tape;
+  for (int step = 0; step < 3; ++step) {
+    TapeScope scope(tape);
+    tape.reset();
+    opt_a.zero_grad();
+    Tensor loss_a = loss_of(one, all_ids, all_targets);  // one process, every rank's rows
+    loss_a.backward();
+    opt_a.step();
+    const double whole = loss_a.item();
+    tape.reset();
+    opt_b.zero_grad();
+    loss_of(plain, ids, targets).backward();
+    ddp_b.average_gradients();
+    opt_b.step();
+    tape.reset();
+    opt_c.zero_grad();
+    Tensor loss_c = loss_of(composed, ids, targets);
+    loss_c.backward(opt_c.backward_options(tape));
+    opt_c.step();
+    CHECK(opt_c.buckets_started_in_backward() == opt_c.num_buckets());
+    // The ranks' losses (equal rows each) average to the whole batch's.
+    const double mine = loss_c.item();
+    double sum = 0.0;
+    MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    INFO("step " << step + 1 << ", rank " << world_rank());
+    CHECK(std::abs(sum / world_size() - whole) <= 1e-12 * std::abs(whole));
+    for (size_t i = 0; i < pb.size(); ++i) {
+      INFO(pb[i].name());
+      CHECK(pc[i].values() == pb[i].values());
+    }
   }
 }
 
