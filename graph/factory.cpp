@@ -122,6 +122,14 @@ Tensor full_like(const Tensor& x, double value) {
   return full(Shape(x.shape()), value, x.dtype());
 }
 
+Tensor empty(const Shape& shape, DType dtype) {
+  return zeros(shape, dtype);
+}
+
+Tensor empty_like(const Tensor& x) {
+  return zeros_like(x);
+}
+
 namespace {
 
 // torch's cpu_serial_kernel_vec over one thread's range: blocks of two vectors (16 float32 or 8
@@ -262,6 +270,14 @@ Tensor rand(const Shape& shape, DType dtype, Generator& generator) {
     generator.uniform(static_cast<double*>(out), t.numel());
   }
   return t;
+}
+
+Tensor rand_like(const Tensor& x) {
+  return rand(Shape(x.shape()), x.dtype());
+}
+
+Tensor randn_like(const Tensor& x) {
+  return randn(Shape(x.shape()), x.dtype());
 }
 
 Tensor randn(const Shape& shape, DType dtype) {

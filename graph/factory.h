@@ -35,6 +35,10 @@ Tensor full(const Shape& shape, double value, DType dtype = DType::Float32);
 Tensor zeros_like(const Tensor& x);
 Tensor ones_like(const Tensor& x);
 Tensor full_like(const Tensor& x, double value);
+// torch.empty and empty_like: torch leaves the values uninitialised; tapegrad's are zeros (a
+// tape's arena hands out memory another step wrote, and reading it would not repeat run to run).
+Tensor empty(const Shape& shape, DType dtype = DType::Float32);
+Tensor empty_like(const Tensor& x);
 
 // torch.arange(end) and arange(start, end, step) with float arguments: ceil((end - start) / step)
 // values start + i·step, computed as torch's CPU kernel computes them (in double, the float32
@@ -61,6 +65,9 @@ Tensor rand(const Shape& shape, DType dtype, Generator& generator);
 // below: graph/random.h).
 Tensor randn(const Shape& shape, DType dtype = DType::Float32);
 Tensor randn(const Shape& shape, DType dtype, Generator& generator);
+// torch.rand_like and randn_like: rand / randn of x's shape and dtype (the same draws).
+Tensor rand_like(const Tensor& x);
+Tensor randn_like(const Tensor& x);
 // torch.randint(low, high, shape) (int64, as torch's default dtype): (draw % (high - low)) + low
 // with one 32-bit draw per value, or a 64-bit draw when high - low >= 2^32, as torch's CPU
 // kernel. randint(high, shape) is randint(0, high, shape). Throws Error unless low < high.

@@ -589,6 +589,13 @@ Tensor expand(const Tensor& x, std::span<const int64_t> sizes);
 inline Tensor expand(const Tensor& x, std::initializer_list<int64_t> sizes) {
   return expand(x, std::span<const int64_t>(sizes.begin(), sizes.size()));
 }
+// torch.broadcast_to: expand's alias.
+inline Tensor broadcast_to(const Tensor& x, std::span<const int64_t> sizes) {
+  return expand(x, sizes);
+}
+inline Tensor broadcast_to(const Tensor& x, std::initializer_list<int64_t> sizes) {
+  return expand(x, sizes);
+}
 // (Shapes by value here and in sum_to_size: callers pass other tensors' shapes, which recording
 // may move.)
 inline Tensor expand(const Tensor& x, Shape shape) {

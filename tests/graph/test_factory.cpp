@@ -144,6 +144,26 @@ TEST_CASE("zeros_like, ones_like and full_like take x's shape and dtype", "[fact
   CHECK(full_like(x, -2.5).values() == std::vector<double>(3, -2.5));
 }
 
+TEST_CASE("empty, empty_like, rand_like and randn_like: x's shape and dtype, rand's draws",
+          "[factory]") {
+  Tape tape;
+  TapeScope scope(tape);
+  const Tensor x = tensor({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}, DType::Float64);
+  CHECK(empty({2, 3}).values() == std::vector<double>(6, 0.0));
+  CHECK(empty({2, 3}).dtype() == DType::Float32);
+  CHECK(empty_like(x).shape() == x.shape());
+  CHECK(empty_like(x).dtype() == DType::Float64);
+  manual_seed(7);
+  const std::vector<double> u = rand({2, 3}, DType::Float64).values();
+  const std::vector<double> n = randn({2, 3}, DType::Float64).values();
+  manual_seed(7);
+  const Tensor ru = rand_like(x), rn = randn_like(x);
+  CHECK(ru.shape() == x.shape());
+  CHECK(rn.dtype() == DType::Float64);
+  CHECK(ru.values() == u);
+  CHECK(rn.values() == n);
+}
+
 TEST_CASE("the torch factories refuse bad arguments with torch's reasons", "[factory][errors]") {
   Tape tape;
   TapeScope scope(tape);

@@ -10,6 +10,7 @@ TEST_CASE("expand: [3, 1] to [2, 3, 2], -1 keeping a size", "[expand]") {
   TapeScope scope(tape);
   Tensor x = from_values(Shape{3, 1}, std::vector<double>{1.0, 2.0, 3.0});
   Tensor y = expand(x, {2, -1, 2});
+  CHECK(broadcast_to(x, {2, -1, 2}).values() == y.values());  // torch's alias
   CHECK(y.shape() == Shape{2, 3, 2});
   CHECK(y.values() == std::vector<double>{1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3});
   CHECK(expand(scalar(4.0), Shape{2}).values() == std::vector<double>{4, 4});
