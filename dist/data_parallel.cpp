@@ -285,19 +285,15 @@ void DataParallel::start(size_t b) {
 void DataParallel::after_node(int32_t i) {
   const auto begin = std::chrono::steady_clock::now();
   // In bucket order on every rank (a collective's order must agree), as far as final.
-  if (progress_) {
-    if (started_ < buckets_.size() && buckets_[started_].ready_after >= i) {
-      std::lock_guard mpi(progress_->mpi_mutex());
-      while (started_ < buckets_.size() && buckets_[started_].ready_after >= i) {
-        start(started_);
-        ++started_;  // after start(): the thread tests only requests that exist
-      }
-    }
-  } else {
-    while (started_ < buckets_.size() && buckets_[started_].ready_after >= i) start(started_++);
-    // Open MPI moves a non-blocking collective on only inside MPI calls: test the started ones.
-    test_started();
+  auto ready = [&] { return started_ < buckets_.size() && buckets_[started_].ready_after >= i; };
+  if (ready()) {
+    std::unique_lock<std::mutex> mpi;  // a progress thread's MPI_Test waits for these starts
+    if (progress_) mpi = std::unique_lock(progress_->mpi_mutex());
+    while (ready()) start(started_++);
   }
+  // Open MPI moves a non-blocking collective on only inside MPI calls: test the started ones
+  // (the progress thread does, when there is one).
+  if (!progress_) test_started();
   allreduce_seconds_ +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 }

@@ -89,8 +89,6 @@ struct CheckpointState {
   int32_t num_params;
 };
 
-const OpDef& checkpoint_op();
-
 // Runs fn on `scratch` over leaves aliasing `inputs` (of `tape`), named inside `scope` of `tape`
 // so that errors and drawings say where the segment sits.
 Tensor run_segment(const CheckpointFunction& fn, Tape& scratch, Tape& tape,
@@ -193,15 +191,11 @@ uint32_t checkpoint_saves(const Node& node) {
 const OpDef kCheckpoint{"checkpoint",    checkpoint_backward,    checkpoint_arguments,
                         saves::kNothing, checkpoint_state_bytes, checkpoint_saves};
 
-const OpDef& checkpoint_op() {
-  return kCheckpoint;
-}
-
 }  // namespace
 
 std::span<ParameterImpl* const> checkpoint_parameters(const Tape& tape, int32_t node) {
   const Node& n = tape.node(node);
-  if (n.op != &checkpoint_op() || n.state == nullptr) return {};
+  if (n.op != &kCheckpoint || n.state == nullptr) return {};
   const auto& state = n.state_as<CheckpointState>();
   return {state.params, static_cast<size_t>(state.num_params)};
 }

@@ -36,22 +36,8 @@ nn::GPTConfig tiny_gpt() {
                        .qkv_bias = true};
 }
 
-// This rank's rows of a global batch of 2 rows per rank, the same stream on every rank.
-void my_batch(const nn::GPTConfig& cfg, Ids& ids, Ids& targets) {
-  const int64_t rows = 2 * world_size(), tokens = cfg.context_length;
-  Generator g(2024);
-  std::vector<int64_t> x(static_cast<size_t>(rows * tokens)), y(x.size());
-  for (auto& id : x) id = g.random() % cfg.vocab_size;
-  for (auto& t : y) t = g.random() % cfg.vocab_size;
-  const dist::Shard s = dist::shard_of(rows, world_rank(), world_size());
-  const auto from = static_cast<std::ptrdiff_t>(s.begin * tokens);
-  const auto to = static_cast<std::ptrdiff_t>(s.end * tokens);
-  ids = Ids(Shape{s.end - s.begin, tokens}, std::vector<int64_t>(x.begin() + from, x.begin() + to));
-  targets =
-      Ids(Shape{s.end - s.begin, tokens}, std::vector<int64_t>(y.begin() + from, y.begin() + to));
-}
-
-// The whole global batch (every rank's rows), as one process trains on it.
+// The whole global batch of 2 rows per rank (every rank's rows), as one process trains on it:
+// the same stream on every rank.
 void whole_batch(const nn::GPTConfig& cfg, Ids& ids, Ids& targets) {
   const int64_t rows = 2 * world_size(), tokens = cfg.context_length;
   Generator g(2024);
@@ -60,6 +46,14 @@ void whole_batch(const nn::GPTConfig& cfg, Ids& ids, Ids& targets) {
   for (auto& t : y) t = g.random() % cfg.vocab_size;
   ids = Ids(Shape{rows, tokens}, x);
   targets = Ids(Shape{rows, tokens}, y);
+}
+
+// This rank's rows of it, by the data-parallel sharding rule (shard_rows).
+void my_batch(const nn::GPTConfig& cfg, Ids& ids, Ids& targets) {
+  Ids all_ids, all_targets;
+  whole_batch(cfg, all_ids, all_targets);
+  shard_rows(all_ids, world_rank(), world_size(), ids);
+  shard_rows(all_targets, world_rank(), world_size(), targets);
 }
 
 Tensor loss_of(const nn::GPTModel& model, const Ids& ids, const Ids& targets) {
