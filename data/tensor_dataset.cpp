@@ -248,9 +248,9 @@ std::vector<Subset> random_split(const TensorDataset& dataset, const std::vector
     throw Error("random_split: lengths [" + list + "] add up to " + std::to_string(total) +
                 ", but the dataset has " + std::to_string(dataset.size()) + " rows");
   }
-  const std::vector<int64_t> order = randperm(total, generator);
+  const Ids order = randperm(total, generator);
   std::vector<Subset> parts;
-  auto offset = order.begin();
+  auto offset = order.values().begin();
   for (const int64_t length : lengths) {
     parts.emplace_back(dataset, std::vector<int64_t>(offset, offset + length));
     offset += length;

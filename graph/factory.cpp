@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tapegrad/graph/error.h>
@@ -238,6 +239,40 @@ Tensor linspace(double start, double end, int64_t steps, DType dtype) {
   return t;
 }
 
+Tensor logspace(double start, double end, int64_t steps, double base, DType dtype) {
+  if (steps < 0) {
+    throw Error("logspace: number of steps must be non-negative, got " + std::to_string(steps));
+  }
+  Tape& tape = current_tape();
+  Tensor t = tape.leaf(Shape{steps}, dtype, nullptr, false);
+  void* out = tape.node(t.id()).value;
+  // The exponents in double from the dtype-rounded ends, each product rounded on its own (torch's
+  // RangeFactories.cpp is compiled without FMA contraction).
+  auto fill = [&]<class T>(T* o) {
+    if (steps == 1) {
+      o[0] = static_cast<T>(std::pow(base, start));
+      return;
+    }
+    const T from = static_cast<T>(start), to = static_cast<T>(end);
+    const double step = static_cast<double>(to - from) / static_cast<double>(steps - 1);
+    const int64_t halfway = steps / 2;
+    for (int64_t i = 0; i < steps; ++i) {
+      const bool first_half = i < halfway;
+      volatile double offset = step * static_cast<double>(first_half ? i : steps - i - 1);
+      const double exponent =
+          first_half ? static_cast<double>(from) + offset : static_cast<double>(to) - offset;
+      o[i] = static_cast<T>(std::pow(base, exponent));
+    }
+  };
+  if (steps == 0) return t;
+  if (dtype == DType::Float32) {
+    fill(static_cast<float*>(out));
+  } else {
+    fill(static_cast<double*>(out));
+  }
+  return t;
+}
+
 Tensor eye(int64_t n, std::optional<int64_t> m, DType dtype) {
   const int64_t cols = m.value_or(n);
   if (n < 0 || cols < 0) {
@@ -342,6 +377,84 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype, Gener
     }
   }
   return t;
+}
+
+Ids randperm(int64_t n) {
+  return randperm(n, default_generator());
+}
+
+Ids randperm(int64_t n, Generator& generator) {
+  if (n < 0) throw Error("randperm: n must be >= 0, got " + std::to_string(n));
+  std::vector<int64_t> values(static_cast<size_t>(n));
+  generator.randperm(values.data(), n);
+  return Ids(Shape{n}, std::move(values));
+}
+
+Tensor randperm(int64_t n, DType dtype) {
+  return randperm(n, dtype, default_generator());
+}
+
+Tensor randperm(int64_t n, DType dtype, Generator& generator) {
+  const Ids ids = randperm(n, generator);
+  std::vector<double> values(ids.values().begin(), ids.values().end());
+  return from_values(Shape{n}, values, dtype);
+}
+
+namespace {
+
+// What Tensor.normal_ / uniform_ may overwrite (header): x's storage, unless x requires grad or
+// a recorded op read it. Aliases (detach) share the storage pointer, so they are found too.
+void check_fill_in_place(const char* op, const Tensor& x) {
+  const std::string what = std::string(op) + ": " +
+                           (x.name().empty() ? std::string() : "\"" + x.name() + "\" ") +
+                           x.shape().str();
+  if (x.requires_grad()) {
+    throw Error(what + " requires grad: a leaf that requires grad cannot be filled in place");
+  }
+  if (x.numel() == 0) return;
+  const Tape& tape = x.tape();
+  const void* storage = x.node().value;
+  for (int32_t id = 0; id < tape.size(); ++id) {
+    const Node& n = tape.node(id);
+    for (int32_t k = 0; k < n.num_inputs; ++k) {
+      if (tape.node(n.inputs[k]).value == storage) {
+        throw Error(what + " was already read by " + n.op_name() + " (node " + std::to_string(id) +
+                    "), whose backward would read the new values: draw a new tensor instead");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Tensor normal_(const Tensor& x, double mean, double std) {
+  return normal_(x, mean, std, default_generator());
+}
+
+Tensor normal_(const Tensor& x, double mean, double std, Generator& generator) {
+  check_fill_in_place("normal_", x);
+  void* value = x.node().value;
+  if (x.dtype() == DType::Float32) {
+    generator.normal(static_cast<float*>(value), x.numel(), mean, std);
+  } else {
+    generator.normal(static_cast<double*>(value), x.numel(), mean, std);
+  }
+  return x;
+}
+
+Tensor uniform_(const Tensor& x, double from, double to) {
+  return uniform_(x, from, to, default_generator());
+}
+
+Tensor uniform_(const Tensor& x, double from, double to, Generator& generator) {
+  check_fill_in_place("uniform_", x);
+  void* value = x.node().value;
+  if (x.dtype() == DType::Float32) {
+    generator.uniform(static_cast<float*>(value), x.numel(), from, to);
+  } else {
+    generator.uniform(static_cast<double*>(value), x.numel(), from, to);
+  }
+  return x;
 }
 
 Tensor requires_grad(const Tensor& x) {

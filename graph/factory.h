@@ -54,6 +54,13 @@ Tensor arange(double start, double end, double step = 1.0, DType dtype = DType::
 // the last value is exactly end), as torch's CPU kernel (same blocks and thread caveat as
 // arange). steps == 1 gives [start]; steps < 0 is an Error.
 Tensor linspace(double start, double end, int64_t steps, DType dtype = DType::Float32);
+// torch.logspace(start, end, steps, base): base^e for steps exponents e from start to end, as
+// torch's CPU kernel: start and end rounded to dtype, step = (end - start) / (steps - 1) in double,
+// the first half base^(start + step·i) and the second base^(end − step·(steps − 1 − i)) with
+// libm's pow in double, then rounded to dtype; steps == 1 gives [base^start] (start unrounded).
+// No thread caveat (torch's loop counts i in int64). steps < 0 is an Error.
+Tensor logspace(double start, double end, int64_t steps, double base = 10.0,
+                DType dtype = DType::Float32);
 // torch.eye(n, m): [n, m] (m = n unless given) with ones on the diagonal. n, m >= 0.
 Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, DType dtype = DType::Float32);
 
@@ -79,6 +86,25 @@ Ids randint(int64_t high, const Shape& shape);
 // (torch's float32 stream differs beyond; an Error here); values beyond 2^24 round in float32.
 Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype);
 Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype, Generator& generator);
+
+// torch.randperm(n) (int64, torch's default): a permutation of 0..n-1, torch's CPU shuffle from
+// the same seed (Generator::randperm; n - 1 draws). n < 0 is an Error. With a float dtype, the
+// same permutation converted (torch swaps the converted values, which gives the same).
+Ids randperm(int64_t n);
+Ids randperm(int64_t n, Generator& generator);
+Tensor randperm(int64_t n, DType dtype);
+Tensor randperm(int64_t n, DType dtype, Generator& generator);
+
+// Tensor.normal_(mean, std) and Tensor.uniform_(from, to): x's values replaced in place by
+// torch's draws (the same numbers as randn / rand, and as nn::normal_ / nn::uniform_ on a
+// Parameter); returns x. Every tensor sharing x's storage (detach) sees them, as in torch. An
+// Error, before anything is drawn, when x requires grad (torch refuses in-place ops on such
+// leaves) or when a recorded op has already read x's storage: its forward has run and its
+// backward would read the new values (torch's version counter fails that backward).
+Tensor normal_(const Tensor& x, double mean = 0.0, double std = 1.0);
+Tensor normal_(const Tensor& x, double mean, double std, Generator& generator);
+Tensor uniform_(const Tensor& x, double from = 0.0, double to = 1.0);
+Tensor uniform_(const Tensor& x, double from, double to, Generator& generator);
 
 // A leaf that requires grad, holding a copy of x's value (torch's x.detach().requires_grad_()).
 Tensor requires_grad(const Tensor& x);

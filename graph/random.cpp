@@ -1,4 +1,5 @@
-// Generator: torch's MT19937 engine and the CPU sampling kernels (uniform, dropout, normal).
+// Generator: torch's MT19937 engine and the CPU sampling kernels (uniform, dropout, normal,
+// exponential, bernoulli, randperm).
 #include <tapegrad/graph/random.h>
 
 #include <algorithm>
@@ -331,6 +332,62 @@ void Generator::exponential(double* out, int64_t n, double lambd) {
   check_count("exponential", n);
   check_exponential_lambd(lambd);
   for (int64_t i = 0; i < n; ++i) out[i] = -1.0 / lambd * std::log(1.0 - uniform_double());
+}
+
+namespace {
+
+void check_bernoulli_p(double p) {
+  if (!(p >= 0.0 && p <= 1.0)) {
+    throw Error("bernoulli: expects p to be in [0, 1], but got p=" + std::to_string(p));
+  }
+}
+
+// Each probability in [0, 1] before anything is drawn (torch checks per element as it draws:
+// "Expected p_in >= 0 && p_in <= 1").
+template <class T>
+void check_bernoulli_probabilities(const T* p, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (!(p[i] >= T(0) && p[i] <= T(1))) {
+      throw Error("bernoulli: each probability must be in [0, 1], but p[" + std::to_string(i) +
+                  "] (flat index) = " + std::to_string(p[i]));
+    }
+  }
+}
+
+}  // namespace
+
+// torch's bernoulli_distribution<p's type>: uniform_real_distribution<T>(0, 1) < p.
+void Generator::bernoulli(float* out, const float* p, int64_t n) {
+  check_count("bernoulli", n);
+  check_bernoulli_probabilities(p, n);
+  for (int64_t i = 0; i < n; ++i) out[i] = uniform_float() < p[i] ? 1.0f : 0.0f;
+}
+
+void Generator::bernoulli(double* out, const double* p, int64_t n) {
+  check_count("bernoulli", n);
+  check_bernoulli_probabilities(p, n);
+  for (int64_t i = 0; i < n; ++i) out[i] = uniform_double() < p[i] ? 1.0 : 0.0;
+}
+
+void Generator::bernoulli(float* out, int64_t n, double p) {
+  check_count("bernoulli", n);
+  check_bernoulli_p(p);
+  for (int64_t i = 0; i < n; ++i) out[i] = uniform_double() < p ? 1.0f : 0.0f;
+}
+
+void Generator::bernoulli(double* out, int64_t n, double p) {
+  check_count("bernoulli", n);
+  check_bernoulli_p(p);
+  for (int64_t i = 0; i < n; ++i) out[i] = uniform_double() < p ? 1.0 : 0.0;
+}
+
+void Generator::randperm(int64_t* out, int64_t n) {
+  check_count("randperm", n);
+  for (int64_t i = 0; i < n; ++i) out[i] = i;
+  for (int64_t i = 0; i + 1 < n; ++i) {
+    const auto z = static_cast<int64_t>(random() % static_cast<uint64_t>(n - i));
+    std::swap(out[i], out[z + i]);
+  }
 }
 
 double Generator::scalar_normal() {

@@ -68,6 +68,22 @@ class Generator {
   void normal(float* out, int64_t n, double mean = 0.0, double std = 1.0);
   void normal(double* out, int64_t n, double mean = 0.0, double std = 1.0);
 
+  // torch.bernoulli(p) on CPU (torch 1.13 without MKL, Debian's build): out[i] = 1 when a uniform
+  // of p's dtype is < p[i] (float32: one 24-bit draw, float64: a 53-bit draw of two words), else
+  // 0. Every p[i] must be in [0, 1] (NaN is not), else Error naming its position, before any draw.
+  void bernoulli(float* out, const float* p, int64_t n);
+  void bernoulli(double* out, const double* p, int64_t n);
+  // torch.bernoulli(x, p) / Tensor.bernoulli_(p) with one probability: a float64 uniform per
+  // element, whatever the dtype (as dropout_keep_mask, but p == 0 and p == 1 draw too, as
+  // torch's bernoulli_ does). 0 <= p <= 1, else Error.
+  void bernoulli(float* out, int64_t n, double p);
+  void bernoulli(double* out, int64_t n, double p);
+
+  // torch.randperm(n) on CPU in torch 1.13, for every n: out = 0..n-1, then for i in 0..n-2 swap
+  // out[i] with out[i + random() % (n - i)] (one 32-bit draw each, n - 1 draws in all). torch
+  // 2.x draws 64-bit words from n >= 2^32 / 20; 1.13 does not (checked at n = 214748364).
+  void randperm(int64_t* out, int64_t n);
+
   // Tensor.exponential_(lambd) on n contiguous elements, as torch 1.13's CPU kernel without MKL
   // (Debian's build): per element one float64 uniform u, then -1 / lambd * log(1 - u) in double
   // with libm's scalar log, cast to the element type. lambd must be > 0 and finite, else Error.

@@ -284,4 +284,85 @@ void trunc_normal_(const Parameter& p, double mean, double std, double a, double
   });
 }
 
+namespace {
+
+// Q of a's QR (a: m x n, m >= n, column-major, overwritten) with each column times the sign of
+// R's diagonal entry, i.e. the Q whose R has a positive diagonal, which is unique: LAPACK's
+// Householder QR in torch and this one in double give the same Q up to rounding. Returned
+// column-major, m x n.
+std::vector<double> init_positive_qr_q(std::vector<double>& a, int64_t m, int64_t n) {
+  auto at = [&](int64_t i, int64_t j) -> double& { return a[static_cast<size_t>(j * m + i)]; };
+  std::vector<double> vs(static_cast<size_t>(m * n), 0.0);  // Householder vectors, one a column
+  std::vector<double> sign(static_cast<size_t>(n), 1.0);
+  for (int64_t k = 0; k < n; ++k) {
+    double norm = 0.0;
+    for (int64_t i = k; i < m; ++i) norm = std::hypot(norm, at(i, k));
+    // R(k, k) = alpha, chosen against x0's sign so that v = x - alpha e1 does not cancel.
+    const double alpha = at(k, k) > 0.0 ? -norm : norm;
+    double* v = vs.data() + k * m;
+    for (int64_t i = k; i < m; ++i) v[i] = at(i, k);
+    v[k] -= alpha;
+    double v_norm = 0.0;
+    for (int64_t i = k; i < m; ++i) v_norm = std::hypot(v_norm, v[i]);
+    sign[static_cast<size_t>(k)] = alpha < 0.0 ? -1.0 : (alpha > 0.0 ? 1.0 : 0.0);
+    if (v_norm == 0.0) continue;  // the column is already R's: H = I
+    for (int64_t i = k; i < m; ++i) v[i] /= v_norm;
+    for (int64_t j = k; j < n; ++j) {  // A(k:, j) -= 2 v (vᵀ A(k:, j))
+      double dot = 0.0;
+      for (int64_t i = k; i < m; ++i) dot += v[i] * at(i, j);
+      for (int64_t i = k; i < m; ++i) at(i, j) -= 2.0 * dot * v[i];
+    }
+  }
+  // Q = H_0 ... H_(n-1) applied to the first n columns of the identity, last reflection first.
+  std::vector<double> q(static_cast<size_t>(m * n), 0.0);
+  for (int64_t j = 0; j < n; ++j) q[static_cast<size_t>(j * m + j)] = 1.0;
+  for (int64_t k = n - 1; k >= 0; --k) {
+    const double* v = vs.data() + k * m;
+    for (int64_t j = 0; j < n; ++j) {
+      double* col = q.data() + j * m;
+      double dot = 0.0;
+      for (int64_t i = k; i < m; ++i) dot += v[i] * col[i];
+      for (int64_t i = k; i < m; ++i) col[i] -= 2.0 * dot * v[i];
+    }
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t i = 0; i < m; ++i)
+      q[static_cast<size_t>(j * m + i)] *= sign[static_cast<size_t>(j)];
+  }
+  return q;
+}
+
+}  // namespace
+
+void orthogonal_(const Parameter& p, double gain, Generator& g) {
+  const Shape& shape = p.shape();
+  if (shape.rank() < 2) {
+    throw Error("orthogonal_: only tensors with 2 or more dimensions are supported, got " +
+                shape.str());
+  }
+  if (shape.numel() == 0) return;  // torch: a no-op, nothing drawn
+  const int64_t rows = shape[0], cols = shape.numel() / rows;
+  const bool wide = rows < cols;  // torch factors the transpose then
+  const int64_t m = wide ? cols : rows, n = wide ? rows : cols;
+  init_with_values(p, [&](auto* v, int64_t count) {
+    using T = std::remove_pointer_t<decltype(v)>;
+    g.normal(v, count, 0.0, 1.0);  // torch's tensor.new(rows, cols).normal_(0, 1)
+    std::vector<double> a(static_cast<size_t>(count));
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < cols; ++j) {
+        // [rows, cols] row-major is [cols, rows] column-major: the transpose as it lies.
+        a[static_cast<size_t>(wide ? i * cols + j : j * rows + i)] = v[i * cols + j];
+      }
+    }
+    const std::vector<double> q = init_positive_qr_q(a, m, n);
+    const T factor = static_cast<T>(gain);
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < cols; ++j) {
+        const double qij = q[static_cast<size_t>(wide ? i * cols + j : j * rows + i)];
+        v[i * cols + j] = static_cast<T>(qij) * factor;  // torch: q in T, then mul_(gain)
+      }
+    }
+  });
+}
+
 }  // namespace tapegrad::nn

@@ -536,6 +536,14 @@ Ids multinomial(const Tensor& probs, int64_t num_samples = 1,
 // The same into `out`, reusing its storage; its scratch comes from the tape's arena, so with
 // num_samples == 1 a warm call allocates nothing from the heap.
 void multinomial(const Tensor& probs, int64_t num_samples, Generator& generator, Ids& out);
+// torch.bernoulli(p): p's shape and dtype, 1 where a uniform of p's dtype drawn for the element
+// is < p (float32 p draws one 32-bit word per element, float64 two), else 0: torch's CPU numbers
+// from the same seed. Every p must be in [0, 1] (an Error naming the first that is not, by its
+// position). torch.bernoulli(x, p): x's shape and dtype, each 1 with probability p (a float64
+// uniform per element, whatever the dtype, as torch). A leaf with no gradient, on x's tape
+// (torch's gradient of bernoulli is zero).
+Tensor bernoulli(const Tensor& p, Generator& generator = default_generator());
+Tensor bernoulli(const Tensor& x, double p, Generator& generator = default_generator());
 // The book's top-k filter (§5.3) along the last dim: min_val = topk(x, k).values[.., -1:], then
 // torch.where(x < min_val, -inf, x), so every value below its row's k-th largest becomes -inf
 // (ties with the k-th largest stay). 1 <= k <= size(-1). The k-th largest comes from topk's sort

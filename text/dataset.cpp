@@ -48,17 +48,6 @@ std::span<const int64_t> GPTDataset::target(int64_t i) const {
       .subspan(static_cast<size_t>(i * stride_ + 1), static_cast<size_t>(max_length_));
 }
 
-std::vector<int64_t> randperm(int64_t n, Generator& generator) {
-  if (n < 0) throw Error("randperm: n must be >= 0, got " + std::to_string(n));
-  std::vector<int64_t> perm(static_cast<size_t>(n));
-  std::iota(perm.begin(), perm.end(), int64_t{0});
-  for (int64_t i = 0; i + 1 < n; ++i) {
-    const auto z = static_cast<int64_t>(generator.random() % static_cast<uint64_t>(n - i));
-    std::swap(perm[static_cast<size_t>(i)], perm[static_cast<size_t>(z + i)]);
-  }
-  return perm;
-}
-
 BatchSampler::BatchSampler(int64_t n, int64_t batch_size, bool shuffle, bool drop_last,
                            Generator* generator, const char* what)
     : n_(n),
@@ -131,7 +120,8 @@ bool BatchSampler::next(std::span<const int64_t>& indices) {
         const uint64_t seed = default_generator().random64() % (uint64_t{1} << 63);
         own_sampler_.emplace(seed);
       }
-      order_ = randperm(n, sampler_generator());
+      const Ids perm = randperm(n, sampler_generator());  // torch's order (graph/factory.h)
+      order_.assign(perm.values().begin(), perm.values().end());
     } else {
       order_.resize(static_cast<size_t>(n));
       std::iota(order_.begin(), order_.end(), int64_t{0});

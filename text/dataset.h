@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include <tapegrad/graph/factory.h>
 #include <tapegrad/graph/ids.h>
 #include <tapegrad/graph/random.h>
 #include <tapegrad/text/tokenizer.h>
@@ -40,10 +41,6 @@ class GPTDataset {
   int64_t stride_ = 0;
   int64_t windows_ = 0;
 };
-
-// torch.randperm(n, generator=g) on CPU in torch 1.13: for i in 0..n-2, swap element i with
-// element i + random() % (n - i) (one 32-bit draw each; n - 1 draws in all). Bit-exact to torch.
-std::vector<int64_t> randperm(int64_t n, Generator& generator);
 
 // The index side of torch.utils.data.DataLoader(dataset, batch_size, shuffle, drop_last,
 // generator) with num_workers=0, down to its random draws, so a PyTorch script can replay the same

@@ -236,11 +236,11 @@ std::vector<InstructionEntry> kjv_instruction_set(std::string_view kjv_text, int
                 std::to_string(max_words) + " words");
   }
   Generator generator(seed);
-  const std::vector<int64_t> order = randperm(static_cast<int64_t>(short_verses.size()), generator);
+  const Ids order = randperm(static_cast<int64_t>(short_verses.size()), generator);
   std::vector<InstructionEntry> entries;
   entries.reserve(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) {
-    const KjvVerse& v = *short_verses[static_cast<size_t>(order[static_cast<size_t>(i)])];
+    const KjvVerse& v = *short_verses[static_cast<size_t>(order[i])];
     switch (i % 3) {
       case 0:
         entries.push_back({"Which book of the Bible is this verse from?", v.text, v.book});

@@ -1,12 +1,16 @@
-// Tests for graph/factory.cpp: the leaf factories, and torch's arange, linspace, eye and random
-// factories against tests/goldens/factories/factories.txt.
+// Tests for graph/factory.cpp: the leaf factories, and torch's arange, linspace, logspace, eye and
+// random factories (with ops/bernoulli.cpp's bernoulli and the in-place normal_ / uniform_)
+// against tests/goldens/factories/factories.txt.
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/graph/random.h>
+#include <tapegrad/ops/ops.h>
 
 #include <bit>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -80,6 +84,35 @@ TEST_CASE("arange and linspace: torch's values bit for bit", "[factory][goldens]
   CHECK(arange(2.5, DType::Float64).values() == std::vector<double>{0, 1, 2});
 }
 
+TEST_CASE("logspace: torch's values bit for bit, any base", "[factory][goldens]") {
+  const testing::GoldenFile& golden = test_factory::goldens();
+  Tape tape;
+  TapeScope scope(tape);
+  int cases = 0;
+  for (int i = 0; golden.contains("args.logspace." + std::to_string(i)); ++i) {
+    const std::vector<double>& a = golden["args.logspace." + std::to_string(i)].values;
+    for (const auto& [tag, dtype] : test_factory::kDtypes) {
+      const std::string name = "logspace." + std::to_string(i) + "." + tag;
+      const Tensor t = logspace(a[0], a[1], static_cast<int64_t>(a[2]), a[3], dtype);
+      INFO(name);
+      const testing::GoldenTensor& want = golden[name];
+      REQUIRE(t.shape() == want.shape);
+      const std::vector<double> values = t.values();
+      for (size_t k = 0; k < values.size(); ++k) {
+        INFO("element " << k << ": " << values[k] << " vs torch " << want.values[k]);
+        if (std::isnan(want.values[k])) {  // a negative base's fractional powers: NaN's sign aside
+          CHECK(std::isnan(values[k]));
+        } else {
+          CHECK(std::bit_cast<uint64_t>(values[k]) == std::bit_cast<uint64_t>(want.values[k]));
+        }
+      }
+      ++cases;
+    }
+  }
+  CHECK(cases == 2 * 14);
+  CHECK(logspace(0.0, 2.0, 3).values() == std::vector<double>{1, 10, 100});  // base 10
+}
+
 TEST_CASE("eye: torch's identity matrices, square or not", "[factory][goldens]") {
   const testing::GoldenFile& golden = test_factory::goldens();
   Tape tape;
@@ -122,6 +155,40 @@ TEST_CASE("randn, rand and randint: torch's streams from the same seed", "[facto
     test_factory::require_bits(randn({1}), golden[s + "randn.1"], f32);
     test_factory::require_bits(randn({1}, f64), golden[s + "randn.1.f64"], f64);
     test_factory::require_bits(randn({33}), golden[s + "randn.33"], f32);
+    // bernoulli(p), bernoulli(x, p), randperm (a long one by its slices), the in-place fills.
+    const testing::GoldenTensor& p = golden["bernoulli_p.f32"];
+    const Tensor p32 = from_values(p.shape, p.values);
+    const Tensor p64 = from_values(p.shape, p.values, f64);
+    test_factory::require_bits(bernoulli(p32), golden[s + "bernoulli.f32"], f32);
+    test_factory::require_bits(bernoulli(p64), golden[s + "bernoulli.f64"], f64);
+    test_factory::require_bits(bernoulli(zeros({2, 3}), 0.3), golden[s + "bernoulli_scalar.2x3"],
+                               f32);
+    test_factory::require_bits(bernoulli(zeros({7}, f64), 0.75),
+                               golden[s + "bernoulli_scalar.7.f64"], f64);
+    for (const auto& [n, name] : std::vector<std::pair<int64_t, std::string>>{
+             {10, "randperm.10"}, {1, "randperm.1"}, {0, "randperm.0"}}) {
+      const Ids perm = randperm(n);
+      INFO(name);
+      CHECK(perm.shape() == Shape{n});
+      CHECK(std::vector<int64_t>(perm.values().begin(), perm.values().end()) ==
+            golden[s + name].ints());
+    }
+    test_factory::require_bits(randperm(12, f64), golden[s + "randperm.12.f64"], f64);
+    const Ids long_perm = randperm(100003);
+    const std::span<const int64_t> all = long_perm.values();
+    std::vector<int64_t> strided;
+    for (size_t k = 0; k < all.size(); k += 1009) strided.push_back(all[k]);
+    CHECK(std::vector<int64_t>(all.begin(), all.begin() + 16) ==
+          golden[s + "randperm.100003.head"].ints());
+    CHECK(std::vector<int64_t>(all.end() - 16, all.end()) ==
+          golden[s + "randperm.100003.tail"].ints());
+    CHECK(strided == golden[s + "randperm.100003.strided"].ints());
+    test_factory::require_bits(normal_(zeros({3, 4}), 2.0, 0.5), golden[s + "normal_.3x4"], f32);
+    test_factory::require_bits(normal_(zeros({20}, f64), -1.0, 3.0), golden[s + "normal_.20.f64"],
+                               f64);
+    test_factory::require_bits(uniform_(zeros({5}), -2.0, 3.0), golden[s + "uniform_.5"], f32);
+    test_factory::require_bits(uniform_(zeros({2, 2}, f64)), golden[s + "uniform_.2x2.f64"], f64);
+    test_factory::require_bits(randn({3}), golden[s + "randn.3.after"], f32);
   }
   // A generator of one's own draws the same stream without touching the default one.
   Generator g(123);
@@ -179,6 +246,51 @@ TEST_CASE("the torch factories refuse bad arguments with torch's reasons", "[fac
   CHECK_THROWS_WITH(eye(2, -3), "eye: n and m must be >= 0, got n = 2, m = -3");
   CHECK_THROWS_WITH(randint(5, 5, {2}), "randint: expects low < high, got low = 5, high = 5");
   CHECK_THROWS_WITH(randint(0, {2}), "randint: expects low < high, got low = 0, high = 0");
+  CHECK_THROWS_WITH(logspace(0, 1, -2), "logspace: number of steps must be non-negative, got -2");
+  CHECK_THROWS_WITH(randperm(-1), "randperm: n must be >= 0, got -1");
+  CHECK(logspace(0, 1, 0).numel() == 0);
   CHECK(linspace(0, 1, 0).numel() == 0);
   CHECK(randint(0, 3, {0}).numel() == 0);
+}
+
+TEST_CASE("bernoulli: torch's bounds on p, named by position, before any draw",
+          "[factory][errors]") {
+  Tape tape;
+  TapeScope scope(tape);
+  const Tensor p = tensor({{0.5, 0.25}, {1.5, 0.0}});
+  manual_seed(3);
+  const std::vector<uint64_t> before = default_generator().state();
+  CHECK_THROWS_WITH(bernoulli(p), Catch::StartsWith("bernoulli: ") && Catch::Contains("[2, 2]") &&
+                                      Catch::Contains("must be in [0, 1], got 1.500000 at [1, 0]"));
+  CHECK_THROWS_WITH(bernoulli(tensor({std::nan("")})), Catch::Contains("at [0]"));
+  CHECK_THROWS_WITH(bernoulli(p, -0.1), Catch::Contains("expects p to be in [0, 1], but got p="));
+  CHECK(default_generator().state() == before);
+  // Empty and 0-D tensors, p == 0 and 1 exactly; the result takes no gradient.
+  CHECK(bernoulli(zeros({0, 3})).shape() == Shape{0, 3});
+  CHECK(bernoulli(scalar(1.0)).values() == std::vector<double>{1.0});
+  CHECK(bernoulli(zeros({4}), 0.0).values() == std::vector<double>(4, 0.0));
+  CHECK(bernoulli(zeros({4}), 1.0).values() == std::vector<double>(4, 1.0));
+  CHECK_FALSE(bernoulli(requires_grad(full({3}, 0.5))).requires_grad());
+}
+
+TEST_CASE("normal_ and uniform_ on a tensor: in place where torch allows it", "[factory][errors]") {
+  Tape tape;
+  TapeScope scope(tape);
+  manual_seed(11);
+  const std::vector<double> want = randn({2, 3}, DType::Float64).values();
+  manual_seed(11);
+  Tensor x = zeros({2, 3}, DType::Float64);
+  const Tensor alias = detach(x);  // shares x's storage, as torch's detach
+  CHECK(normal_(x).values() == want);
+  CHECK(x.values() == want);
+  CHECK(alias.values() == want);
+  CHECK_THROWS_WITH(normal_(requires_grad(x)),
+                    "normal_: [2, 3] requires grad: a leaf that requires grad cannot be filled in "
+                    "place");
+  const Tensor used = zeros({2});
+  const Tensor y = used * 2.0;  // a recorded op read `used`
+  CHECK(y.numel() == 2);
+  CHECK_THROWS_WITH(uniform_(used), Catch::StartsWith("uniform_: [2] was already read by "));
+  CHECK_THROWS_WITH(uniform_(zeros({2}), 1.0, 0.0), Catch::Contains("from=1"));
+  CHECK(uniform_(zeros({0})).numel() == 0);
 }

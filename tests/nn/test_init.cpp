@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -210,5 +211,47 @@ TEST_CASE("init: torch's errors, and a zero-size kaiming draws nothing", "[init]
   manual_seed(5);
   const Generator before = default_generator();
   kaiming_normal_(Parameter({0, 4}));
+  CHECK(default_generator().state() == before.state());
+}
+
+TEST_CASE("init: orthogonal_ gives torch's Q to rounding and leaves the generator as torch does",
+          "[init][goldens]") {
+  // torch runs LAPACK's QR in the parameter's dtype, tapegrad a Householder QR in double: the Q
+  // with a positive R diagonal is unique, so they agree to rounding, not bit for bit.
+  const auto& golden = test_init_torch::goldens();
+  int cases = 0;
+  for (int i = 0; golden.contains("args.orthogonal." + std::to_string(i)); ++i) {
+    const std::vector<double>& a = golden["args.orthogonal." + std::to_string(i)].values;
+    std::vector<int64_t> dims;
+    for (size_t d = 0; d + 1 < a.size(); ++d) dims.push_back(static_cast<int64_t>(a[d]));
+    const Shape shape(dims);
+    for (const auto& [tag, dtype, tolerance] :
+         {std::tuple{"f32", DType::Float32, 4e-6}, {"f64", DType::Float64, 1e-12}}) {
+      const std::string name = "orthogonal." + std::to_string(i) + "." + tag;
+      INFO(name);
+      manual_seed(test_init_torch::kSeed);
+      const Parameter p = Parameter::from_values(
+          shape, std::vector<double>(static_cast<size_t>(shape.numel()), 7.0), dtype);
+      orthogonal_(p, a.back());
+      const tapegrad::testing::GoldenTensor& want = golden[name];
+      REQUIRE(p.shape() == want.shape);
+      const std::vector<double> got = test_init_torch::values_of(p);
+      for (size_t k = 0; k < got.size(); ++k) {
+        INFO("element " << k << ": " << got[k] << " vs torch " << want.values[k]);
+        CHECK(std::abs(got[k] - want.values[k]) <= tolerance);
+      }
+      // The next draws are torch's: orthogonal_ drew exactly torch's normal_ of the same size.
+      const Parameter next({5}, dtype);
+      normal_(next);
+      CHECK(bits_of(test_init_torch::values_of(next)) == bits_of(golden[name + ".after"].values));
+      ++cases;
+    }
+  }
+  CHECK(cases == 2 * 9);
+  CHECK_THROWS_WITH(orthogonal_(Parameter({4})),
+                    "orthogonal_: only tensors with 2 or more dimensions are supported, got [4]");
+  manual_seed(5);
+  const Generator before = default_generator();
+  orthogonal_(Parameter({0, 4}));
   CHECK(default_generator().state() == before.state());
 }

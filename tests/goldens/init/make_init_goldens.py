@@ -5,6 +5,9 @@ tensor a line, name dtype shape values (the format of ../golden_format.py):
   <case>.<tag>  the tensor after torch.manual_seed(SEED) and the case's init function (tag f32,
                 f64), the cases and their arguments as CASES lists them
   gain.<name>   torch.nn.init.calculate_gain(name[, param]) as a float64 scalar
+  orthogonal.<i>.<tag>        orthogonal_(t, gain) for ORTHOGONAL[i] after the seed, the shape
+                              and gain in args.orthogonal.<i>
+  orthogonal.<i>.<tag>.after  torch.randn(5) drawn next: where orthogonal_ left the generator
 """
 import math
 import os
@@ -42,6 +45,10 @@ CASES = {
     "trunc_normal_args": ((7,), lambda t: init.trunc_normal_(t, 0.5, 2.0, -1.0, 3.0)),
     "trunc_normal_narrow": ((300,), lambda t: init.trunc_normal_(t, 0.0, 0.02, -0.04, 0.04)),
 }
+# (shape, gain): wide, tall, square, 3-D, a row, a column, under and over 16 elements (normal_'s
+# scalar and vector paths).
+ORTHOGONAL = [((3, 5), 1.0), ((5, 3), 1.5), ((4, 4), 1.0), ((2, 3, 4), 2.0), ((1, 7), 1.0),
+              ((7, 1), 0.5), ((16, 16), 1.0), ((10, 3, 3), 1.0), ((6, 2), 1.0)]
 GAINS = [("linear", None), ("conv2d", None), ("sigmoid", None), ("tanh", None), ("relu", None),
          ("selu", None), ("leaky_relu", None), ("leaky_relu", 0.2), ("leaky_relu", math.sqrt(5))]
 
@@ -54,6 +61,14 @@ def main():
             t = torch.full(shape, 7.0, dtype=dtype)
             fn(t)
             r.append((f"{name}.{tag}", t))
+    for i, (shape, gain) in enumerate(ORTHOGONAL):
+        r.append((f"args.orthogonal.{i}", torch.tensor([*shape, gain], dtype=torch.float64)))
+        for dtype, tag in ((torch.float32, "f32"), (torch.float64, "f64")):
+            torch.manual_seed(SEED)
+            t = torch.full(shape, 7.0, dtype=dtype)
+            init.orthogonal_(t, gain)
+            r.append((f"orthogonal.{i}.{tag}", t))
+            r.append((f"orthogonal.{i}.{tag}.after", torch.randn(5, dtype=dtype)))
     for name, param in GAINS:
         key = name if param is None else f"{name}.{param!r}"
         r.append((f"gain.{key}", torch.tensor(init.calculate_gain(name, param),
