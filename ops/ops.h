@@ -47,6 +47,10 @@ Tensor pow(const Tensor& x, double exponent);
 // element. dX += dY ⊙ (p·Xᵖ⁻¹) (0 where p = 0), dP += dY ⊙ (Y ⊙ ln X) (0 where X = 0 and p >= 0,
 // as torch's masked formula).
 Tensor pow(const Tensor& x, const Tensor& exponent);
+// torch.pow(base, exponent) with a number base (Python's `base ** t`): the base rounded to the
+// exponent's dtype, then pow with a tensor exponent (dP += dY ⊙ Y ⊙ ln base, 0 where base = 0
+// and p >= 0, as torch).
+Tensor pow(double base, const Tensor& exponent);
 // torch.lerp(start, end, weight) = start + weight·(end − start), computed as torch's CPU kernel
 // (from end when weight >= 0.5: end − (end − start)·(1 − weight)); broadcast, one dtype.
 Tensor lerp(const Tensor& start, const Tensor& end, double weight);
@@ -91,6 +95,19 @@ Tensor sign(const Tensor& x);  // −1, 0 or 1; sign(nan) = 0 as torch 1.13; gra
 Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> max = std::nullopt);
 Tensor clamp_min(const Tensor& x, double min);  // clamp(x, min, none)
 Tensor clamp_max(const Tensor& x, double max);  // clamp(x, none, max)
+// torch.clamp with tensor bounds, either undefined (Tensor()) but not both; x, min and max
+// broadcast together. A NaN in x or in a bound gives NaN; min > max gives max. Gradients are
+// torch's: dX where min <= X <= max, dmin where X < min < max, dmax where X > max or max < min.
+// Composed of where over constant masks, so differentiable to any order.
+Tensor clamp(const Tensor& x, const Tensor& min, const Tensor& max);
+// torch.clip: clamp's alias.
+inline Tensor clip(const Tensor& x, std::optional<double> min,
+                   std::optional<double> max = std::nullopt) {
+  return clamp(x, min, max);
+}
+inline Tensor clip(const Tensor& x, const Tensor& min, const Tensor& max) {
+  return clamp(x, min, max);
+}
 // Elementwise maximum / minimum with broadcasting; a NaN in either operand gives NaN. At a tie
 // (A = B) each operand gets dY / 2, as in torch; with a NaN both get all of dY.
 Tensor maximum(const Tensor& a, const Tensor& b);
@@ -159,6 +176,12 @@ Tensor mish(const Tensor& x);  // x·tanh(softplus(x))
 // torch.where(cond, a, b): a where cond is nonzero (NaN counts as nonzero), else b. cond is a
 // float32/float64 mask as for masked_fill and gets no gradient; cond, a and b broadcast together.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+// torch.where with a Python number for a branch: the number is rounded to the tensor branch's
+// dtype (torch's wrapped number) and broadcast; with both numbers the result is `dtype`,
+// float32 as torch's default. A number branch gets no gradient.
+Tensor where(const Tensor& cond, const Tensor& a, double b);
+Tensor where(const Tensor& cond, double a, const Tensor& b);
+Tensor where(const Tensor& cond, double a, double b, DType dtype = DType::Float32);
 
 inline Tensor operator+(const Tensor& a, const Tensor& b) {
   return add(a, b);
@@ -263,6 +286,13 @@ inline Tensor t(const Tensor& x) {
 // One dim may be -1 (inferred).
 Tensor reshape(const Tensor& x, std::initializer_list<int64_t> dims);
 Tensor reshape(const Tensor& x, std::span<const int64_t> dims);
+// torch's Tensor.view: reshape's alias (tapegrad has no views: a copy, one dim may be -1).
+inline Tensor view(const Tensor& x, std::initializer_list<int64_t> dims) {
+  return reshape(x, dims);
+}
+inline Tensor view(const Tensor& x, std::span<const int64_t> dims) {
+  return reshape(x, dims);
+}
 Tensor select(const Tensor& x, int dim, int64_t index);  // x[index] along dim, dim removed
 Tensor narrow(const Tensor& x, int dim, int64_t start, int64_t length);
 Tensor cat(std::span<const Tensor> xs, int dim);

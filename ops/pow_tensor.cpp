@@ -62,4 +62,9 @@ Tensor pow(const Tensor& x, const Tensor& exponent) {
   return binary_forward(kPowTensor, x, exponent, []<class T>(T a, T b) { return power(a, b); });
 }
 
+// The base as a 0-D constant of the exponent's dtype (torch's wrapped number), broadcast.
+Tensor pow(double base, const Tensor& exponent) {
+  return pow(full(Shape{}, base, exponent.dtype()), exponent);
+}
+
 }  // namespace tapegrad

@@ -100,4 +100,17 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   return y;
 }
 
+// The number as a 0-D constant of the tensor branch's dtype: where's broadcasting does the rest.
+Tensor where(const Tensor& cond, const Tensor& a, double b) {
+  return where(cond, a, full(Shape{}, b, a.dtype()));
+}
+
+Tensor where(const Tensor& cond, double a, const Tensor& b) {
+  return where(cond, full(Shape{}, a, b.dtype()), b);
+}
+
+Tensor where(const Tensor& cond, double a, double b, DType dtype) {
+  return where(cond, full(Shape{}, a, dtype), full(Shape{}, b, dtype));
+}
+
 }  // namespace tapegrad

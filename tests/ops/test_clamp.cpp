@@ -1,5 +1,8 @@
-// Tests for ops/clamp.cpp (clamp, clamp_min, clamp_max).
+// Tests for ops/clamp.cpp (clamp, clamp_min, clamp_max) and ops/clamp_tensor.cpp (tensor bounds,
+// clip).
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/ops/grad.h>
@@ -96,4 +99,81 @@ GRADCHECK_TEST_CASE("clamp", "both bounds, one bound, ranks 0 to 4, away from th
                   {in}),
         "clamp");
   }
+}
+
+namespace test_clamp {
+
+// clamp with tensor bounds against torch (clamp_tensor.txt): y bit for bit with its zero signs,
+// each gradient bit for bit (dy holds halves: the broadcast sums are exact).
+void check_tensor_bounds_case(const std::string& name, const std::string& tag, DType dtype) {
+  static const testing::GoldenFile golden("elementwise2", "clamp_tensor.txt");
+  const std::string prefix = "clamp_tensor." + name + "." + tag;
+  INFO(prefix);
+  Tape tape;
+  TapeScope scope(tape);
+  auto leaf = [&](const std::string& key) {
+    if (!golden.contains(prefix + "." + key)) return Tensor();
+    const testing::GoldenTensor& g = golden[prefix + "." + key];
+    return from_values(g.shape, g.values, dtype, true);
+  };
+  const Tensor x = leaf("x"), lo = leaf("min"), hi = leaf("max");
+  const Tensor y = clamp(x, lo, hi);
+  REQUIRE(y.shape() == golden[prefix + ".y"].shape);
+  testing::require_golden(y.values(), golden[prefix + ".y"], dtype, 0, true, "y");
+  tape.backward(y, golden[prefix + ".dy"].values);
+  testing::require_golden(x.grad_values(), golden[prefix + ".dx"], dtype, 0, false, "dx");
+  if (lo.defined()) {
+    testing::require_golden(lo.grad_values(), golden[prefix + ".dmin"], dtype, 0, false, "dmin");
+  }
+  if (hi.defined()) {
+    testing::require_golden(hi.grad_values(), golden[prefix + ".dmax"], dtype, 0, false, "dmax");
+  }
+}
+
+}  // namespace test_clamp
+
+TEST_CASE("clamp with tensor bounds: torch's values and gradients, nan, ties and broadcasts",
+          "[clamp][goldens]") {
+  for (const auto& [tag, dtype] : testing::golden_dtypes()) {
+    for (const char* name : {"both", "both_nan_max", "min_equal_max", "min_only", "max_only",
+                             "scalar_bounds", "all_scalar", "empty"}) {
+      test_clamp::check_tensor_bounds_case(name, tag, dtype);
+    }
+  }
+  Tape tape;
+  TapeScope scope(tape);
+  const Tensor x = tensor({-2.0, 0.5, 3.0});
+  CHECK(clip(x, tensor({0.0}), tensor({1.0})).values() == std::vector<double>{0.0, 0.5, 1.0});
+  CHECK(clip(x, 0.0, 1.0).values() == std::vector<double>{0.0, 0.5, 1.0});  // torch's alias
+}
+
+TEST_CASE("clamp with tensor bounds: errors name the op, the tensors and the shapes",
+          "[clamp][errors]") {
+  Tape tape;
+  TapeScope scope(tape);
+  const Tensor x = tensor({1.0, 2.0});
+  CHECK_THROWS_WITH(clamp(x, Tensor(), Tensor()),
+                    Catch::StartsWith("clamp: ") && Catch::Contains("at least one of min and max"));
+  CHECK_THROWS_WITH(clamp(x, tensor({0.0, 1.0, 2.0}), Tensor()),
+                    Catch::StartsWith("clamp: ") && Catch::Contains("[2]") &&
+                        Catch::Contains("[3]") && Catch::Contains("cannot broadcast min"));
+  CHECK_THROWS_WITH(clamp(x, Tensor(), tensor({1.0}, DType::Float64)),
+                    Catch::StartsWith("clamp: ") && Catch::Contains("float64"));
+}
+
+// The tensor-bound clamp records no op of its own: its gradients are where's (and the masks').
+GRADCHECK_TEST_CASE("where", "clamp with tensor bounds, broadcast, away from the bounds") {
+  // x² in [0, 2.25] against min [3] in [0.2, 0.6] and max [2, 1] in [0.9, 1.4]: some values
+  // below, inside and above; min > max nowhere.
+  testing::require_gradcheck(
+      gradcheck("clamp_tensor",
+                [](std::span<const Tensor> in) { return clamp(in[0] * in[0], in[1], in[2]); },
+                {random_input({2, 3}, 301, -1.5, 1.5), random_input({3}, 302, 0.2, 0.6),
+                 random_input({2, 1}, 303, 0.9, 1.4)}),
+      "where");
+  testing::require_gradcheck(
+      gradcheck("clamp_tensor_min",
+                [](std::span<const Tensor> in) { return clamp(in[0] * in[0], in[1], Tensor()); },
+                {random_input({2, 3}, 304, -1.5, 1.5), random_input({3}, 305, 0.2, 1.4)}),
+      "where");
 }

@@ -1,4 +1,8 @@
 // Tests for ops/pow_tensor.cpp: torch.pow with a tensor exponent, values and both gradients.
+#include <cstdio>
+#include <string>
+#include <vector>
+
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/ops/ops.h>
 #include "tests/ops/elementwise3_goldens.h"
@@ -13,6 +17,16 @@ TEST_CASE("pow with a tensor exponent: torch goldens (zero bases and exponents, 
   const auto f = [](const std::vector<Tensor>& x) { return pow(x[0], x[1]); };
   testing::check_elementwise3("pow_tensor", {"x", "p"}, f, true, 4);
   testing::check_elementwise3("pow_tensor_broadcast", {"x", "p"}, f, true, 4);
+}
+
+TEST_CASE("pow with a number base: torch goldens (0, 1, negative, nan and ±inf exponents)",
+          "[pow_tensor][goldens]") {
+  for (const double base : {2.0, 0.5, 0.0, 1.0, -2.0}) {
+    char name[40];
+    std::snprintf(name, sizeof name, "pow_scalar_base_%.1f", base);
+    testing::check_elementwise3(
+        name, {"p"}, [base](const std::vector<Tensor>& x) { return pow(base, x[0]); }, true, 4);
+  }
 }
 
 TEST_CASE("pow with a tensor exponent: torch's gradients at a zero base", "[pow_tensor]") {
@@ -41,4 +55,11 @@ GRADCHECK_TEST_CASE("pow_tensor", "positive bases, broadcast exponents") {
       gradcheck("pow_tensor", [](std::span<const Tensor> in) { return pow(in[0], in[1]); },
                 {random_input({2, 3}, 6, 0.5, 2.0), random_input({3}, 7)});
   testing::require_gradcheck(report, "pow_tensor");
+}
+
+GRADCHECK_TEST_CASE("pow_tensor", "a number base") {
+  testing::require_gradcheck(gradcheck("pow_tensor_scalar_base",
+                                       [](std::span<const Tensor> in) { return pow(2.5, in[0]); },
+                                       {random_input({2, 3}, 8)}),
+                             "pow_tensor");
 }

@@ -1,5 +1,8 @@
 // Tests for ops/where.cpp.
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/ops/ops.h>
@@ -72,4 +75,34 @@ GRADCHECK_TEST_CASE("where", "same shapes and broadcasting") {
                   {cond, random_input(as, 8), random_input(bs, 9)});
     testing::require_gradcheck(report, "where");
   }
+}
+
+TEST_CASE("where with a number for a branch: torch's values and gradients", "[where][goldens]") {
+  const testing::GoldenFile golden("activations", "activations.txt");
+  for (const auto& [tag, dtype] : {std::pair<std::string, DType>{"f32", DType::Float32},
+                                   std::pair<std::string, DType>{"f64", DType::Float64}}) {
+    for (const std::string side : {"other", "self"}) {
+      Tape tape;
+      TapeScope scope(tape);
+      const std::string n = "where_scalar." + tag;
+      INFO(n << " " << side);
+      const auto& gc = golden[n + ".cond"];
+      const auto& gx = golden[n + ".x"];
+      const Tensor cond = from_values(gc.shape, gc.values, dtype);
+      const Tensor x = from_values(gx.shape, gx.values, dtype, true);
+      const Tensor y = side == "other" ? where(cond, x, 0.1) : where(cond, -0.1, x);
+      const std::vector<double> want = golden[n + ".y_" + side].values, got = y.values();
+      REQUIRE(got.size() == want.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        CHECK((std::isnan(want[i]) ? std::isnan(got[i]) : got[i] == want[i]));
+      }
+      tape.backward(y, golden[n + ".dy"].values);
+      CHECK(x.grad_values() == golden[n + ".dx_" + side].values);
+    }
+  }
+  Tape tape;
+  TapeScope scope(tape);
+  const Tensor both = where(tensor({1.0, 0.0, 1.0}), 0.1, -2.5);
+  CHECK(both.dtype() == DType::Float32);
+  CHECK(both.values() == golden["where_scalar.both"].values);
 }

@@ -4,7 +4,8 @@ Run with /usr/bin/python3 (Debian's python3-torch 1.13). activations.txt holds o
     name dtype shape values (the format of ../golden_format.py)
 every value written exactly as float.hex() (float32 values widened to double, so still exact).
 For each op and dtype: the input(s), an upstream gradient dy, torch's output y and the gradients
-torch.autograd.grad gives for dy.
+torch.autograd.grad gives for dy. where_scalar.<tag>.*: torch.where with a Python number for a
+branch (other, self, both), fixed values written after the drawn ones, so those stayed as they were.
 """
 import os
 import sys
@@ -55,6 +56,21 @@ def main():
         records += [(f"where.{tag}.cond", cond), (f"where.{tag}.a", a), (f"where.{tag}.b", b),
                     (f"where.{tag}.dy", dy), (f"where.{tag}.y", y), (f"where.{tag}.da", da),
                     (f"where.{tag}.db", db)]
+    for dtype, tag in ((torch.float32, "f32"), (torch.float64, "f64")):
+        # cond [2, 1] against x [3]; 0.1 is rounded to x's dtype, as torch's wrapped number is.
+        cond = torch.tensor([[1.0], [0.0]], dtype=dtype)
+        x = leaf(torch.tensor([1.5, -2.0, float("nan")], dtype=torch.float64), dtype)
+        dy = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=dtype)
+        p = f"where_scalar.{tag}"
+        y_other = torch.where(cond != 0, x, 0.1)
+        (dx_other,) = torch.autograd.grad(y_other, (x,), dy)
+        y_self = torch.where(cond != 0, -0.1, x)
+        (dx_self,) = torch.autograd.grad(y_self, (x,), dy)
+        records += [(f"{p}.cond", cond), (f"{p}.x", x), (f"{p}.dy", dy),
+                    (f"{p}.y_other", y_other), (f"{p}.dx_other", dx_other),
+                    (f"{p}.y_self", y_self), (f"{p}.dx_self", dx_self)]
+    both = torch.where(torch.tensor([1.0, 0.0, 1.0]) != 0, 0.1, -2.5)  # float32, torch's default
+    records.append(("where_scalar.both", both))
     with open(os.path.join(HERE, "activations.txt"), "w") as f:
         f.write(f"# Written by make_activations_goldens.py with torch {torch.__version__}.\n")
         for name, t in records:

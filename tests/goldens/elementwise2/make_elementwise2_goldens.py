@@ -1,7 +1,8 @@
 """Writes the PyTorch goldens for the elementwise ops of issue #35 (tests/ops/test_{abs,sign,clamp,
 maximum_minimum,sin,cos,rsqrt,exp2,log2,log10,rounding,square,compare,classify}.cpp, into
 elementwise2.txt; tan to erfc, trunc, frac, atan2, logaddexp, fmod and remainder, their tests
-in tests/ops/, into math.txt).
+in tests/ops/, into math.txt; clamp with tensor bounds, tests/ops/test_clamp.cpp, into
+clamp_tensor.txt).
 
 Run with /usr/bin/python3 (Debian's python3-torch 1.13). elementwise2.txt holds one tensor a line,
     name dtype shape values (the format of ../golden_format.py)
@@ -116,6 +117,7 @@ def main():
             no_grad_case(records, f"{name}.{tag}", fn(x), dtype, [("x", x)])
     write(records, "elementwise2.txt")
     write(math_records(), "math.txt")
+    write(clamp_tensor_records(), "clamp_tensor.txt")
 
 
 def math_records():
@@ -145,6 +147,45 @@ def math_records():
                          ("fmod", torch.fmod), ("remainder", torch.remainder)):
             binary(records, name, fn, dtype, tag, a, b)
             binary(records, name + "_signs", fn, dtype, tag, p, q)
+    return records
+
+
+def clamp_tensor_records():
+    """torch.clamp(x, min, max) with tensor bounds, either None: per case and dtype x, min, max (a
+    bound that is None is not written), dy, y and the gradients (dmin, dmax as for the bounds
+    given). Fixed values, no draws: ties with the bounds, min > max, min == max, nan in x and in
+    each bound, ±inf, broadcasting, a 0-D tensor and a zero-size dim. dy holds small halves, so
+    the sums over broadcast dims are exact."""
+    records = []
+    cases = {
+        "both": ([[-2.0, 0.0, 1.0, 3.0], [NAN, 0.5, INF, -INF], [2.0, 1.0, 0.0, 0.25]],
+                 [0.0, 0.0, NAN, 0.5], [[1.0], [2.0], [-1.0]]),
+        "both_nan_max": ([[-2.0, 0.5, 4.0], [1.0, 2.0, 3.0]], [[0.0], [NAN]], [1.0, NAN, 2.0]),
+        "min_equal_max": ([-1.0, 0.0, 0.5, 1.0, 2.0], [0.5], [0.5]),
+        "min_only": ([[-2.0, 0.0, 1.0, 3.0], [NAN, 0.5, INF, -INF]], [0.0, 0.5, NAN, 0.0], None),
+        "max_only": ([[-2.0, 0.0, 1.0], [3.0, NAN, -INF]], None, [[1.0], [NAN]]),
+        "scalar_bounds": ([1.5, -1.0, NAN, 0.5], 0.0, 1.0),
+        "all_scalar": (1.5, 0.0, 1.0),
+        "empty": ([[0.0] * 3][:0], [0.0, 1.0, 2.0], [[1.0]]),
+    }
+    for dtype, tag in ((torch.float32, "f32"), (torch.float64, "f64")):
+        for name, (xv, lov, hiv) in cases.items():
+            x = leaf(xv, dtype, (0, 3) if name == "empty" else None)
+            lo = None if lov is None else leaf(lov, dtype)
+            hi = None if hiv is None else leaf(hiv, dtype)
+            y = torch.clamp(x, lo, hi)
+            dy = (torch.arange(y.numel(), dtype=torch.float64) * 0.5 - 2.0).reshape(y.shape)
+            dy = dy.to(dtype)
+            inputs = [t for t in (x, lo, hi) if t is not None]
+            grads = torch.autograd.grad(y, inputs, dy)
+            prefix = f"clamp_tensor.{name}.{tag}"
+            records += [(prefix + ".x", x), (prefix + ".dy", dy), (prefix + ".y", y),
+                        (prefix + ".dx", grads[0])]
+            k = 1
+            for key, t in (("min", lo), ("max", hi)):
+                if t is not None:
+                    records += [(f"{prefix}.{key}", t), (f"{prefix}.d{key}", grads[k])]
+                    k += 1
     return records
 
 

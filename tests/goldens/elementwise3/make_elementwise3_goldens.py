@@ -1,5 +1,5 @@
-"""Writes the PyTorch goldens for lerp, pow with a tensor exponent, logical_and/or/xor/not,
-any/all and isclose (tests/ops/test_{lerp,pow_tensor,logical,any_all,isclose}.cpp).
+"""Writes the PyTorch goldens for lerp, pow with a tensor exponent (or a number base),
+logical_and/or/xor/not, any/all and isclose (tests/ops/test_{lerp,pow_tensor,logical,any_all,isclose}.cpp).
 
 Run with /usr/bin/python3 (Debian's python3-torch 1.13). elementwise3.txt holds one tensor a line,
     name dtype shape values (the format of ../golden_format.py)
@@ -98,6 +98,11 @@ def main():
     rand_a = randn(3, 5)
     case(r, "isclose_broadcast", lambda a, b: torch.isclose(a, b, rtol=0.1, atol=0.05),
          [("a", rand_a), ("b", rand_a[1] + 0.05 * randn(5))], grad=False)
+    # pow with a number base (torch.pow(base, p), Python's base ** p); last, so that the draws above
+    # kept their values.
+    expo_special = torch.tensor([0.0, -1.0, 2.5, 3.0, -0.5, NAN, INF, -INF, 1.0, 0.5]).double()
+    for b in (2.0, 0.5, 0.0, 1.0, -2.0):
+        case(r, f"pow_scalar_base_{b}", lambda p, b=b: torch.pow(b, p), [("p", expo_special)])
     with open(os.path.join(HERE, "elementwise3.txt"), "w") as f:
         f.write(f"# Written by make_elementwise3_goldens.py with torch {torch.__version__}.\n")
         for name, t in r:
