@@ -1,13 +1,16 @@
 // Integer arithmetic on Ids: torch's int64 add, sub, mul, floor_divide, remainder and the
-// comparisons, broadcast, off the tape (integers carry no gradient); and Ids as a float tensor.
+// comparisons, broadcast, off the tape (integers carry no gradient); Ids as a float tensor and
+// back.
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tapegrad/graph/error.h>
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/ops/detail/broadcast.h>
+#include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/ops.h>
 
 namespace tapegrad {
@@ -150,6 +153,24 @@ Ids ge(const Ids& a, int64_t c) {
 Tensor from_ids(const Ids& ids, DType dtype) {
   const std::vector<double> values(ids.values().begin(), ids.values().end());
   return from_values(ids.shape(), values, dtype);
+}
+
+Ids to_ids(const Tensor& x) {
+  std::vector<int64_t> ids(static_cast<size_t>(x.numel()));
+  dispatch(x.dtype(), [&]<class T>() {
+    const T* v = x.data<T>();
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      // [-2^63, 2^63): the doubles that truncate to an int64 (torch's cast is undefined beyond).
+      const double d = static_cast<double>(v[i]);
+      if (!(d >= -0x1p63 && d < 0x1p63)) {
+        throw_unary_error("to_ids", x,
+                          "value " + number_text(d) + " at " + position_text(x.shape(), i) +
+                              " is not an int64 (NaN, infinite or out of range)");
+      }
+      ids[static_cast<size_t>(i)] = static_cast<int64_t>(d);  // toward zero, as torch's .long()
+    }
+  });
+  return Ids(x.shape(), std::move(ids));
 }
 
 }  // namespace tapegrad

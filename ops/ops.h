@@ -457,6 +457,10 @@ Ids le(const Ids& a, int64_t b);
 Ids gt(const Ids& a, int64_t b);
 Ids ge(const Ids& a, int64_t b);
 Tensor from_ids(const Ids& ids, DType dtype = DType::Float32);
+// torch's x.long(): each value truncated toward zero, so a float result (arange, a rounded
+// tensor) can index gather, index_select or embedding. A NaN, ±inf or a value beyond int64 is an
+// Error naming its position (torch's cast is undefined there). Off the tape, no gradient.
+Ids to_ids(const Tensor& x);
 inline Ids operator+(const Ids& a, const Ids& b) {
   return add(a, b);
 }

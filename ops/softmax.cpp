@@ -101,7 +101,11 @@ TAPEGRAD_REGISTER_OP(kSoftmax);
 }  // namespace
 
 Tensor softmax(const Tensor& x, int dim) {
-  if (x.rank() == 0) throw_unary_error("softmax", x, "expected at least 1 dim, got a scalar");
+  if (x.rank() == 0 && (dim == 0 || dim == -1)) {
+    // torch takes a 0-D tensor as one element along dim 0 or -1 (1, or NaN for ±inf and NaN):
+    // the softmax of its [1] view, recorded as such, so the gradient (0) is softmax's.
+    return reshape(softmax(reshape(x, {1}), 0), std::span<const int64_t>{});
+  }
   if (dim < -x.rank() || dim >= x.rank()) {
     throw_unary_error(
         "softmax", x,

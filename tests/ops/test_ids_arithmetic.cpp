@@ -1,9 +1,12 @@
 // Tests for ops/ids_arithmetic.cpp and randint with a float dtype (graph/factory.cpp): torch
 // goldens from tests/goldens/integer/make_integer_goldens.py (negative floor division and
 // remainders, broadcasting, 0-dim, empty; randint's stream), wrapping, and division by zero.
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/graph/random.h>
@@ -86,6 +89,29 @@ TEST_CASE("Ids arithmetic: scalars, wrapping at 2^63, division by zero, shapes",
   CHECK(mask.values() == std::vector<double>{1, 0, 0, 1});
   CHECK(masked_fill(tensor({1.0, 2.0, 3.0, 4.0}, DType::Float64), mask, 0.0).values() ==
         std::vector<double>{0, 2, 3, 0});
+}
+
+TEST_CASE("to_ids: torch's .long() of float tensors, usable as indices", "[ids_arithmetic]") {
+  const testing::GoldenFile& golden = test_ids_arithmetic::goldens();
+  for (const auto& [tag, dtype] : {std::pair<std::string, DType>{"f32", DType::Float32},
+                                   std::pair<std::string, DType>{"f64", DType::Float64}}) {
+    INFO(tag);
+    Tape tape;
+    TapeScope scope(tape);
+    const testing::GoldenTensor& x = golden["to_ids." + tag + ".x"];
+    const Ids ids = to_ids(from_values(x.shape, x.values, dtype));
+    CHECK(ids.shape() == x.shape);
+    CHECK(test_ids_arithmetic::ints(ids) == golden["to_ids." + tag + ".y"].ints());
+  }
+  Tape tape;
+  TapeScope scope(tape);
+  // arange's values as indices: gather along a row.
+  const Tensor table = tensor({{10.0, 11.0, 12.0}, {20.0, 21.0, 22.0}});
+  CHECK(index_select(table, 1, to_ids(arange(3.0))).values() == table.values());
+  CHECK_THROWS_WITH(to_ids(tensor({{1.0, 2.0}, {NAN, 0.0}})),
+                    Catch::StartsWith("to_ids: ") && Catch::Contains("at [1, 0]"));
+  CHECK_THROWS_WITH(to_ids(tensor({1e19})), Catch::Contains("not an int64"));
+  CHECK(to_ids(zeros({0, 2})).shape() == Shape{0, 2});
 }
 
 TEST_CASE("randint with a float dtype: torch's stream from the same seed",

@@ -1,6 +1,9 @@
 // Tests for ops/softmax.cpp.
 #include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/ops/ops.h>
@@ -109,8 +112,7 @@ TEST_CASE("softmax: bad dims name the op and the tensor", "[softmax][errors]") {
   x.set_name("scores");
   CHECK_THROWS_WITH(softmax(x, 2), "softmax: x \"scores\" [2, 3]: dim 2 out of range for rank 2");
   CHECK_THROWS_WITH(softmax(x, -3), "softmax: x \"scores\" [2, 3]: dim -3 out of range for rank 2");
-  CHECK_THROWS_WITH(softmax(scalar(1.0), 0),
-                    "softmax: x []: expected at least 1 dim, got a scalar");
+  CHECK_THROWS_WITH(softmax(scalar(1.0), 1), "softmax: x []: dim 1 out of range for rank 0");
   CHECK(tape.size() == 2);  // nothing recorded by the failed calls
 }
 
@@ -157,5 +159,32 @@ TEST_CASE("softmax: last-dim rows are torch's bits", "[softmax][golden]") {
     }
     CHECK(testing::bits_of(y.values(), y.dtype()) ==
           testing::bits_of(attention_golden(g.y).values, y.dtype()));
+  }
+}
+
+TEST_CASE("softmax and log_softmax of a 0-D tensor: torch's values and gradients",
+          "[softmax][goldens]") {
+  const testing::GoldenFile golden("activations", "activations.txt");
+  for (const auto& [tag, dtype] : {std::pair<std::string, DType>{"f32", DType::Float32},
+                                   std::pair<std::string, DType>{"f64", DType::Float64}}) {
+    for (const std::string op : {"softmax", "log_softmax"}) {
+      for (int i = 0; i < 4; ++i) {
+        for (const int dim : {0, -1}) {
+          const std::string p =
+              op + "_0d." + tag + "." + std::to_string(i) + ".dim" + std::to_string(dim);
+          INFO(p);
+          Tape tape;
+          TapeScope scope(tape);
+          const Tensor x = from_values(Shape{}, golden[p + ".x"].values, dtype, true);
+          const Tensor y = op == "softmax" ? softmax(x, dim) : log_softmax(x, dim);
+          REQUIRE(y.shape() == Shape{});
+          tape.backward(y, std::vector<double>{2.0});
+          for (const auto& [got, key] : {std::pair{y.item(), ".y"}, {x.grad_values()[0], ".dx"}}) {
+            const double want = golden[p + key].values[0];
+            CHECK((std::isnan(want) ? std::isnan(got) : got == want));
+          }
+        }
+      }
+    }
   }
 }

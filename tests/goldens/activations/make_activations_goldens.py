@@ -6,6 +6,8 @@ every value written exactly as float.hex() (float32 values widened to double, so
 For each op and dtype: the input(s), an upstream gradient dy, torch's output y and the gradients
 torch.autograd.grad gives for dy. where_scalar.<tag>.*: torch.where with a Python number for a
 branch (other, self, both), fixed values written after the drawn ones, so those stayed as they were.
+softmax_0d / log_softmax_0d.<tag>.*: the ops on 0-D tensors (x of 1, ±inf, nan; dim 0 and -1),
+y and dx for dy = 2.
 """
 import os
 import sys
@@ -69,6 +71,15 @@ def main():
         records += [(f"{p}.cond", cond), (f"{p}.x", x), (f"{p}.dy", dy),
                     (f"{p}.y_other", y_other), (f"{p}.dx_other", dx_other),
                     (f"{p}.y_self", y_self), (f"{p}.dx_self", dx_self)]
+    for dtype, tag in ((torch.float32, "f32"), (torch.float64, "f64")):
+        for op in ("softmax", "log_softmax"):
+            for i, v in enumerate((1.0, float("inf"), float("-inf"), float("nan"))):
+                for dim in (0, -1):
+                    x = torch.tensor(v, dtype=dtype, requires_grad=True)
+                    y = getattr(torch, op)(x, dim)
+                    (dx,) = torch.autograd.grad(y, (x,), torch.tensor(2.0, dtype=dtype))
+                    p = f"{op}_0d.{tag}.{i}.dim{dim}"
+                    records += [(f"{p}.x", x), (f"{p}.y", y), (f"{p}.dx", dx)]
     both = torch.where(torch.tensor([1.0, 0.0, 1.0]) != 0, 0.1, -2.5)  # float32, torch's default
     records.append(("where_scalar.both", both))
     with open(os.path.join(HERE, "activations.txt"), "w") as f:

@@ -7,6 +7,7 @@ Arithmetic, per case: int64 operands a and b and torch's result per op (bool res
 small values, which the format's float64 holds exactly (the wrap at 2^63 is tested in C++).
 randint: per case, torch.randint(low, high, shape, dtype, generator seeded with 20261130) for
 float32, float64 and int64 (the test holds low, high and shape).
+to_ids.<tag>.x / .y: x.long() of a float tensor (truncation toward zero, -0.0, an arange) as int64.
 """
 import os
 import sys
@@ -48,6 +49,10 @@ def main():
                 continue  # torch's float32 stream differs there; tapegrad refuses it
             g = torch.Generator().manual_seed(20261130)
             r.append((f"randint_{name}.{tag}", torch.randint(low, high, shape, dtype=dtype, generator=g)))
+    for dtype, tag in ((torch.float32, "f32"), (torch.float64, "f64")):
+        x = torch.cat([torch.tensor([1.7, -1.7, 2.5, -0.0, -2.5, 1e9, -3.99], dtype=dtype),
+                       torch.arange(0.0, 5.0, 1.0, dtype=dtype)]).reshape(3, 4)
+        r += [(f"to_ids.{tag}.x", x), (f"to_ids.{tag}.y", x.long())]
     with open(os.path.join(HERE, "integer.txt"), "w") as f:
         f.write(f"# Written by make_integer_goldens.py with torch {torch.__version__}.\n")
         for name, t in r:
