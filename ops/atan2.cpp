@@ -1,6 +1,8 @@
-// atan2: the angle of (b, a) elementwise with broadcasting, torch.atan2(a, b) (a the y-coordinate).
-#include <cmath>
+// atan2: the angle of (b, a) elementwise with broadcasting, torch.atan2(a, b) (a the y-coordinate),
+// SLEEF's 1-ulp atan2 as torch's vector kernel (the C library's at baseline).
+#include <cstdint>
 
+#include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/ops/detail/binary.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
@@ -12,9 +14,20 @@ namespace {
 void atan2_backward(Tape& tape, const Node& node) {
   // Y = atan2(A, B)  =>  dA += reduce(dY·B / (A² + B²)), dB += reduce(dY·(−A) / (A² + B²))
   // (torch's atan2_backward: the reciprocal of A·A + B·B, then the products, in that order)
-  binary_backward(
-      tape, node, []<class T>(T dy, T a, T b, T) { return dy * b * (T(1) / (a * a + b * b)); },
-      []<class T>(T dy, T a, T b, T) { return dy * -a * (T(1) / (a * a + b * b)); });
+  binary_backward_rows(
+      tape, node,
+      []<class T>(const T* a, const T* b, const T*, const T* dy, T* ga, T* gb, int64_t n) {
+        if (ga != nullptr) {
+          for (int64_t i = 0; i < n; ++i) {
+            ga[i] = dy[i] * b[i] * (T(1) / (a[i] * a[i] + b[i] * b[i]));
+          }
+        }
+        if (gb != nullptr) {
+          for (int64_t i = 0; i < n; ++i) {
+            gb[i] = dy[i] * -a[i] * (T(1) / (a[i] * a[i] + b[i] * b[i]));
+          }
+        }
+      });
 }
 
 void atan2_grad_graph(GradGraph& g) {
@@ -35,7 +48,9 @@ TAPEGRAD_REGISTER_OP(kAtan2);
 }  // namespace
 
 Tensor atan2(const Tensor& a, const Tensor& b) {
-  return binary_forward(kAtan2, a, b, []<class T>(T y, T x) { return std::atan2(y, x); });
+  return binary_forward_rows(kAtan2, a, b, []<class T>(const T* y, const T* x, T* out, int64_t n) {
+    vmath::map(vmath::Binary::kAtan2, y, x, out, n);
+  });
 }
 
 }  // namespace tapegrad

@@ -1,7 +1,9 @@
 // fmod and remainder: the two float remainders of a / b with broadcasting, torch.fmod (the sign of
 // a, C's fmod) and torch.remainder (the sign of b, Python's %); a zero b gives NaN.
 #include <cmath>
+#include <cstdint>
 
+#include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/ops/detail/binary.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
@@ -10,32 +12,34 @@ namespace tapegrad {
 
 namespace {
 
-// torch's floor division of floats (div_floor_floating, Python's //): the quotient from the
-// remainder, so that a == b·(a // b) + remainder(a, b) holds where floor(a / b) would round.
-template <class T>
-T floor_divide(T a, T b) {
-  if (b == T(0)) return a / b;
-  const T mod = std::fmod(a, b);
-  T div = (a - mod) / b;
-  if (mod != T(0) && (b < T(0)) != (mod < T(0))) div -= T(1);
-  if (div == T(0)) return std::copysign(T(0), a / b);
-  T floordiv = std::floor(div);
-  if (div - floordiv > T(0.5)) floordiv += T(1);
-  return floordiv;
-}
-
 void fmod_backward(Tape& tape, const Node& node) {
   // Y = fmod(A, B)  =>  dA += reduce(dY), dB += reduce(−dY ⊙ trunc(A / B))
-  binary_backward(
-      tape, node, []<class T>(T dy, T, T, T) { return dy; },
-      []<class T>(T dy, T a, T b, T) { return -dy * std::trunc(a / b); });
+  binary_backward_rows(
+      tape, node,
+      []<class T>(const T* a, const T* b, const T*, const T* dy, T* ga, T* gb, int64_t n) {
+        if (ga != nullptr) {
+          for (int64_t i = 0; i < n; ++i) ga[i] = dy[i];
+        }
+        if (gb != nullptr) {
+          for (int64_t i = 0; i < n; ++i) gb[i] = -dy[i] * std::trunc(a[i] / b[i]);
+        }
+      });
 }
 
 void remainder_backward(Tape& tape, const Node& node) {
-  // Y = A − B·⌊A / B⌋  =>  dA += reduce(dY), dB += reduce(−dY ⊙ ⌊A / B⌋)
-  binary_backward(
-      tape, node, []<class T>(T dy, T, T, T) { return dy; },
-      []<class T>(T dy, T a, T b, T) { return -dy * floor_divide(a, b); });
+  // Y = A − B·⌊A / B⌋  =>  dA += reduce(dY), dB += reduce(−dY ⊙ ⌊A / B⌋) (⌊A / B⌋ torch's
+  // floor division, consistent with the remainder)
+  binary_backward_rows(
+      tape, node,
+      []<class T>(const T* a, const T* b, const T*, const T* dy, T* ga, T* gb, int64_t n) {
+        if (ga != nullptr) {
+          for (int64_t i = 0; i < n; ++i) ga[i] = dy[i];
+        }
+        if (gb != nullptr) {
+          vmath::map(vmath::Binary::kFloorDivide, a, b, gb, n);
+          for (int64_t i = 0; i < n; ++i) gb[i] = -dy[i] * gb[i];
+        }
+      });
 }
 
 // dA += reduce(dY), dB += reduce(−dY ⊙ q(A, B)): q = trunc(A / B) (fmod) or floor (remainder).
@@ -70,16 +74,17 @@ TAPEGRAD_REGISTER_OP(kRemainder);
 }  // namespace
 
 Tensor fmod(const Tensor& a, const Tensor& b) {
-  return binary_forward(kFmod, a, b, []<class T>(T x, T z) { return std::fmod(x, z); });
+  return binary_forward_rows(kFmod, a, b, []<class T>(const T* x, const T* z, T* y, int64_t n) {
+    vmath::map(vmath::Binary::kFmod, x, z, y, n);
+  });
 }
 
 Tensor remainder(const Tensor& a, const Tensor& b) {
   // torch's kernel: C's fmod, moved by b when its sign differs from b's.
-  return binary_forward(kRemainder, a, b, []<class T>(T x, T z) {
-    T mod = std::fmod(x, z);
-    if (mod != T(0) && (z < T(0)) != (mod < T(0))) mod += z;
-    return mod;
-  });
+  return binary_forward_rows(kRemainder, a, b,
+                             []<class T>(const T* x, const T* z, T* y, int64_t n) {
+                               vmath::map(vmath::Binary::kRemainder, x, z, y, n);
+                             });
 }
 
 }  // namespace tapegrad

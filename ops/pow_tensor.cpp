@@ -1,11 +1,13 @@
 // pow with a tensor exponent: xᵖ elementwise, both broadcast (torch.pow(Tensor, Tensor)), with
 // torch's gradients for the base and the exponent.
 //
-// The value is pow in double, rounded to the dtype: torch's CPU kernel calls SLEEF's 1-ulp powf /
-// pow on full vectors, so a float32 or float64 result may differ from torch's in the last bit.
-#include <cmath>
+// The value is SLEEF's 1-ulp pow on vectors, as torch's CPU kernel computes it (the C library's
+// at baseline), so a value may differ from torch's in the last bit only in a row's tail, which
+// torch computes with the C library's pow.
+#include <cstdint>
 
 #include <tapegrad/graph/factory.h>
+#include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/ops/detail/binary.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
@@ -14,23 +16,25 @@ namespace tapegrad {
 
 namespace {
 
-template <class T>
-T power(T x, T p) {
-  return static_cast<T>(std::pow(static_cast<double>(x), static_cast<double>(p)));
-}
-
 void pow_tensor_backward(Tape& tape, const Node& node) {
   // Y = Xᴾ  =>  dX += reduce(dY ⊙ (P·Xᴾ⁻¹)) (0 where P = 0); dP += reduce(dY ⊙ (Y ⊙ ln X)) (0
   // where X = 0 and P >= 0: torch's pow_backward_self / pow_backward_exponent)
-  binary_backward(
+  binary_backward_rows(
       tape, node,
-      [](auto dy, auto x, auto p, auto) {
-        using T = decltype(dy);
-        return p == T(0) ? T(0) : dy * (p * power(x, static_cast<T>(p - T(1))));
-      },
-      [](auto dy, auto x, auto p, auto y) {
-        using T = decltype(dy);
-        return x == T(0) && p >= T(0) ? T(0) : dy * (y * std::log(x));
+      []<class T>(const T* x, const T* p, const T* y, const T* dy, T* gx, T* gp, int64_t n) {
+        if (gx != nullptr) {
+          for (int64_t i = 0; i < n; ++i) gx[i] = p[i] - T(1);
+          vmath::map(vmath::Binary::kPow, x, gx, gx, n);
+          for (int64_t i = 0; i < n; ++i) {
+            gx[i] = p[i] == T(0) ? T(0) : dy[i] * (p[i] * gx[i]);
+          }
+        }
+        if (gp != nullptr) {
+          vmath::log(x, gp, n);
+          for (int64_t i = 0; i < n; ++i) {
+            gp[i] = x[i] == T(0) && p[i] >= T(0) ? T(0) : dy[i] * (y[i] * gp[i]);
+          }
+        }
       });
 }
 
@@ -59,7 +63,10 @@ TAPEGRAD_REGISTER_OP(kPowTensor);
 }  // namespace
 
 Tensor pow(const Tensor& x, const Tensor& exponent) {
-  return binary_forward(kPowTensor, x, exponent, []<class T>(T a, T b) { return power(a, b); });
+  return binary_forward_rows(kPowTensor, x, exponent,
+                             []<class T>(const T* a, const T* b, T* y, int64_t n) {
+                               vmath::map(vmath::Binary::kPow, a, b, y, n);
+                             });
 }
 
 // The base as a 0-D constant of the exponent's dtype (torch's wrapped number), broadcast.

@@ -79,6 +79,12 @@ void map(Unary f, const float* x, float* y, int64_t n) {
 void map(Unary f, const double* x, double* y, int64_t n) {
   kernels<double>().map(static_cast<int>(f), x, y, n);
 }
+void map(Binary f, const float* a, const float* b, float* y, int64_t n) {
+  kernels<float>().map2(static_cast<int>(f), a, b, y, n);
+}
+void map(Binary f, const double* a, const double* b, double* y, int64_t n) {
+  kernels<double>().map2(static_cast<int>(f), a, b, y, n);
+}
 void sin(const float* x, float* y, int64_t n) {
   kernels<float>().sin(x, y, n);
 }

@@ -73,6 +73,16 @@ enum class Unary : int {
 void map(Unary f, const float* x, float* y, int64_t n);
 void map(Unary f, const double* x, double* y, int64_t n);
 
+// The op library's binary functions of two tensors: SLEEF's at AVX2 and AVX-512 (torch's
+// Vectorized pow, atan2 and fmod), the C library's at baseline (torch's DEFAULT kernels);
+// remainder (the sign of b) and floor_divide (torch's floor division of floats, its quotient
+// consistent with remainder) from fmod. SLEEF's fmod is exact, so fmod, remainder and
+// floor_divide give the same bits at every level.
+enum class Binary : int { kPow, kAtan2, kFmod, kRemainder, kFloorDivide };
+// y[i] = f(a[i], b[i]) over n contiguous elements (y may alias a or b).
+void map(Binary f, const float* a, const float* b, float* y, int64_t n);
+void map(Binary f, const double* a, const double* b, double* y, int64_t n);
+
 // y = base^x (torch's pow of a float32 number and a tensor, SLEEF's powf).
 void pow_base(float base, const float* x, float* y, int64_t n);
 // y = 1 / (1 + exp(-x)), torch's sigmoid kernel.

@@ -80,6 +80,19 @@ __m512d call(__m512d v) {
 inline __m512 pow_of(float base, __m512 v) {
   return Sleef_powf16_u10(_mm512_set1_ps(base), v);
 }
+// pow, atan2 and fmod on one vector: torch's Vectorized ones.
+template <Binary B>
+__m512 sleef_binary(__m512 a, __m512 b) {
+  if constexpr (B == Binary::kPow) return Sleef_powf16_u10(a, b);
+  if constexpr (B == Binary::kAtan2) return Sleef_atan2f16_u10(a, b);
+  if constexpr (B == Binary::kFmod) return Sleef_fmodf16(a, b);
+}
+template <Binary B>
+__m512d sleef_binary(__m512d a, __m512d b) {
+  if constexpr (B == Binary::kPow) return Sleef_powd8_u10(a, b);
+  if constexpr (B == Binary::kAtan2) return Sleef_atan2d8_u10(a, b);
+  if constexpr (B == Binary::kFmod) return Sleef_fmodd8(a, b);
+}
 inline __m512 load(const float* p) {
   return _mm512_loadu_ps(p);
 }
@@ -127,6 +140,18 @@ __m256d call(__m256d v) {
 inline __m256 pow_of(float base, __m256 v) {
   return Sleef_powf8_u10(_mm256_set1_ps(base), v);
 }
+template <Binary B>
+__m256 sleef_binary(__m256 a, __m256 b) {
+  if constexpr (B == Binary::kPow) return Sleef_powf8_u10(a, b);
+  if constexpr (B == Binary::kAtan2) return Sleef_atan2f8_u10(a, b);
+  if constexpr (B == Binary::kFmod) return Sleef_fmodf8(a, b);
+}
+template <Binary B>
+__m256d sleef_binary(__m256d a, __m256d b) {
+  if constexpr (B == Binary::kPow) return Sleef_powd4_u10(a, b);
+  if constexpr (B == Binary::kAtan2) return Sleef_atan2d4_u10(a, b);
+  if constexpr (B == Binary::kFmod) return Sleef_fmodd4(a, b);
+}
 inline __m256 load(const float* p) {
   return _mm256_loadu_ps(p);
 }
@@ -160,6 +185,18 @@ float64x2_t call(float64x2_t v) {
 }
 inline float32x4_t pow_of(float base, float32x4_t v) {
   return Sleef_powf4_u10advsimd(vdupq_n_f32(base), v);
+}
+template <Binary B>
+float32x4_t sleef_binary(float32x4_t a, float32x4_t b) {
+  if constexpr (B == Binary::kPow) return Sleef_powf4_u10advsimd(a, b);
+  if constexpr (B == Binary::kAtan2) return Sleef_atan2f4_u10advsimd(a, b);
+  if constexpr (B == Binary::kFmod) return Sleef_fmodf4_advsimd(a, b);
+}
+template <Binary B>
+float64x2_t sleef_binary(float64x2_t a, float64x2_t b) {
+  if constexpr (B == Binary::kPow) return Sleef_powd2_u10advsimd(a, b);
+  if constexpr (B == Binary::kAtan2) return Sleef_atan2d2_u10advsimd(a, b);
+  if constexpr (B == Binary::kFmod) return Sleef_fmodd2_advsimd(a, b);
 }
 inline float32x4_t load(const float* p) {
   return vld1q_f32(p);
@@ -195,6 +232,18 @@ double call(double v) {
 }
 inline float pow_of(float base, float v) {
   return __builtin_powf(base, v);
+}
+template <Binary B>
+float sleef_binary(float a, float b) {
+  if constexpr (B == Binary::kPow) return __builtin_powf(a, b);
+  if constexpr (B == Binary::kAtan2) return __builtin_atan2f(a, b);
+  if constexpr (B == Binary::kFmod) return __builtin_fmodf(a, b);
+}
+template <Binary B>
+double sleef_binary(double a, double b) {
+  if constexpr (B == Binary::kPow) return __builtin_pow(a, b);
+  if constexpr (B == Binary::kAtan2) return __builtin_atan2(a, b);
+  if constexpr (B == Binary::kFmod) return __builtin_fmod(a, b);
 }
 inline float load(const float* p) {
   return *p;
@@ -459,6 +508,56 @@ double unary_of(double v) {
 }
 #endif
 
+#if TAPEGRAD_ISA_LEVEL >= 1 || TAPEGRAD_VMATH_NEON
+template <class V>
+V floor_of(V v) {
+  return round_as<kFloor>(v);
+}
+// 0 with q's sign, as copysign(0, q): q's sign bit through the integer vector of its lanes.
+template <class V>
+V signed_zero(V q) {
+  using Bits = decltype(q < q);
+  return (V)((Bits)q & (Bits)(-V{}));
+}
+#else
+inline float floor_of(float v) {
+  return __builtin_floorf(v);
+}
+inline double floor_of(double v) {
+  return __builtin_floor(v);
+}
+inline float signed_zero(float q) {
+  return __builtin_copysignf(0.0f, q);
+}
+inline double signed_zero(double q) {
+  return __builtin_copysign(0.0, q);
+}
+#endif
+
+// vmath::Binary on one vector (at baseline one element). remainder and floor_divide are torch's
+// from the exact fmod (remainder_kernel, div_floor_floating), their branches as lane selects, so
+// every level gives the same bits.
+template <Binary B, class T, class V>
+V binary_of(V a, V b) {
+  if constexpr (B == Binary::kPow || B == Binary::kAtan2 || B == Binary::kFmod) {
+    return sleef_binary<B>(a, b);
+  } else {
+    const V zero = V{}, one = zero + T(1), half = zero + T(0.5);
+    const V mod = sleef_binary<Binary::kFmod>(a, b);
+    const auto moved = (mod != zero) & ((b < zero) != (mod < zero));  // mod's sign is not b's
+    if constexpr (B == Binary::kRemainder) {
+      return moved ? mod + b : mod;
+    } else {
+      V div = (a - mod) / b;
+      div = moved ? div - one : div;
+      V floordiv = floor_of(div);
+      floordiv = div - floordiv > half ? floordiv + one : floordiv;
+      const V q = a / b;
+      return b == zero ? q : (div == zero ? signed_zero(q) : floordiv);
+    }
+  }
+}
+
 // y = F(x) over n elements (y may alias x); the tail goes through a zero-padded vector (with
 // AVX-512, masked loads and stores: short rows such as the book's attention rows are all tail).
 template <class T, class G>
@@ -474,6 +573,27 @@ void apply_vector(const T* x, T* y, int64_t n, G g) {
     __builtin_memcpy(pad, x + i, static_cast<__SIZE_TYPE__>(n - i) * sizeof(T));
     store(pad, g(load(pad)));
     __builtin_memcpy(y + i, pad, static_cast<__SIZE_TYPE__>(n - i) * sizeof(T));
+  }
+#endif
+}
+
+// y = g(a, b) over n elements (y may alias a or b), the tail as apply_vector's.
+template <class T, class G>
+void apply_vector2(const T* a, const T* b, T* y, int64_t n, G g) {
+  constexpr int kLanes = kLanesOf<T>;
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) store(y + i, g(load(a + i), load(b + i)));
+#if TAPEGRAD_ISA_LEVEL == 2
+  if (i < n) store_first(y + i, g(load_first(a + i, n - i), load_first(b + i, n - i)), n - i);
+#else
+  if (i < n) {
+    // The pads are 1s, so no lane of the tail's vector raises a spurious exception.
+    T pa[kLanes], pb[kLanes];
+    for (int k = 0; k < kLanes; ++k) pa[k] = pb[k] = T(1);
+    __builtin_memcpy(pa, a + i, static_cast<__SIZE_TYPE__>(n - i) * sizeof(T));
+    __builtin_memcpy(pb, b + i, static_cast<__SIZE_TYPE__>(n - i) * sizeof(T));
+    store(pa, g(load(pa), load(pb)));
+    __builtin_memcpy(y + i, pa, static_cast<__SIZE_TYPE__>(n - i) * sizeof(T));
   }
 #endif
 }
@@ -795,6 +915,27 @@ void map_k(int f, const T* x, T* y, int64_t n) {
   }
 }
 
+template <Binary B, class T>
+void map2_one(const T* a, const T* b, T* y, int64_t n) {
+  apply_vector2(a, b, y, n, [](auto u, auto v) { return binary_of<B, T>(u, v); });
+}
+
+template <class T>
+void map2_k(int f, const T* a, const T* b, T* y, int64_t n) {
+  switch (static_cast<Binary>(f)) {
+    case Binary::kPow:
+      return map2_one<Binary::kPow>(a, b, y, n);
+    case Binary::kAtan2:
+      return map2_one<Binary::kAtan2>(a, b, y, n);
+    case Binary::kFmod:
+      return map2_one<Binary::kFmod>(a, b, y, n);
+    case Binary::kRemainder:
+      return map2_one<Binary::kRemainder>(a, b, y, n);
+    case Binary::kFloorDivide:
+      return map2_one<Binary::kFloorDivide>(a, b, y, n);
+  }
+}
+
 template <class T>
 constexpr Kernels<T> table(void (*pow_base)(T, const T*, T*, int64_t)) {
   return {&exp_k<T>,
@@ -812,7 +953,8 @@ constexpr Kernels<T> table(void (*pow_base)(T, const T*, T*, int64_t)) {
           &log_softmax_impl<T>,
           &layer_norm_impl<T>,
           &layer_norm_backward_impl<T>,
-          &map_k<T>};
+          &map_k<T>,
+          &map2_k<T>};
 }
 
 }  // namespace

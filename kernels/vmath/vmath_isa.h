@@ -26,6 +26,7 @@ struct Kernels {
   void (*layer_norm_rows_backward)(const T*, const T*, const T*, const T*, const T*, T*, T*, T*,
                                    int64_t, int64_t);
   void (*map)(int, const T*, T*, int64_t);  // the vmath::Unary function numbered by the int
+  void (*map2)(int, const T*, const T*, T*, int64_t);  // the vmath::Binary one
 };
 
 // Baseline (SSE2; the only level on other CPUs): the C library's functions, one element at a

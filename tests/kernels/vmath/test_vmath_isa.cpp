@@ -303,7 +303,91 @@ void map_levels() {
   }
 }
 
+// torch's floor division of floats (div_floor_floating) as torch writes it, branch by branch.
+template <class T>
+T torch_floor_divide(T a, T b) {
+  if (b == T(0)) return a / b;
+  const T mod = std::fmod(a, b);
+  T div = (a - mod) / b;
+  if (mod != T(0) && (b < T(0)) != (mod < T(0))) div -= T(1);
+  if (div == T(0)) return std::copysign(T(0), a / b);
+  T floordiv = std::floor(div);
+  if (div - floordiv > T(0.5)) floordiv += T(1);
+  return floordiv;
+}
+
+template <class T>
+T torch_remainder(T a, T b) {
+  T mod = std::fmod(a, b);
+  if (mod != T(0) && (b < T(0)) != (mod < T(0))) mod += b;
+  return mod;
+}
+
+// Every pair of a grid of values (signs, zeros, infinities, NaN, magnitudes far apart), an odd
+// count so that every level has a tail.
+template <class T>
+void binary_levels() {
+  using B = vm::Binary;
+  const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+  const std::vector<T> grid = {T(0),    -T(0),   T(1),    T(-1),    T(2.5),  T(-2.5), T(7.25),
+                               T(-0.3), T(1e-3), T(-1e6), T(3e7),   T(0.75), inf,     -inf,
+                               nan,     T(5),    T(-5),   T(1e-30), T(123.5)};
+  std::vector<T> a, b;
+  for (const T u : grid) {
+    for (const T v : grid) {
+      a.push_back(u);
+      b.push_back(v);
+    }
+  }
+  a.push_back(T(3));  // one more: 362 pairs
+  b.push_back(T(2));
+  const auto n = static_cast<int64_t>(a.size());
+  struct Case {
+    B f;
+    const char* name;
+    T (*want)(T, T);
+    bool exact;
+  };
+  const Case cases[] = {
+      {B::kPow, "pow", [](T u, T v) { return static_cast<T>(std::pow(u, v)); }, false},
+      {B::kAtan2, "atan2", [](T u, T v) { return static_cast<T>(std::atan2(u, v)); }, false},
+      {B::kFmod, "fmod", [](T u, T v) { return static_cast<T>(std::fmod(u, v)); }, true},
+      {B::kRemainder, "remainder", torch_remainder<T>, true},
+      {B::kFloorDivide, "floor_divide", torch_floor_divide<T>, true},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name << (sizeof(T) == 4 ? " float" : " double"));
+    for (const CpuCapability level : tapegrad::testing::cpu_levels_here()) {
+      INFO("level " << tapegrad::cpu_capability_name(level));
+      tapegrad::testing::CpuLevelGuard guard(level);
+      std::vector<T> y(a.size());
+      vm::map(c.f, a.data(), b.data(), y.data(), n);
+      for (size_t i = 0; i < a.size(); ++i) {
+        const T want = c.want(a[i], b[i]);
+        INFO("f(" << a[i] << ", " << b[i] << ") = " << y[i] << ", want " << want);
+        if (calls_libm(level) || c.exact || std::isnan(want) || std::isinf(want)) {
+          CHECK(same_or_both_nan(y[i], want));
+        } else {
+          CHECK(ulps(y[i], want) <= 1);
+        }
+      }
+      // In place, as the ops' backwards call it.
+      std::vector<T> z = b;
+      vm::map(c.f, a.data(), z.data(), z.data(), n);
+      CHECK(same_bits(z, y));
+    }
+  }
+}
+
 }  // namespace test_vmath_isa
+
+TEST_CASE(
+    "vmath: the binary functions, the C library's at baseline, SLEEF's within 1 ulp above, "
+    "fmod, remainder and floor_divide exact everywhere",
+    "[vmath][isa]") {
+  test_vmath_isa::binary_levels<float>();
+  test_vmath_isa::binary_levels<double>();
+}
 
 TEST_CASE("vmath: each CPU level here gives SLEEF's bits from avx2 up, the C library's at baseline",
           "[vmath][isa]") {
