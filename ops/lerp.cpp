@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <tapegrad/graph/factory.h>
+#include <tapegrad/ops/detail/binary.h>
 #include <tapegrad/ops/detail/broadcast.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/grad.h>
@@ -49,9 +50,15 @@ void lerp_scalar_backward(Tape& tape, const Node& node) {
       T* d = tape.input_grad<T>(node, k).to_add();
       if (d == nullptr) continue;
       const T factor = static_cast<T>(k == 0 ? 1.0 - w : w);
-      T* term = tape.arena().allocate_array<T>(out.numel());
-      for (int64_t i = 0; i < out.numel(); ++i) term[i] = dy[i] * factor;
-      reduce_broadcast(term, out, d, tape.input(node, k).shape);
+      const Shape& shape = tape.input(node, k).shape;
+      const int64_t n = out.numel();
+      if (shape.numel() == n) {  // nothing to reduce: straight into the gradient
+        for (int64_t i = 0; i < n; ++i) d[i] += dy[i] * factor;
+        continue;
+      }
+      T* term = tape.arena().allocate_array<T>(n);
+      for (int64_t i = 0; i < n; ++i) term[i] = dy[i] * factor;
+      reduce_broadcast(term, out, d, shape);
     }
   });
 }
@@ -123,13 +130,13 @@ Tensor lerp(const Tensor& start, const Tensor& end, double weight) {
   const Shape out = broadcast_shape("lerp", start, "and", end);
   Tensor y = start.tape().record(kLerpScalar, out, start.dtype(), {start, end}, LerpState{weight});
   dispatch(y.dtype(), [&]<class T>() {
-    const T* a = start.data<T>();
-    const T* b = end.data<T>();
     T* yv = output_data<T>(y);
     const T w = static_cast<T>(weight);
-    for_each_broadcast(out, broadcast_strides(start.shape(), out),
-                       broadcast_strides(end.shape(), out),
-                       [&](int64_t o, int64_t i, int64_t j) { yv[o] = lerp_value(a[i], b[j], w); });
+    // A chunk at a time over contiguous runs, so that the loop vectorises.
+    for_each_binary_chunk(start.data<T>(), start.shape(), end.data<T>(), end.shape(), out,
+                          [&](int64_t o, const T* a, const T* b, int64_t n) {
+                            for (int64_t i = 0; i < n; ++i) yv[o + i] = lerp_value(a[i], b[i], w);
+                          });
   });
   return y;
 }

@@ -1,7 +1,8 @@
 // logaddexp: ln(eᵃ + eᵇ) elementwise with broadcasting, without overflow, torch.logaddexp.
-#include <algorithm>
 #include <cmath>
+#include <cstdint>
 
+#include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/ops/detail/binary.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
@@ -12,9 +13,19 @@ namespace {
 
 void logaddexp_backward(Tape& tape, const Node& node) {
   // Y = ln(eᴬ + eᴮ)  =>  dA += reduce(dY / (1 + e^(B − A))), dB += reduce(dY / (1 + e^(A − B)))
-  binary_backward(
-      tape, node, []<class T>(T dy, T a, T b, T) { return dy / (T(1) + std::exp(b - a)); },
-      []<class T>(T dy, T a, T b, T) { return dy / (T(1) + std::exp(a - b)); });
+  binary_backward_rows(
+      tape, node,
+      []<class T>(const T* a, const T* b, const T*, const T* dy, T* ga, T* gb, int64_t n) {
+        for (int k = 0; k < 2; ++k) {
+          T* g = k == 0 ? ga : gb;
+          if (g == nullptr) continue;
+          const T* from = k == 0 ? b : a;  // the exponent is the other operand minus this one
+          const T* to = k == 0 ? a : b;
+          for (int64_t i = 0; i < n; ++i) g[i] = from[i] - to[i];
+          vmath::exp(g, g, n);
+          for (int64_t i = 0; i < n; ++i) g[i] = dy[i] / (T(1) + g[i]);
+        }
+      });
 }
 
 void logaddexp_grad_graph(GradGraph& g) {
@@ -34,11 +45,18 @@ TAPEGRAD_REGISTER_OP(kLogaddexp);
 }  // namespace
 
 Tensor logaddexp(const Tensor& a, const Tensor& b) {
-  // torch's kernel: an infinity added to itself stays (−inf + −inf would give NaN below).
-  return binary_forward(kLogaddexp, a, b, []<class T>(T x, T z) {
-    if (std::isinf(x) && x == z) return x;
-    return std::max(x, z) + std::log1p(std::exp(-std::abs(x - z)));
-  });
+  // torch's vector kernel: max(a, b) + log1p(exp(−|a − b|)) (SLEEF's exp and log1p), except an
+  // infinity added to itself, which stays (−inf + −inf would give NaN).
+  return binary_forward_rows(kLogaddexp, a, b,
+                             []<class T>(const T* x, const T* z, T* y, int64_t n) {
+                               for (int64_t i = 0; i < n; ++i) y[i] = -std::abs(x[i] - z[i]);
+                               vmath::exp(y, y, n);
+                               vmath::map(vmath::Unary::kLog1p, y, y, n);
+                               for (int64_t i = 0; i < n; ++i) {
+                                 const T m = x[i] < z[i] ? z[i] : x[i];
+                                 y[i] = std::isinf(x[i]) & (x[i] == z[i]) ? x[i] : m + y[i];
+                               }
+                             });
 }
 
 }  // namespace tapegrad
