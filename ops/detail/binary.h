@@ -13,6 +13,7 @@
 // broadcast along, as torch does.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include <tapegrad/graph/op.h>
@@ -42,8 +43,9 @@ Tensor binary_forward(const OpDef& def, const Tensor& a, const Tensor& b, F f) {
 inline constexpr int64_t kBinaryChunk = 256;
 
 // chunk(o, a, b, n) for consecutive runs of `out`, o the run's first output and n <= kBinaryChunk,
-// with a and b the operands' values at those outputs: the operands themselves where both cover
-// out, else copies gathered along the broadcast.
+// with a and b the operands' values at those outputs: the operands themselves where they run
+// contiguously along out, else copies gathered along the broadcast (a row at a time when out's
+// rows are long, across rows when they are short).
 template <class T, class F>
 void for_each_binary_chunk(const T* av, const Shape& a_shape, const T* bv, const Shape& b_shape,
                            const Shape& out, F chunk) {
@@ -56,16 +58,35 @@ void for_each_binary_chunk(const T* av, const Shape& a_shape, const T* bv, const
   }
   alignas(64) T a_run[kBinaryChunk];
   alignas(64) T b_run[kBinaryChunk];
+  const Strides as = broadcast_strides(a_shape, out), bs = broadcast_strides(b_shape, out);
+  const std::array<int64_t, kMaxRank> dims = padded_dims(out);
+  const int64_t row = dims[kMaxRank - 1];
+  if (row >= kBinaryChunk / 4) {
+    // A run along the row: the operand itself (step 1), its one value repeated (step 0).
+    auto run = [](const T* p, int64_t step, int64_t len, T* buffer) -> const T* {
+      if (step == 1) return p;
+      for (int64_t i = 0; i < len; ++i) buffer[i] = p[i * step];
+      return buffer;
+    };
+    const int64_t a_step = as[kMaxRank - 1], b_step = bs[kMaxRank - 1];
+    for_each_strided_row<2>(dims, {&as, &bs}, [&](int64_t o, const std::array<int64_t, 2>& base) {
+      for (int64_t s = 0; s < row; s += kBinaryChunk) {
+        const int64_t len = row - s < kBinaryChunk ? row - s : kBinaryChunk;
+        chunk(o + s, run(av + base[0] + s * a_step, a_step, len, a_run),
+              run(bv + base[1] + s * b_step, b_step, len, b_run), len);
+      }
+    });
+    return;
+  }
   int64_t k = 0;
-  for_each_broadcast(out, broadcast_strides(a_shape, out), broadcast_strides(b_shape, out),
-                     [&](int64_t o, int64_t i, int64_t j) {
-                       a_run[k] = av[i];
-                       b_run[k] = bv[j];
-                       if (++k == kBinaryChunk) {
-                         chunk(o + 1 - k, a_run, b_run, k);
-                         k = 0;
-                       }
-                     });
+  for_each_broadcast(out, as, bs, [&](int64_t o, int64_t i, int64_t j) {
+    a_run[k] = av[i];
+    b_run[k] = bv[j];
+    if (++k == kBinaryChunk) {
+      chunk(o + 1 - k, a_run, b_run, k);
+      k = 0;
+    }
+  });
   if (k > 0) chunk(n - k, a_run, b_run, k);
 }
 
