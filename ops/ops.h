@@ -43,9 +43,9 @@ Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);
 Tensor sqrt(const Tensor& x);
 Tensor pow(const Tensor& x, double exponent);
-// torch.pow(x, exponent) with a tensor exponent (broadcast, one dtype): pow in double per
-// element. dX += dY ⊙ (p·Xᵖ⁻¹) (0 where p = 0), dP += dY ⊙ (Y ⊙ ln X) (0 where X = 0 and p >= 0,
-// as torch's masked formula).
+// torch.pow(x, exponent) with a tensor exponent (broadcast, one dtype): SLEEF's 1-ulp pow as
+// torch's vector kernel (the C library's at baseline). dX += dY ⊙ (p·Xᵖ⁻¹) (0 where p = 0), dP +=
+// dY ⊙ (Y ⊙ ln X) (0 where X = 0 and p >= 0, as torch's masked formula).
 Tensor pow(const Tensor& x, const Tensor& exponent);
 // torch.pow(base, exponent) with a number base (Python's `base ** t`): the base rounded to the
 // exponent's dtype, then pow with a tensor exponent (dP += dY ⊙ Y ⊙ ln base, 0 where base = 0
