@@ -6,8 +6,10 @@
 // costs more than its arithmetic): S vectorised over the keys (from Kᵀ, transposed once per
 // head), O, dQ, dK, dV vectorised over D (a row of q, k, v is one to four vectors). Whole rows,
 // so no online softmax; exp is the level's vmath exp (softmax's), masked keys -inf before it, so
-// exactly 0 after. Every level computes on the same 64-byte vectors in the same order (one
-// AVX-512 register, two AVX2 ones, four SSE ones), so the levels with FMA give the same bits. See
+// exactly 0 after. Every level lays the rows out in the same 64-byte vectors and sums each lane's
+// terms in the same order (one AVX-512 register per vector, four SSE ones; AVX2 tiles the blocks
+// by 32-byte halves, as its 16 registers hold half the accumulators: a tile changes which lanes
+// are in flight, not any lane's order), so the levels with FMA give the same bits. See
 // kernels/cpu/isa_level.h for why nothing here may be inline or a template outside this file's
 // namespace, and why it calls builtins rather than the standard library.
 #include <cstdint>
@@ -59,6 +61,31 @@ constexpr int64_t kLanes = 64 / sizeof(T);
 template <class T>
 const vmath::levels::Kernels<T>& level_kernels() {
   return VecOf<T>::kernels();
+}
+
+// The register the product loops compute on: a whole 64-byte vector, or at AVX2 half of one
+// (kHalves per vector). Lane-wise only, so a vector's halves get the bits the whole would.
+#if TAPEGRAD_ISA_LEVEL == 1
+constexpr int kHalves = 2;
+#else
+constexpr int kHalves = 1;
+#endif
+template <class T>
+struct RegOf {
+  typedef T type __attribute__((vector_size(64 / kHalves)));
+};
+template <class T>
+using Reg = typename RegOf<T>::type;
+template <class T>
+constexpr int64_t kRegLanes = kLanes<T> / kHalves;
+
+template <class T>
+inline void rload(Reg<T>& v, const T* p) {
+  __builtin_memcpy(&v, p, sizeof v);
+}
+template <class T>
+inline void rstore(T* p, const Reg<T>& v) {
+  __builtin_memcpy(p, &v, sizeof v);
 }
 
 template <class T>
@@ -150,15 +177,16 @@ void transpose_head(const T* x, int64_t t, int64_t d, int64_t ld, int64_t tp, T*
 // the rows of s nv · L apart.
 template <class T, int DV, int R>
 void scores_rows(const T* x, int64_t ldx, const T* yt, int64_t tp, int64_t nv, T* s) {
-  constexpr int64_t L = kLanes<T>, D = DV * L;
-  for (int64_t jv = 0; jv < nv; ++jv) {
-    Vec<T> acc[R] = {};
+  constexpr int64_t L = kRegLanes<T>, D = DV * kLanes<T>;
+  const int64_t w = nv * kLanes<T>;
+  for (int64_t jr = 0; jr < nv * kHalves; ++jr) {
+    Reg<T> acc[R] = {};
     for (int64_t dd = 0; dd < D; ++dd) {
-      Vec<T> y;
-      vload(y, yt + dd * tp + jv * L);
+      Reg<T> y;
+      rload(y, yt + dd * tp + jr * L);
       for (int r = 0; r < R; ++r) acc[r] += x[r * ldx + dd] * y;
     }
-    for (int r = 0; r < R; ++r) vstore(s + (r * nv + jv) * L, acc[r]);
+    for (int r = 0; r < R; ++r) rstore(s + r * w + jr * L, acc[r]);
   }
 }
 
@@ -202,39 +230,62 @@ void exp_rows(int64_t i0, T* s, int64_t nv, T c, bool exact, const T* lse, T* m)
   level_kernels<T>().exp(s, s, R * w);
 }
 
-// acc[r] = Σ_{j < n} wt[r · w + j] · x_j for R rows of weights and the rows x_j (ld apart).
-// With few accumulators, even and odd j go to two sets, so the multiply-adds are not one chain.
+// put(r, c, Σ_{j < n} wt[r · w + j] · x_j's register column c) for R rows of weights and the
+// rows x_j (ld apart), D = DV vectors wide. With few accumulators in the whole block (counted in
+// 64-byte vectors, so every level sums alike), even and odd j go to two sets, so the
+// multiply-adds are not one chain. Tiles of RG rows × CG register columns: the whole block, or
+// at AVX2 at most 8 accumulators.
 template <class T, int DV, int R>
-void weighted_rows(const T* wt, int64_t w, const T* x, int64_t ld, int64_t n,
-                   Vec<T> (&acc)[R][DV]) {
-  constexpr int64_t L = kLanes<T>;
-  constexpr int kSets = R * DV <= 8 ? 2 : 1;
-  Vec<T> part[kSets][R][DV] = {};
+constexpr int kSets = R* DV <= 8 ? 2 : 1;
+
+template <class T, int DV, int R, int R0, int RG, int CG, class Put>
+void weighted_tile(const T* wt, int64_t w, const T* x, int64_t ld, int64_t n, int c0, Put& put) {
+  constexpr int64_t L = kRegLanes<T>;
+  constexpr int S = kSets<T, DV, R>;
+  Reg<T> part[S][RG][CG] = {};
   int64_t j = 0;
-  for (; j + kSets <= n; j += kSets) {
-    for (int k = 0; k < kSets; ++k) {
-      Vec<T> xj[DV];
-      for (int e = 0; e < DV; ++e) vload(xj[e], x + (j + k) * ld + e * L);
-      for (int r = 0; r < R; ++r) {
-        const T c = wt[r * w + j + k];
-        for (int e = 0; e < DV; ++e) part[k][r][e] += c * xj[e];
+  for (; j + S <= n; j += S) {
+    for (int k = 0; k < S; ++k) {
+      Reg<T> xj[CG];
+      for (int e = 0; e < CG; ++e) rload(xj[e], x + (j + k) * ld + (c0 + e) * L);
+      for (int r = 0; r < RG; ++r) {
+        const T c = wt[(R0 + r) * w + j + k];
+        for (int e = 0; e < CG; ++e) part[k][r][e] += c * xj[e];
       }
     }
   }
   for (; j < n; ++j) {
-    Vec<T> xj[DV];
-    for (int e = 0; e < DV; ++e) vload(xj[e], x + j * ld + e * L);
-    for (int r = 0; r < R; ++r) {
-      const T c = wt[r * w + j];
-      for (int e = 0; e < DV; ++e) part[0][r][e] += c * xj[e];
+    Reg<T> xj[CG];
+    for (int e = 0; e < CG; ++e) rload(xj[e], x + j * ld + (c0 + e) * L);
+    for (int r = 0; r < RG; ++r) {
+      const T c = wt[(R0 + r) * w + j];
+      for (int e = 0; e < CG; ++e) part[0][r][e] += c * xj[e];
     }
   }
-  for (int r = 0; r < R; ++r) {
-    for (int e = 0; e < DV; ++e) {
-      acc[r][e] = part[0][r][e];
-      for (int k = 1; k < kSets; ++k) acc[r][e] += part[k][r][e];
+  for (int r = 0; r < RG; ++r) {
+    for (int e = 0; e < CG; ++e) {
+      Reg<T> acc = part[0][r][e];
+      for (int k = 1; k < S; ++k) acc += part[k][r][e];
+      put(R0 + r, c0 + e, acc);
     }
   }
+}
+template <class T, int DV, int R, int R0, int RG, int CG, class Put>
+void weighted_row_tiles(const T* wt, int64_t w, const T* x, int64_t ld, int64_t n, Put& put) {
+  if constexpr (R0 < R) {
+    constexpr int G = R - R0 < RG ? R - R0 : RG;
+    for (int c0 = 0; c0 < DV * kHalves; c0 += CG) {
+      weighted_tile<T, DV, R, R0, G, CG>(wt, w, x, ld, n, c0, put);
+    }
+    weighted_row_tiles<T, DV, R, R0 + RG, RG, CG>(wt, w, x, ld, n, put);
+  }
+}
+template <class T, int DV, int R, class Put>
+void weighted_rows(const T* wt, int64_t w, const T* x, int64_t ld, int64_t n, Put&& put) {
+  constexpr int C = DV * kHalves;
+  constexpr int RG = kHalves == 1 || R < 4 ? R : 4;
+  constexpr int CG = kHalves == 1 ? C : (kSets<T, DV, R> == 1 && C % 2 == 0 ? 2 : 1);
+  weighted_row_tiles<T, DV, R, 0, RG, CG>(wt, w, x, ld, n, put);
 }
 
 // Rows i0..i0+R-1 of the forward: scores, softmax over the i + 1 visible keys, O = P·V; each
@@ -261,14 +312,11 @@ void forward_rows(int64_t i0, const T* qs, const T* kt, const T* v, int64_t ld, 
     inv_l[r] = T(1) / sums[i0 + r];
     lse[i0 + r] = m[r];
   }
-  Vec<T> acc[R][DV];
-  weighted_rows<T, DV, R>(s, w, v, ld, n_max, acc);  // O·l = P·V
-  for (int r = 0; r < R; ++r) {
-    for (int e = 0; e < DV; ++e) {
-      const Vec<T> out = acc[r][e] * inv_l[r];
-      vstore(o + (i0 + r) * ld + e * L, out);
-    }
-  }
+  // O·l = P·V
+  weighted_rows<T, DV, R>(s, w, v, ld, n_max, [&](int r, int col, const Reg<T>& acc) {
+    const Reg<T> out = acc * inv_l[r];
+    rstore(o + (i0 + r) * ld + col * kRegLanes<T>, out);
+  });
 }
 
 // The head's q rows, D apart, times 1/√D when that is exact (then the scores need no division).
@@ -319,18 +367,28 @@ struct HeadGrads {
 // dV_j += Σ_r P[r, j] dO_r, dS = P ⊙ (dO·Vᵀ − delta) / √D, dQ_r += Σ_j dS[r, j] K_j,
 // dK_j += Σ_r dS[r, j] Q_r.
 
-// dst[j, :] += Σ_r weights[r·w + j] · rows[r] for the keys j < n: a rank-R update of the key rows
-// (dV += Pᵀ·dO, dK += dSᵀ·Q), each row of dst read and written once.
+// dst[j, :] += Σ_r weights[r·w + j] · src[r] for the keys j < n and the R rows at src (lds
+// apart): a rank-R update of the key rows (dV += Pᵀ·dO, dK += dSᵀ·Q), each row of dst read and
+// written once per pass; one pass, or at AVX2 one per CG register columns (R · CG rows' registers
+// held).
 template <class T, int DV, int R>
-void add_weighted_rows(T* dst, int64_t ld, int64_t n, const T* weights, int64_t w,
-                       const Vec<T> (&rows)[R][DV]) {
-  constexpr int64_t L = kLanes<T>;
-  for (int64_t j = 0; j < n; ++j) {
-    for (int e = 0; e < DV; ++e) {
-      Vec<T> acc;
-      vload(acc, dst + j * ld + e * L);
-      for (int r = 0; r < R; ++r) acc += weights[r * w + j] * rows[r][e];
-      vstore(dst + j * ld + e * L, acc);
+void add_weighted_rows(T* dst, int64_t ld, int64_t n, const T* weights, int64_t w, const T* src,
+                       int64_t lds) {
+  constexpr int64_t L = kRegLanes<T>;
+  constexpr int C = DV * kHalves;
+  constexpr int CG = kHalves == 1 ? C : (R * 2 <= 12 ? 2 : 1);
+  for (int c0 = 0; c0 < C; c0 += CG) {
+    Reg<T> rows[R][CG];
+    for (int r = 0; r < R; ++r) {
+      for (int e = 0; e < CG; ++e) rload(rows[r][e], src + r * lds + (c0 + e) * L);
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      for (int e = 0; e < CG; ++e) {
+        Reg<T> acc;
+        rload(acc, dst + j * ld + (c0 + e) * L);
+        for (int r = 0; r < R; ++r) acc += weights[r * w + j] * rows[r][e];
+        rstore(dst + j * ld + (c0 + e) * L, acc);
+      }
     }
   }
 }
@@ -340,11 +398,7 @@ void backward_rows(const HeadGrads<T>& h, int64_t i0, T* p, T* ds) {
   const int64_t ld = h.ld, n_max = i0 + R, nv = (n_max + L - 1) / L, w = nv * L;
   scores_rows<T, DV, R>(h.qs + i0 * D, D, h.kt, h.tp, nv, p);
   exp_rows<T, R>(i0, p, nv, h.c, h.exact, h.lse + i0, nullptr);
-  Vec<T> go[R][DV];  // dO rows
-  for (int r = 0; r < R; ++r) {
-    for (int e = 0; e < DV; ++e) vload(go[r][e], h.dout + (i0 + r) * ld + e * L);
-  }
-  if (h.dv) add_weighted_rows<T, DV, R>(h.dv, ld, n_max, p, w, go);  // dV += Pᵀ·dO
+  if (h.dv) add_weighted_rows<T, DV, R>(h.dv, ld, n_max, p, w, h.dout + i0 * ld, ld);  // Pᵀ·dO
   if (!h.dq && !h.dk) return;
   scores_rows<T, DV, R>(h.dout + i0 * ld, ld, h.vt, h.tp, nv, ds);  // dP = dO·Vᵀ
   const T inv_c = T(1) / h.c;
@@ -362,24 +416,15 @@ void backward_rows(const HeadGrads<T>& h, int64_t i0, T* p, T* ds) {
     }
   }
   if (h.dq) {
-    Vec<T> acc[R][DV];
-    weighted_rows<T, DV, R>(ds, w, h.k, ld, n_max, acc);  // dS·K
-    for (int r = 0; r < R; ++r) {
-      for (int e = 0; e < DV; ++e) {
-        Vec<T> cur;
-        vload(cur, h.dq + (i0 + r) * ld + e * L);
-        cur += acc[r][e];
-        vstore(h.dq + (i0 + r) * ld + e * L, cur);
-      }
-    }
+    weighted_rows<T, DV, R>(ds, w, h.k, ld, n_max, [&](int r, int col, const Reg<T>& acc) {
+      T* row = h.dq + (i0 + r) * ld + col * kRegLanes<T>;
+      Reg<T> cur;
+      rload(cur, row);
+      cur += acc;
+      rstore(row, cur);
+    });  // dS·K
   }
-  if (h.dk) {
-    Vec<T> qr[R][DV];
-    for (int r = 0; r < R; ++r) {
-      for (int e = 0; e < DV; ++e) vload(qr[r][e], h.q + (i0 + r) * ld + e * L);
-    }
-    add_weighted_rows<T, DV, R>(h.dk, ld, n_max, ds, w, qr);  // dK += dSᵀ·Q
-  }
+  if (h.dk) add_weighted_rows<T, DV, R>(h.dk, ld, n_max, ds, w, h.q + i0 * ld, ld);  // dSᵀ·Q
 }
 
 template <class T, int DV>
