@@ -21,8 +21,8 @@
 // dropout, matmul of split_heads/merge_heads views, with the same arithmetic: each product is the
 // same gemm call (same shapes, the same operand transposes: kᵀ is copied as transpose() does, only
 // the leading dimensions differ), the elementwise steps are the same expressions, the rows go
-// through the softmax op's own row functions (kernels/vmath/softmax_rows.h), and dropout's mask is
-// drawn for the whole [B, H, T, T] weights at once, masked positions included, as torch's
+// through the softmax op's own row functions (vmath::softmax_rows and its backward), and dropout's
+// mask is drawn for the whole [B, H, T, T] weights at once, masked positions included, as torch's
 // dropout on the weights tensor draws it.
 // So the output and the gradients equal the composed ops' exactly (up to the sign of a zero),
 // which tests/ops/test_causal_dot_product_attention.cpp checks; what differs is what is kept:
@@ -43,7 +43,7 @@
 #include <tapegrad/kernels/gemm/gemm.h>
 #include <tapegrad/kernels/gemm/gemm_kernels.h>
 #include <tapegrad/kernels/vec.h>
-#include <tapegrad/kernels/vmath/softmax_rows.h>
+#include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/ops/detail/grad_util.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/grad.h>
@@ -165,7 +165,7 @@ void probabilities_pair(const Heads& g, const T* q, const T* k, T* p, T* kt, boo
     T* row = p + i * t;
     for (int64_t j = 0; j <= i; ++j) row[j] = row[j] / c;
     std::fill(row + i + 1, row + t, -std::numeric_limits<T>::infinity());
-    detail::softmax_row(row, row, t);
+    vmath::softmax_rows(row, row, 1, t);
   }
 }
 
@@ -214,7 +214,7 @@ void backward_pair(const Heads& g, const T* q, const T* k, const T* v, const T* 
   for (int64_t i = 0; i < t; ++i) {
     // softmax's backward, then ÷ √D's, then causal_mask's (masked scores get nothing)
     T* row = ds + i * t;
-    detail::softmax_row_backward(p + i * t, dw + i * t, row, t, /*overwrite=*/true);
+    vmath::softmax_rows_backward(p + i * t, dw + i * t, row, 1, t, /*accumulate=*/false);
     for (int64_t j = 0; j <= i; ++j) row[j] = row[j] / c;
     std::fill(row + i + 1, row + t, T(0));
   }

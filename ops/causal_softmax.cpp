@@ -11,7 +11,7 @@
 #include <string>
 
 #include <tapegrad/graph/threads.h>
-#include <tapegrad/kernels/vmath/softmax_rows.h>
+#include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/grad_util.h>
 #include <tapegrad/ops/detail/op_util.h>
@@ -97,7 +97,7 @@ Tensor causal_softmax(const Tensor& scores, double divisor) {
       for (int64_t r = begin; r < end; ++r) {
         const int64_t n = kept(r, tq, tk), off = r * tk;
         ArrayMap<T>(out + off, n) = ConstArrayMap<T>(x + off, n) / c;
-        detail::softmax_row(out + off, out + off, n);  // the softmax op's row
+        vmath::softmax_rows(out + off, out + off, 1, n);  // the softmax op's row
         std::fill(out + off + n, out + off + tk, T(0));
       }
     });

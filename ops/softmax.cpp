@@ -6,7 +6,7 @@
 // (-inf - -inf), as torch does; a NaN or +inf anywhere in a row makes the whole row NaN.
 #include <algorithm>
 
-#include <tapegrad/kernels/vmath/softmax_rows.h>
+#include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/reduce_dim.h>
@@ -24,7 +24,7 @@ void softmax_forward(const T* x, T* y, const DimView& l, Arena& arena) {
     // The attention case: contiguous rows (the row function causal_dot_product_attention
     // shares).
     for (int64_t o = 0; o < l.outer; ++o) {
-      detail::softmax_row(x + o * l.size, y + o * l.size, l.size);
+      vmath::softmax_rows(x + o * l.size, y + o * l.size, 1, l.size);
     }
     return;
   }
@@ -63,7 +63,7 @@ void softmax_backward(Tape& tape, const Node& node) {
     if (l.inner == 1) {
       for (int64_t o = 0; o < l.outer; ++o) {
         const int64_t off = o * l.size;
-        detail::softmax_row_backward(y + off, dy + off, dx + off, l.size);
+        vmath::softmax_rows_backward(y + off, dy + off, dx + off, 1, l.size);
       }
       return;
     }

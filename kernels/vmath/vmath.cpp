@@ -115,6 +115,14 @@ void softmax_rows(const float* x, float* y, int64_t rows, int64_t cols) {
 void softmax_rows(const double* x, double* y, int64_t rows, int64_t cols) {
   kernels<double>().softmax_rows(x, y, rows, cols);
 }
+void softmax_rows_backward(const float* y, const float* dy, float* dx, int64_t rows, int64_t cols,
+                           bool accumulate) {
+  kernels<float>().softmax_rows_backward(y, dy, dx, rows, cols, accumulate);
+}
+void softmax_rows_backward(const double* y, const double* dy, double* dx, int64_t rows,
+                           int64_t cols, bool accumulate) {
+  kernels<double>().softmax_rows_backward(y, dy, dx, rows, cols, accumulate);
+}
 void logsumexp_rows(const float* x, float* lse, int64_t rows, int64_t cols) {
   kernels<float>().logsumexp_rows(x, lse, rows, cols);
 }

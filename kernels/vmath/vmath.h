@@ -102,10 +102,19 @@ void gelu_tanh_backward(const double* x, const double* dy, double* dx, int64_t n
 
 // Row-wise over a contiguous [rows, cols] array (cols > 0). Rows with a NaN give NaN; a row of
 // -inf gives NaN like torch.
-// y = softmax(x) per row: m = max, e = exp(x − m), y = e · (1 / Σe) (torch's
-// _vec_softmax_lastdim). y may alias x.
+// y = softmax(x) per row: m = max, e = exp(x − m), y = e · (1 / Σe), torch's
+// _vec_softmax_lastdim operation by operation (the level's exp, torch's AVX2 summation order at
+// every level), so the bits do not depend on the row's address: the softmax op's rows, shared
+// with the ops that must agree with it bit for bit. -inf entries give exactly 0. y may alias x.
 void softmax_rows(const float* x, float* y, int64_t rows, int64_t cols);
 void softmax_rows(const double* x, double* y, int64_t rows, int64_t cols);
+// dx += y ⊙ (dy − Σ dy ⊙ y) per row (y is softmax's output; the dot in torch's order, the term
+// rounded before it is added). With accumulate = false, dx = y ⊙ (dy − Σ dy ⊙ y): the same bits
+// as += into zeros, but for the sign of a zero.
+void softmax_rows_backward(const float* y, const float* dy, float* dx, int64_t rows, int64_t cols,
+                           bool accumulate = true);
+void softmax_rows_backward(const double* y, const double* dy, double* dx, int64_t rows,
+                           int64_t cols, bool accumulate = true);
 // lse[r] = m + log Σ exp(x − m) per row (m the row max), the sum accumulated in T.
 void logsumexp_rows(const float* x, float* lse, int64_t rows, int64_t cols);
 void logsumexp_rows(const double* x, double* lse, int64_t rows, int64_t cols);

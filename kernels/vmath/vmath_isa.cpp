@@ -694,16 +694,117 @@ T row_sum(const T* x, int64_t cols) {
   return acc[0];
 }
 
+// Σ x in the order of torch 1.13's vec::reduce_all for its AVX2 kernels (Debian's build), at
+// every level: rows shorter than a vector (8 floats, 4 doubles) add left to right; longer ones
+// keep one partial sum per lane (the tail added to the first lanes), then fold the lanes: floats
+// pairwise ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)) (VecReduceAllSIMD<float>), doubles
+// left to right. With kDot, Σ a ⊙ b in the order of torch's vec::map2_reduce_all (its softmax
+// backward's dot): each product rounded on its own (torch's multiply, then its add), then summed
+// as above. n >= 1.
+template <class T, bool kDot>
+T torch_sum(const T* a, const T* b, int64_t n) {
+  constexpr int kLanes = sizeof(T) == 4 ? 8 : 4;
+  typedef T Lanes __attribute__((vector_size(32)));
+  // Lanes d .. d + count of the terms into v (-0 in the others, which leaves a lane's sum as it
+  // is). Through a reference: a 32-byte vector returned by value changes the ABI at baseline.
+  auto load = [&](Lanes& v, int64_t d, int64_t count) {
+    v = -Lanes{};
+    __builtin_memcpy(&v, a + d, static_cast<__SIZE_TYPE__>(count) * sizeof(T));
+    if constexpr (kDot) {
+      Lanes w = -Lanes{};
+      __builtin_memcpy(&w, b + d, static_cast<__SIZE_TYPE__>(count) * sizeof(T));
+#if __has_builtin(__builtin_assoc_barrier)
+      const Lanes p = __builtin_assoc_barrier(v * w);
+#else
+      const Lanes p = v * w;
+#endif
+      for (int l = 0; l < kLanes; ++l) v[l] = l < count ? p[l] : -T(0);
+    }
+  };
+  if (n < kLanes) {
+    Lanes v;
+    load(v, 0, n);
+    T s = v[0];
+    for (int64_t j = 1; j < n; ++j) s += v[j];
+    return s;
+  }
+  Lanes acc, v;
+  load(acc, 0, kLanes);
+  int64_t d = kLanes;
+  for (; d + kLanes <= n; d += kLanes) {
+    load(v, d, kLanes);
+    acc += v;
+  }
+  if (d < n) {
+    load(v, d, n - d);
+    acc += v;
+  }
+  if constexpr (kLanes == 8) {
+    return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+  } else {
+    return ((acc[0] + acc[1]) + acc[2]) + acc[3];
+  }
+}
+
+// The max of a row, a vector of lanes at a time (a max is the same in any order, but for the
+// sign of a zero max, which x − max and so softmax do not see). It skips NaNs, where torch's
+// propagates them: either way a NaN (or +inf) entry makes x − m NaN there, so the sum and the
+// whole softmax row are NaN.
+template <class T>
+T vector_max(const T* x, int64_t n) {
+  constexpr int kLanes = sizeof(T) == 4 ? 8 : 4;
+  typedef T Lanes __attribute__((vector_size(32)));
+  T m = -static_cast<T>(__builtin_inf());
+  int64_t j = 0;
+  if (n >= kLanes) {
+    Lanes lanes = Lanes{} + m, v;
+    for (; j + kLanes <= n; j += kLanes) {
+      __builtin_memcpy(&v, x + j, sizeof v);
+      lanes = lanes < v ? v : lanes;
+    }
+    for (int l = 0; l < kLanes; ++l) m = m < lanes[l] ? lanes[l] : m;
+  }
+  for (; j < n; ++j) m = m < x[j] ? x[j] : m;
+  return m;
+}
+
+// torch's _vec_softmax_lastdim per row: the max, exp(x − max) through the level's exp, the sum
+// in torch's order, 1 / sum, times it. Every step is elementwise or in a fixed order, so the bits
+// depend neither on where the row lies in memory nor on the level (but for the level's exp).
 template <class T>
 void softmax_impl(const T* x, T* y, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) {
     const T* xr = x + r * cols;
     T* yr = y + r * cols;
-    const T m = row_max(xr, cols);
+    const T m = vector_max(xr, cols);
     for (int64_t j = 0; j < cols; ++j) yr[j] = xr[j] - m;
     apply<Fn::kExp>(yr, yr, cols);
-    const T inv = T(1) / row_sum(yr, cols);
+    const T inv = T(1) / torch_sum<T, false>(yr, nullptr, cols);
     for (int64_t j = 0; j < cols; ++j) yr[j] *= inv;
+  }
+}
+
+// dx (+)= y ⊙ (dy − Σ dy ⊙ y) per row, torch's _vec_softmax_backward lastdim (its dot in
+// map2_reduce_all's order); with accumulate the term is rounded before it is added.
+template <class T>
+void softmax_backward_impl(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
+                           bool accumulate) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* yr = y + r * cols;
+    const T* dyr = dy + r * cols;
+    T* dxr = dx + r * cols;
+    const T s = torch_sum<T, true>(dyr, yr, cols);
+    if (accumulate) {
+      for (int64_t j = 0; j < cols; ++j) {
+#if __has_builtin(__builtin_assoc_barrier)
+        dxr[j] += __builtin_assoc_barrier(yr[j] * (dyr[j] - s));
+#else
+        dxr[j] += yr[j] * (dyr[j] - s);
+#endif
+      }
+    } else {
+      for (int64_t j = 0; j < cols; ++j) dxr[j] = yr[j] * (dyr[j] - s);
+    }
   }
 }
 
@@ -949,6 +1050,7 @@ constexpr Kernels<T> table(void (*pow_base)(T, const T*, T*, int64_t)) {
           &gelu_impl<T>,
           &gelu_backward_impl<T>,
           &softmax_impl<T>,
+          &softmax_backward_impl<T>,
           &logsumexp_impl<T>,
           &log_softmax_impl<T>,
           &layer_norm_impl<T>,

@@ -20,6 +20,7 @@ struct Kernels {
   void (*gelu_tanh)(const T*, T*, int64_t);
   void (*gelu_tanh_backward)(const T*, const T*, T*, int64_t);
   void (*softmax_rows)(const T*, T*, int64_t, int64_t);
+  void (*softmax_rows_backward)(const T*, const T*, T*, int64_t, int64_t, bool);
   void (*logsumexp_rows)(const T*, T*, int64_t, int64_t);
   void (*log_softmax_rows)(const T*, const T*, T*, int64_t, int64_t);
   void (*layer_norm_rows)(const T*, const T*, const T*, T*, T*, T*, int64_t, int64_t, double);

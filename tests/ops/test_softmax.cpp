@@ -136,7 +136,7 @@ GRADCHECK_TEST_CASE("softmax", "ranks 1-4, last, first and middle dims") {
 }
 
 // The last-dim rows follow torch's _vec_softmax_lastdim operation by operation (SLEEF's exp,
-// torch's AVX2 summation order; kernels/vmath/softmax_rows.cpp): on every last-dim golden the
+// torch's AVX2 summation order; vmath::softmax_rows): on every last-dim golden the
 // forward is torch's value bit for bit, float32 and float64.
 TEST_CASE("softmax: last-dim rows are torch's bits", "[softmax][golden]") {
   Tape tape;
