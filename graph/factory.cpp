@@ -425,6 +425,18 @@ void check_fill_in_place(const char* op, const Tensor& x) {
   }
 }
 
+// x's storage overwritten by draw(values, n) in its dtype, once check_fill_in_place allows it.
+template <class Draw>
+void fill_in_place(const char* op, const Tensor& x, Draw draw) {
+  check_fill_in_place(op, x);
+  void* value = x.node().value;
+  if (x.dtype() == DType::Float32) {
+    draw(static_cast<float*>(value), x.numel());
+  } else {
+    draw(static_cast<double*>(value), x.numel());
+  }
+}
+
 }  // namespace
 
 Tensor normal_(const Tensor& x, double mean, double std) {
@@ -432,13 +444,7 @@ Tensor normal_(const Tensor& x, double mean, double std) {
 }
 
 Tensor normal_(const Tensor& x, double mean, double std, Generator& generator) {
-  check_fill_in_place("normal_", x);
-  void* value = x.node().value;
-  if (x.dtype() == DType::Float32) {
-    generator.normal(static_cast<float*>(value), x.numel(), mean, std);
-  } else {
-    generator.normal(static_cast<double*>(value), x.numel(), mean, std);
-  }
+  fill_in_place("normal_", x, [&](auto* v, int64_t n) { generator.normal(v, n, mean, std); });
   return x;
 }
 
@@ -447,13 +453,7 @@ Tensor uniform_(const Tensor& x, double from, double to) {
 }
 
 Tensor uniform_(const Tensor& x, double from, double to, Generator& generator) {
-  check_fill_in_place("uniform_", x);
-  void* value = x.node().value;
-  if (x.dtype() == DType::Float32) {
-    generator.uniform(static_cast<float*>(value), x.numel(), from, to);
-  } else {
-    generator.uniform(static_cast<double*>(value), x.numel(), from, to);
-  }
+  fill_in_place("uniform_", x, [&](auto* v, int64_t n) { generator.uniform(v, n, from, to); });
   return x;
 }
 

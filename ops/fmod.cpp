@@ -12,34 +12,35 @@ namespace tapegrad {
 
 namespace {
 
-void fmod_backward(Tape& tape, const Node& node) {
-  // Y = fmod(A, B)  =>  dA += reduce(dY), dB += reduce(−dY ⊙ trunc(A / B))
+// dA += reduce(dY), dB += reduce(−dY ⊙ Q) with quotient(a, b, q, n) writing Q's chunk into q.
+template <class Quotient>
+void remainder_backward_rows(Tape& tape, const Node& node, Quotient quotient) {
   binary_backward_rows(
       tape, node,
-      []<class T>(const T* a, const T* b, const T*, const T* dy, T* ga, T* gb, int64_t n) {
+      [&]<class T>(const T* a, const T* b, const T*, const T* dy, T* ga, T* gb, int64_t n) {
         if (ga != nullptr) {
           for (int64_t i = 0; i < n; ++i) ga[i] = dy[i];
         }
         if (gb != nullptr) {
-          for (int64_t i = 0; i < n; ++i) gb[i] = -dy[i] * std::trunc(a[i] / b[i]);
+          quotient(a, b, gb, n);
+          for (int64_t i = 0; i < n; ++i) gb[i] = -dy[i] * gb[i];
         }
       });
+}
+
+void fmod_backward(Tape& tape, const Node& node) {
+  // Y = fmod(A, B)  =>  dA += reduce(dY), dB += reduce(−dY ⊙ trunc(A / B))
+  remainder_backward_rows(tape, node, []<class T>(const T* a, const T* b, T* q, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) q[i] = std::trunc(a[i] / b[i]);
+  });
 }
 
 void remainder_backward(Tape& tape, const Node& node) {
   // Y = A − B·⌊A / B⌋  =>  dA += reduce(dY), dB += reduce(−dY ⊙ ⌊A / B⌋) (⌊A / B⌋ torch's
   // floor division, consistent with the remainder)
-  binary_backward_rows(
-      tape, node,
-      []<class T>(const T* a, const T* b, const T*, const T* dy, T* ga, T* gb, int64_t n) {
-        if (ga != nullptr) {
-          for (int64_t i = 0; i < n; ++i) ga[i] = dy[i];
-        }
-        if (gb != nullptr) {
-          vmath::map(vmath::Binary::kFloorDivide, a, b, gb, n);
-          for (int64_t i = 0; i < n; ++i) gb[i] = -dy[i] * gb[i];
-        }
-      });
+  remainder_backward_rows(tape, node, []<class T>(const T* a, const T* b, T* q, int64_t n) {
+    vmath::map(vmath::Binary::kFloorDivide, a, b, q, n);
+  });
 }
 
 // dA += reduce(dY), dB += reduce(−dY ⊙ q(A, B)): q = trunc(A / B) (fmod) or floor (remainder).

@@ -79,21 +79,13 @@ using Reg = typename RegOf<T>::type;
 template <class T>
 constexpr int64_t kRegLanes = kLanes<T> / kHalves;
 
-template <class T>
-inline void rload(Reg<T>& v, const T* p) {
+// A whole vector (Vec) or a register (Reg) from or to memory.
+template <class V, class T>
+inline void vload(V& v, const T* p) {
   __builtin_memcpy(&v, p, sizeof v);
 }
-template <class T>
-inline void rstore(T* p, const Reg<T>& v) {
-  __builtin_memcpy(p, &v, sizeof v);
-}
-
-template <class T>
-inline void vload(Vec<T>& v, const T* p) {
-  __builtin_memcpy(&v, p, sizeof v);
-}
-template <class T>
-inline void vstore(T* p, const Vec<T>& v) {
+template <class V, class T>
+inline void vstore(T* p, const V& v) {
   __builtin_memcpy(p, &v, sizeof v);
 }
 
@@ -183,10 +175,10 @@ void scores_rows(const T* x, int64_t ldx, const T* yt, int64_t tp, int64_t nv, T
     Reg<T> acc[R] = {};
     for (int64_t dd = 0; dd < D; ++dd) {
       Reg<T> y;
-      rload(y, yt + dd * tp + jr * L);
+      vload(y, yt + dd * tp + jr * L);
       for (int r = 0; r < R; ++r) acc[r] += x[r * ldx + dd] * y;
     }
-    for (int r = 0; r < R; ++r) rstore(s + r * w + jr * L, acc[r]);
+    for (int r = 0; r < R; ++r) vstore(s + r * w + jr * L, acc[r]);
   }
 }
 
@@ -247,7 +239,7 @@ void weighted_tile(const T* wt, int64_t w, const T* x, int64_t ld, int64_t n, in
   for (; j + S <= n; j += S) {
     for (int k = 0; k < S; ++k) {
       Reg<T> xj[CG];
-      for (int e = 0; e < CG; ++e) rload(xj[e], x + (j + k) * ld + (c0 + e) * L);
+      for (int e = 0; e < CG; ++e) vload(xj[e], x + (j + k) * ld + (c0 + e) * L);
       for (int r = 0; r < RG; ++r) {
         const T c = wt[(R0 + r) * w + j + k];
         for (int e = 0; e < CG; ++e) part[k][r][e] += c * xj[e];
@@ -256,7 +248,7 @@ void weighted_tile(const T* wt, int64_t w, const T* x, int64_t ld, int64_t n, in
   }
   for (; j < n; ++j) {
     Reg<T> xj[CG];
-    for (int e = 0; e < CG; ++e) rload(xj[e], x + j * ld + (c0 + e) * L);
+    for (int e = 0; e < CG; ++e) vload(xj[e], x + j * ld + (c0 + e) * L);
     for (int r = 0; r < RG; ++r) {
       const T c = wt[(R0 + r) * w + j];
       for (int e = 0; e < CG; ++e) part[0][r][e] += c * xj[e];
@@ -315,7 +307,7 @@ void forward_rows(int64_t i0, const T* qs, const T* kt, const T* v, int64_t ld, 
   // O·l = P·V
   weighted_rows<T, DV, R>(s, w, v, ld, n_max, [&](int r, int col, const Reg<T>& acc) {
     const Reg<T> out = acc * inv_l[r];
-    rstore(o + (i0 + r) * ld + col * kRegLanes<T>, out);
+    vstore(o + (i0 + r) * ld + col * kRegLanes<T>, out);
   });
 }
 
@@ -380,14 +372,14 @@ void add_weighted_rows(T* dst, int64_t ld, int64_t n, const T* weights, int64_t 
   for (int c0 = 0; c0 < C; c0 += CG) {
     Reg<T> rows[R][CG];
     for (int r = 0; r < R; ++r) {
-      for (int e = 0; e < CG; ++e) rload(rows[r][e], src + r * lds + (c0 + e) * L);
+      for (int e = 0; e < CG; ++e) vload(rows[r][e], src + r * lds + (c0 + e) * L);
     }
     for (int64_t j = 0; j < n; ++j) {
       for (int e = 0; e < CG; ++e) {
         Reg<T> acc;
-        rload(acc, dst + j * ld + (c0 + e) * L);
+        vload(acc, dst + j * ld + (c0 + e) * L);
         for (int r = 0; r < R; ++r) acc += weights[r * w + j] * rows[r][e];
-        rstore(dst + j * ld + (c0 + e) * L, acc);
+        vstore(dst + j * ld + (c0 + e) * L, acc);
       }
     }
   }
@@ -419,9 +411,9 @@ void backward_rows(const HeadGrads<T>& h, int64_t i0, T* p, T* ds) {
     weighted_rows<T, DV, R>(ds, w, h.k, ld, n_max, [&](int r, int col, const Reg<T>& acc) {
       T* row = h.dq + (i0 + r) * ld + col * kRegLanes<T>;
       Reg<T> cur;
-      rload(cur, row);
+      vload(cur, row);
       cur += acc;
-      rstore(row, cur);
+      vstore(row, cur);
     });  // dS·K
   }
   if (h.dk) add_weighted_rows<T, DV, R>(h.dk, ld, n_max, ds, w, h.q + i0 * ld, ld);  // dSᵀ·Q

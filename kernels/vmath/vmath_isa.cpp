@@ -57,6 +57,12 @@ constexpr int kLanesOf = sizeof(T) == 4 ? kFloatLanes : kDoubleLanes;
 template <class T>
 constexpr int kSumLanesOf = sizeof(T) == 4 ? kFloatSumLanes : kDoubleSumLanes;
 
+// pow, atan2 and fmod on one vector at AVX2 and AVX-512: torch's Vectorized ones.
+#define TAPEGRAD_SLEEF_BINARY(W)                                        \
+  if constexpr (B == Binary::kPow) return Sleef_pow##W##_u10(a, b);     \
+  if constexpr (B == Binary::kAtan2) return Sleef_atan2##W##_u10(a, b); \
+  if constexpr (B == Binary::kFmod) return Sleef_fmod##W(a, b);
+
 #if TAPEGRAD_ISA_LEVEL == 2
 template <Fn F>
 __m512 call(__m512 v) {
@@ -80,18 +86,13 @@ __m512d call(__m512d v) {
 inline __m512 pow_of(float base, __m512 v) {
   return Sleef_powf16_u10(_mm512_set1_ps(base), v);
 }
-// pow, atan2 and fmod on one vector: torch's Vectorized ones.
 template <Binary B>
 __m512 sleef_binary(__m512 a, __m512 b) {
-  if constexpr (B == Binary::kPow) return Sleef_powf16_u10(a, b);
-  if constexpr (B == Binary::kAtan2) return Sleef_atan2f16_u10(a, b);
-  if constexpr (B == Binary::kFmod) return Sleef_fmodf16(a, b);
+  TAPEGRAD_SLEEF_BINARY(f16)
 }
 template <Binary B>
 __m512d sleef_binary(__m512d a, __m512d b) {
-  if constexpr (B == Binary::kPow) return Sleef_powd8_u10(a, b);
-  if constexpr (B == Binary::kAtan2) return Sleef_atan2d8_u10(a, b);
-  if constexpr (B == Binary::kFmod) return Sleef_fmodd8(a, b);
+  TAPEGRAD_SLEEF_BINARY(d8)
 }
 inline __m512 load(const float* p) {
   return _mm512_loadu_ps(p);
@@ -142,15 +143,11 @@ inline __m256 pow_of(float base, __m256 v) {
 }
 template <Binary B>
 __m256 sleef_binary(__m256 a, __m256 b) {
-  if constexpr (B == Binary::kPow) return Sleef_powf8_u10(a, b);
-  if constexpr (B == Binary::kAtan2) return Sleef_atan2f8_u10(a, b);
-  if constexpr (B == Binary::kFmod) return Sleef_fmodf8(a, b);
+  TAPEGRAD_SLEEF_BINARY(f8)
 }
 template <Binary B>
 __m256d sleef_binary(__m256d a, __m256d b) {
-  if constexpr (B == Binary::kPow) return Sleef_powd4_u10(a, b);
-  if constexpr (B == Binary::kAtan2) return Sleef_atan2d4_u10(a, b);
-  if constexpr (B == Binary::kFmod) return Sleef_fmodd4(a, b);
+  TAPEGRAD_SLEEF_BINARY(d4)
 }
 inline __m256 load(const float* p) {
   return _mm256_loadu_ps(p);
@@ -186,17 +183,17 @@ float64x2_t call(float64x2_t v) {
 inline float32x4_t pow_of(float base, float32x4_t v) {
   return Sleef_powf4_u10advsimd(vdupq_n_f32(base), v);
 }
+#define TAPEGRAD_SLEEF_BINARY(W)                                               \
+  if constexpr (B == Binary::kPow) return Sleef_pow##W##_u10advsimd(a, b);     \
+  if constexpr (B == Binary::kAtan2) return Sleef_atan2##W##_u10advsimd(a, b); \
+  if constexpr (B == Binary::kFmod) return Sleef_fmod##W##_advsimd(a, b);
 template <Binary B>
 float32x4_t sleef_binary(float32x4_t a, float32x4_t b) {
-  if constexpr (B == Binary::kPow) return Sleef_powf4_u10advsimd(a, b);
-  if constexpr (B == Binary::kAtan2) return Sleef_atan2f4_u10advsimd(a, b);
-  if constexpr (B == Binary::kFmod) return Sleef_fmodf4_advsimd(a, b);
+  TAPEGRAD_SLEEF_BINARY(f4)
 }
 template <Binary B>
 float64x2_t sleef_binary(float64x2_t a, float64x2_t b) {
-  if constexpr (B == Binary::kPow) return Sleef_powd2_u10advsimd(a, b);
-  if constexpr (B == Binary::kAtan2) return Sleef_atan2d2_u10advsimd(a, b);
-  if constexpr (B == Binary::kFmod) return Sleef_fmodd2_advsimd(a, b);
+  TAPEGRAD_SLEEF_BINARY(d2)
 }
 inline float32x4_t load(const float* p) {
   return vld1q_f32(p);
