@@ -201,16 +201,34 @@ Tensor arange(double start, double end, double step, DType dtype) {
   return t;
 }
 
-Tensor linspace(double start, double end, int64_t steps, DType dtype) {
+namespace {
+
+// A [steps] leaf of dtype filled by fill(values) (a template lambda over the element type);
+// steps < 0 is an Error naming op.
+template <class Fill>
+Tensor steps_leaf(const char* op, int64_t steps, DType dtype, Fill fill) {
   if (steps < 0) {
-    throw Error("linspace: number of steps must be non-negative, got " + std::to_string(steps));
+    throw Error(std::string(op) + ": number of steps must be non-negative, got " +
+                std::to_string(steps));
   }
   Tape& tape = current_tape();
   Tensor t = tape.leaf(Shape{steps}, dtype, nullptr, false);
   void* out = tape.node(t.id()).value;
+  if (steps == 0) return t;
+  if (dtype == DType::Float32) {
+    fill(static_cast<float*>(out));
+  } else {
+    fill(static_cast<double*>(out));
+  }
+  return t;
+}
+
+}  // namespace
+
+Tensor linspace(double start, double end, int64_t steps, DType dtype) {
   // In dtype: the first half fl(start + step·i), the second fl(end − step·(steps − 1 − i)), fused
   // as torch's AVX2 build fuses them; within a vector first + k·step, rounded twice.
-  auto fill = [&]<class T>(T* o) {
+  return steps_leaf("linspace", steps, dtype, [&]<class T>(T* o) {
     if (steps == 1) {
       o[0] = static_cast<T>(start);
       return;
@@ -229,26 +247,13 @@ Tensor linspace(double start, double end, int64_t steps, DType dtype) {
         v[k] = first + offset;
       }
     });
-  };
-  if (steps == 0) return t;
-  if (dtype == DType::Float32) {
-    fill(static_cast<float*>(out));
-  } else {
-    fill(static_cast<double*>(out));
-  }
-  return t;
+  });
 }
 
 Tensor logspace(double start, double end, int64_t steps, double base, DType dtype) {
-  if (steps < 0) {
-    throw Error("logspace: number of steps must be non-negative, got " + std::to_string(steps));
-  }
-  Tape& tape = current_tape();
-  Tensor t = tape.leaf(Shape{steps}, dtype, nullptr, false);
-  void* out = tape.node(t.id()).value;
   // The exponents in double from the dtype-rounded ends, each product rounded on its own (torch's
   // RangeFactories.cpp is compiled without FMA contraction).
-  auto fill = [&]<class T>(T* o) {
+  return steps_leaf("logspace", steps, dtype, [&]<class T>(T* o) {
     if (steps == 1) {
       o[0] = static_cast<T>(std::pow(base, start));
       return;
@@ -263,14 +268,7 @@ Tensor logspace(double start, double end, int64_t steps, double base, DType dtyp
           first_half ? static_cast<double>(from) + offset : static_cast<double>(to) - offset;
       o[i] = static_cast<T>(std::pow(base, exponent));
     }
-  };
-  if (steps == 0) return t;
-  if (dtype == DType::Float32) {
-    fill(static_cast<float*>(out));
-  } else {
-    fill(static_cast<double*>(out));
-  }
-  return t;
+  });
 }
 
 Tensor eye(int64_t n, std::optional<int64_t> m, DType dtype) {
