@@ -1,13 +1,16 @@
-// The loops of a broadcasting binary elementwise op whose formulas are per element (logaddexp,
-// the logical ops), or a chunk at a time through vector kernels (pow with a tensor exponent,
-// atan2, fmod, remainder: binary_forward_rows / binary_backward_rows), so its file holds only its
-// math:
+// The loops of a broadcasting binary elementwise op, so its file holds only its math: per element
+// (binary_forward / binary_backward: the logical ops, maximum and minimum), or a chunk at a time
+// through vector kernels (binary_forward_rows / binary_backward_rows: pow with a tensor exponent,
+// atan2, fmod, remainder, logaddexp):
 //   Tensor atan2(const Tensor& a, const Tensor& b) {
-//     return binary_forward(kAtan2, a, b, []<class T>(T x, T z) { return std::atan2(x, z); });
+//     return binary_forward_rows(kAtan2, a, b, []<class T>(const T* y, const T* x, T* out,
+//                                                          int64_t n) { vmath::map(...); });
 //   }
 //   void atan2_backward(Tape& tape, const Node& node) {
-//     binary_backward(tape, node, [](auto dy, auto a, auto b, auto) { ... dA term ... },
-//                                 [](auto dy, auto a, auto b, auto) { ... dB term ... });
+//     binary_backward_rows(tape, node, []<class T>(const T* a, const T* b, const T* y,
+//                                                  const T* dy, T* ga, T* gb, int64_t n) {
+//       ... n dA terms into ga, n dB terms into gb ...
+//     });
 //   }
 // Each gradient term is formed over the output and summed over the dims its operand was
 // broadcast along, as torch does.
