@@ -23,9 +23,7 @@ void softmax_forward(const T* x, T* y, const DimView& l, Arena& arena) {
   if (l.inner == 1) {
     // The attention case: contiguous rows (the row function causal_dot_product_attention
     // shares).
-    for (int64_t o = 0; o < l.outer; ++o) {
-      vmath::softmax_rows(x + o * l.size, y + o * l.size, 1, l.size);
-    }
+    vmath::softmax_rows(x, y, l.outer, l.size);
     return;
   }
   // Another dim: each outer slice is a [dim_size, inner] row-major block; reduce down its
@@ -61,10 +59,7 @@ void softmax_backward(Tape& tape, const Node& node) {
     const T* y = node.value_as<const T>();
     const T* dy = node.grad_as<const T>();
     if (l.inner == 1) {
-      for (int64_t o = 0; o < l.outer; ++o) {
-        const int64_t off = o * l.size;
-        vmath::softmax_rows_backward(y + off, dy + off, dx + off, 1, l.size);
-      }
+      vmath::softmax_rows_backward(y, dy, dx, l.outer, l.size);
       return;
     }
     RowVec<T> s(tape.arena().allocate_array<T>(l.inner), l.inner);

@@ -691,13 +691,22 @@ T row_sum(const T* x, int64_t cols) {
   return acc[0];
 }
 
+// x rounded on its own: a product the compiler may not fuse into the add that takes it (GCC
+// contracts a·b + c by default), as torch's separate multiply and add round it. A macro, as a
+// function taking 32-byte vectors would change the ABI at baseline.
+#if __has_builtin(__builtin_assoc_barrier)
+#define TAPEGRAD_ROUNDED(x) __builtin_assoc_barrier(x)
+#else
+#define TAPEGRAD_ROUNDED(x) (x)
+#endif
+
 // Σ x in the order of torch 1.13's vec::reduce_all for its AVX2 kernels (Debian's build), at
 // every level: rows shorter than a vector (8 floats, 4 doubles) add left to right; longer ones
 // keep one partial sum per lane (the tail added to the first lanes), then fold the lanes: floats
 // pairwise ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)) (VecReduceAllSIMD<float>), doubles
 // left to right. With kDot, Σ a ⊙ b in the order of torch's vec::map2_reduce_all (its softmax
 // backward's dot): each product rounded on its own (torch's multiply, then its add), then summed
-// as above. n >= 1.
+// as above. n = 0 gives -0.
 template <class T, bool kDot>
 T torch_sum(const T* a, const T* b, int64_t n) {
   constexpr int kLanes = sizeof(T) == 4 ? 8 : 4;
@@ -710,11 +719,7 @@ T torch_sum(const T* a, const T* b, int64_t n) {
     if constexpr (kDot) {
       Lanes w = -Lanes{};
       __builtin_memcpy(&w, b + d, static_cast<__SIZE_TYPE__>(count) * sizeof(T));
-#if __has_builtin(__builtin_assoc_barrier)
-      const Lanes p = __builtin_assoc_barrier(v * w);
-#else
-      const Lanes p = v * w;
-#endif
+      const Lanes p = TAPEGRAD_ROUNDED(v * w);
       for (int l = 0; l < kLanes; ++l) v[l] = l < count ? p[l] : -T(0);
     }
   };
@@ -792,13 +797,7 @@ void softmax_backward_impl(const T* y, const T* dy, T* dx, int64_t rows, int64_t
     T* dxr = dx + r * cols;
     const T s = torch_sum<T, true>(dyr, yr, cols);
     if (accumulate) {
-      for (int64_t j = 0; j < cols; ++j) {
-#if __has_builtin(__builtin_assoc_barrier)
-        dxr[j] += __builtin_assoc_barrier(yr[j] * (dyr[j] - s));
-#else
-        dxr[j] += yr[j] * (dyr[j] - s);
-#endif
-      }
+      for (int64_t j = 0; j < cols; ++j) dxr[j] += TAPEGRAD_ROUNDED(yr[j] * (dyr[j] - s));
     } else {
       for (int64_t j = 0; j < cols; ++j) dxr[j] = yr[j] * (dyr[j] - s);
     }
