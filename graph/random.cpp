@@ -25,10 +25,8 @@ namespace tapegrad {
 namespace {
 
 constexpr int kN = Generator::kStateWords;
-constexpr int kM = 397;
-constexpr uint32_t kMatrixA = 0x9908b0dfU;
-constexpr uint32_t kUpperMask = 0x80000000U;
-constexpr uint32_t kLowerMask = 0x7fffffffU;
+
+#include <tapegrad/graph/mt19937_loops.inc>
 
 void check_count(const char* op, int64_t n) {
   if (n < 0) throw Error(std::string(op) + ": negative element count " + std::to_string(n));
@@ -202,16 +200,14 @@ void Generator::manual_seed(uint64_t seed) {
 }
 
 void Generator::twist() {
-  auto mix = [](uint32_t u, uint32_t v) {
-    const uint32_t y = (u & kUpperMask) | (v & kLowerMask);
-    return (y >> 1) ^ ((v & 1U) != 0U ? kMatrixA : 0U);
-  };
-  uint32_t* w = words_.data();
-  for (int i = 0; i < kN - kM; ++i) w[i] = w[i + kM] ^ mix(w[i], w[i + 1]);
-  for (int i = kN - kM; i < kN - 1; ++i) w[i] = w[i + kM - kN] ^ mix(w[i], w[i + 1]);
-  w[kN - 1] = w[kM - 1] ^ mix(w[kN - 1], w[0]);
+  tapegrad::twist(words_.data());
   left_ = kN;
   next_ = 0;
+}
+
+const Generator::BlockLoops& Generator::own_loops() {
+  static constexpr BlockLoops loops{&tapegrad::twist, &temper, &keep_below};
+  return loops;
 }
 
 uint32_t Generator::random() {
@@ -224,24 +220,17 @@ uint32_t Generator::random() {
   return y;
 }
 
-void Generator::random_block(uint32_t* out, int64_t n) {
+void Generator::random_block(uint32_t* out, int64_t n, const BlockLoops& loops) {
   while (n > 0) {
     // random() twists when left_ reaches 1 and then hands out words_[0..624); the state after
     // the block is what random() would leave: left_ + next_ == 625.
     if (left_ == 1) {
-      twist();
+      loops.twist(words_.data());
       left_ = kN + 1;
+      next_ = 0;
     }
     const int64_t take = std::min<int64_t>(n, left_ - 1);
-    const uint32_t* w = words_.data() + next_;
-    for (int64_t i = 0; i < take; ++i) {
-      uint32_t y = w[i];
-      y ^= (y >> 11);
-      y ^= (y << 7) & 0x9d2c5680U;
-      y ^= (y << 15) & 0xefc60000U;
-      y ^= (y >> 18);
-      out[i] = y;
-    }
+    loops.temper(words_.data() + next_, out, take);
     next_ += static_cast<uint32_t>(take);
     left_ -= static_cast<int32_t>(take);
     out += take;
@@ -280,7 +269,7 @@ void Generator::uniform(double* out, int64_t n, double from, double to) {
   for (int64_t i = 0; i < n; ++i) out[i] = std::fma(uniform_double(), range, from);
 }
 
-void Generator::dropout_keep_mask(uint8_t* keep, int64_t n, double p) {
+void Generator::dropout_keep_mask(uint8_t* keep, int64_t n, double p, const BlockLoops& loops) {
   check_count("dropout_keep_mask", n);
   if (!(p >= 0.0 && p <= 1.0)) {
     throw Error("dropout: probability has to be between 0 and 1, but got " + std::to_string(p));
@@ -295,17 +284,13 @@ void Generator::dropout_keep_mask(uint8_t* keep, int64_t n, double p) {
   // (hi << 32 | lo), exact, and prob * 2^53 is exact too, so u < prob <=> k < ceil(prob * 2^53).
   // The words come a block at a time (random_block) and the compare runs over the block: the
   // same mask as one uniform_double() per element, several times faster.
-  const uint64_t threshold = static_cast<uint64_t>(std::ceil(prob * 0x1.0p53));
+  const auto threshold = static_cast<int64_t>(std::ceil(prob * 0x1.0p53));
   constexpr int64_t kBlock = 512;  // elements per block: 2 words each
   uint32_t words[2 * kBlock];
   for (int64_t start = 0; start < n; start += kBlock) {
     const int64_t m = std::min(kBlock, n - start);
-    random_block(words, 2 * m);
-    uint8_t* out = keep + start;
-    for (int64_t i = 0; i < m; ++i) {
-      const uint64_t k = (static_cast<uint64_t>(words[2 * i] & 0x1fffffU) << 32) | words[2 * i + 1];
-      out[i] = k < threshold ? 1 : 0;
-    }
+    random_block(words, 2 * m, loops);
+    loops.keep_below(words, keep + start, m, threshold);
   }
 }
 

@@ -46,11 +46,23 @@ class Generator {
   void uniform(float* out, int64_t n, double from = 0.0, double to = 1.0);
   void uniform(double* out, int64_t n, double from = 0.0, double to = 1.0);
 
+  // The loops of a block draw (graph/mt19937_loops.inc): twist the 624 state words, temper n of
+  // them into draws, and dropout's compare. own_loops() are compiled for the library's target;
+  // kernels/random/random.h has the same loops built per CPU level, which the ops pass (graph/
+  // knows no CPU level). Every version gives the same bits.
+  struct BlockLoops {
+    void (*twist)(uint32_t* words);
+    void (*temper)(const uint32_t* words, uint32_t* out, int64_t n);
+    void (*keep_below)(const uint32_t* words, uint8_t* keep, int64_t m, int64_t threshold);
+  };
+  static const BlockLoops& own_loops();
+
   // The mask of torch.nn.functional.dropout(x, p, training=True) on CPU: keep[i] = 1 when a
   // float64 uniform is < 1 - p (torch's bernoulli_(1 - p)). p == 0 and p == 1 draw nothing: torch
   // returns the input itself, or multiplies by a zero scalar, without touching the generator.
   // Throws Error unless 0 <= p <= 1. See dropout_scale() for how kept values are scaled.
-  void dropout_keep_mask(uint8_t* keep, int64_t n, double p);
+  // The draws run `loops` (see BlockLoops).
+  void dropout_keep_mask(uint8_t* keep, int64_t n, double p, const BlockLoops& loops = own_loops());
 
   // torch.randn / Tensor.normal_(mean, std) on n contiguous elements (std >= 0, else Error).
   //  - n >= 16: torch's block Box-Muller (normal_fill): n uniforms of the element type, then
@@ -106,8 +118,8 @@ class Generator {
  private:
   double uniform_double();  // float64 uniform in [0, 1)
   // The next n draws of random(), in order, written to out: words are tempered a block at a
-  // time (a loop the compiler vectorises) instead of one call per draw; same words, same state.
-  void random_block(uint32_t* out, int64_t n);
+  // time (loops.temper) instead of one call per draw; same words, same state.
+  void random_block(uint32_t* out, int64_t n, const BlockLoops& loops);
   float uniform_float();   // float32 uniform in [0, 1)
   double scalar_normal();  // one standard normal from the scalar path (uses and fills the cache)
   void twist();

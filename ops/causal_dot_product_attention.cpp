@@ -42,6 +42,7 @@
 #include <tapegrad/kernels/attention/attention.h>
 #include <tapegrad/kernels/gemm/gemm.h>
 #include <tapegrad/kernels/gemm/gemm_kernels.h>
+#include <tapegrad/kernels/random/random.h>
 #include <tapegrad/kernels/vec.h>
 #include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/ops/detail/grad_util.h>
@@ -146,13 +147,6 @@ void transpose_head(const Heads& g, const T* k, T* kt) {
   transpose_into<T, false>(k, g.ld, g.t, g.d, kt, g.t);
 }
 
-// The dropped weights W = P ⊙ keep / (1 − p), as dropout computes them.
-template <class T>
-void dropped(const T* p, const uint8_t* keep, double prob, T* w, int64_t n) {
-  const T scale = dropout_scale<T>(prob);
-  for (int64_t i = 0; i < n; ++i) w[i] = p[i] * (keep[i] != 0 ? scale : T(0));
-}
-
 // P [T, T] = softmax(causal_mask(q·kᵀ) / √D) of one head; kt [D, T] scratch.
 template <class T>
 void probabilities_pair(const Heads& g, const T* q, const T* k, T* p, T* kt, bool par) {
@@ -178,7 +172,7 @@ void forward_pair(const Heads& g, const T* q, const T* k, const T* v, T* out, T*
   probabilities_pair(g, q, k, p, kt, par);
   const T* weights = p;
   if (keep != nullptr) {
-    dropped(p, keep, prob, w, t * t);
+    vmath::masked_scale(p, keep, dropout_scale<T>(prob), w, t * t);  // W = P ⊙ keep / (1 − p)
     weights = w;
   }
   head_product(matrix(out, t, d, g.ld), matrix(weights, t, t), matrix(v, t, d, g.ld),
@@ -196,7 +190,7 @@ void backward_pair(const Heads& g, const T* q, const T* k, const T* v, const T* 
   T* ds = dw + t * t;  // [T, T] dS
   const T* weights = p;
   if (keep != nullptr) {
-    dropped(p, keep, prob, w, t * t);
+    vmath::masked_scale(p, keep, dropout_scale<T>(prob), w, t * t);  // W = P ⊙ keep / (1 − p)
     weights = w;
   }
   // matmul(W, v)'s backward: dW = dO·vᵀ, dv += Wᵀ·dO
@@ -208,8 +202,7 @@ void backward_pair(const Heads& g, const T* q, const T* k, const T* v, const T* 
   }
   if (dq == nullptr && dk == nullptr) return;
   if (keep != nullptr) {  // dropout's backward: dP = dW ⊙ keep / (1 − p)
-    const T scale = dropout_scale<T>(prob);
-    for (int64_t i = 0; i < t * t; ++i) dw[i] = dw[i] * (keep[i] != 0 ? scale : T(0));
+    vmath::masked_scale(dw, keep, dropout_scale<T>(prob), dw, t * t);
   }
   for (int64_t i = 0; i < t; ++i) {
     // softmax's backward, then ÷ √D's, then causal_mask's (masked scores get nothing)
@@ -389,7 +382,7 @@ Tensor causal_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   Tensor y = q.tape().record(kCausalDotProductAttention, q.shape(), q.dtype(), {q, k, v},
                              AttentionState{num_heads, dropout_p, probs, keep, nullptr});
   // dropout on the [B, H, T, T] weights draws its mask in one go, in their order.
-  generator.dropout_keep_mask(keep, weights, dropout_p);
+  generator.dropout_keep_mask(keep, weights, dropout_p, random_kernels::block_loops());
   if (weights == 0) return y;  // no tokens or no sequences: an empty output
   dispatch(y.dtype(), [&]<class T>() {
     const int64_t tt = g.t * g.t;

@@ -11,6 +11,8 @@
 
 #include <tapegrad/graph/factory.h>
 #include <tapegrad/graph/random.h>
+#include <tapegrad/kernels/random/random.h>
+#include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/grad.h>
 #include <tapegrad/ops/ops.h>
@@ -31,12 +33,7 @@ void dropout_backward(Tape& tape, const Node& node) {
     if (dx == nullptr) return;
     const T* dy = node.grad_as<const T>();
     const auto& [p, keep] = node.state_as<DropoutState>();
-    const T scale = dropout_scale<T>(p);
-    if (overwrite) {
-      for (int64_t i = 0; i < numel; ++i) dx[i] = dy[i] * (keep[i] != 0 ? scale : T(0));
-    } else {
-      for (int64_t i = 0; i < numel; ++i) dx[i] += dy[i] * (keep[i] != 0 ? scale : T(0));
-    }
+    vmath::masked_scale(dy, keep, dropout_scale<T>(p), dx, numel, !overwrite);
   });
 }
 
@@ -69,12 +66,9 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator& generator) {
   const int64_t n = x.numel();
   auto* keep = x.tape().arena().allocate_array<uint8_t>(n);
   Tensor y = x.tape().record(kDropout, x.shape(), x.dtype(), {x}, DropoutState{p, keep});
-  generator.dropout_keep_mask(keep, n, p);
+  generator.dropout_keep_mask(keep, n, p, random_kernels::block_loops());
   dispatch(y.dtype(), [&]<class T>() {
-    const T* xv = x.data<T>();
-    T* yv = output_data<T>(y);
-    const T scale = dropout_scale<T>(p);
-    for (int64_t i = 0; i < n; ++i) yv[i] = xv[i] * (keep[i] != 0 ? scale : T(0));
+    vmath::masked_scale(x.data<T>(), keep, dropout_scale<T>(p), output_data<T>(y), n);
   });
   return y;
 }

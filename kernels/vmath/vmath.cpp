@@ -91,6 +91,14 @@ void sin(const float* x, float* y, int64_t n) {
 void sin(const double* x, double* y, int64_t n) {
   kernels<double>().sin(x, y, n);
 }
+void masked_scale(const float* x, const uint8_t* keep, float scale, float* y, int64_t n,
+                  bool accumulate) {
+  kernels<float>().masked_scale(x, keep, scale, y, n, accumulate);
+}
+void masked_scale(const double* x, const uint8_t* keep, double scale, double* y, int64_t n,
+                  bool accumulate) {
+  kernels<double>().masked_scale(x, keep, scale, y, n, accumulate);
+}
 void sigmoid(const float* x, float* y, int64_t n) {
   kernels<float>().sigmoid(x, y, n);
 }

@@ -85,6 +85,12 @@ void map(Binary f, const double* a, const double* b, double* y, int64_t n);
 
 // y = base^x (torch's pow of a float32 number and a tensor, SLEEF's powf).
 void pow_base(float base, const float* x, float* y, int64_t n);
+// Dropout's product with its saved mask: y = x·(keep ? scale : 0), or y += that (one rounded
+// product, then the add, as torch's separate mul and autograd's add). y may alias x.
+void masked_scale(const float* x, const uint8_t* keep, float scale, float* y, int64_t n,
+                  bool accumulate = false);
+void masked_scale(const double* x, const uint8_t* keep, double scale, double* y, int64_t n,
+                  bool accumulate = false);
 // y = 1 / (1 + exp(-x)), torch's sigmoid kernel.
 void sigmoid(const float* x, float* y, int64_t n);
 void sigmoid(const double* x, double* y, int64_t n);

@@ -700,6 +700,22 @@ T row_sum(const T* x, int64_t cols) {
 #define TAPEGRAD_ROUNDED(x) (x)
 #endif
 
+template <class T>
+void masked_scale_impl(const T* x, const uint8_t* keep, T scale, T* y, int64_t n,
+                       bool accumulate) {
+  if (!accumulate) {
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] * (keep[i] != 0 ? scale : T(0));
+    return;
+  }
+  // The products through memory: the vectoriser fuses them into the add otherwise.
+  alignas(64) T product[kChunk];
+  for (int64_t s = 0; s < n; s += kChunk) {
+    const int64_t len = n - s < kChunk ? n - s : kChunk;
+    for (int64_t i = 0; i < len; ++i) product[i] = x[s + i] * (keep[s + i] != 0 ? scale : T(0));
+    for (int64_t i = 0; i < len; ++i) y[s + i] += product[i];
+  }
+}
+
 // Σ x in the order of torch 1.13's vec::reduce_all for its AVX2 kernels (Debian's build), at
 // every level: rows shorter than a vector (8 floats, 4 doubles) add left to right; longer ones
 // keep one partial sum per lane (the tail added to the first lanes), then fold the lanes: floats
@@ -1042,6 +1058,7 @@ constexpr Kernels<T> table(void (*pow_base)(T, const T*, T*, int64_t)) {
           &cos_k<T>,
           &sin_k<T>,
           pow_base,
+          &masked_scale_impl<T>,
           &sigmoid_impl<T>,
           &gelu_impl<T>,
           &gelu_backward_impl<T>,

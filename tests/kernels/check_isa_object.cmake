@@ -12,12 +12,14 @@ endif()
 # Instructions the level must not have, and registers it must use (so the object is the variant
 # meant).
 if(ARCH MATCHES "^(aarch64|arm64)$" AND LEVEL STREQUAL "baseline")
-  # armv8-a: no SVE (z and p registers); NEON's vector arithmetic on floats or doubles.
+  # armv8-a: no SVE (z and p registers); NEON's vector arithmetic on floats or doubles, or on
+  # integer lanes.
   set(forbidden "[\t ,{]z[0-9]+\\.[bhsdq]|[\t ,]p[0-9]+/[zm]")
-  set(required "\tf[a-z]+\tv[0-9]+\\.(4s|2d)")
+  set(required "\tf[a-z]+\tv[0-9]+\\.(4s|2d)|\t(eor|and|ushr|shl)\tv[0-9]+\\.(16b|4s)")
 elseif(LEVEL STREQUAL "baseline")
   set(forbidden "\tv[a-z0-9]+ |%ymm|%zmm")  # any VEX or EVEX instruction
-  set(required "\t(mul|add)[sp][sd] ")
+  # SSE arithmetic on floats or doubles, or on integer lanes (the generator's loops).
+  set(required "\t(mul|add)[sp][sd] |\tp(xor|and|add[dq]) [^\n]*%xmm")
 elseif(LEVEL STREQUAL "avx2")
   # ZMM, the opmask registers and registers 16-31 exist only in EVEX encodings (AVX-512).
   set(forbidden "%zmm|%k[0-7]|%[xy]mm(1[6-9]|2[0-9]|3[01])|\\{")

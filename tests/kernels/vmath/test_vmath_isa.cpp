@@ -379,6 +379,41 @@ void binary_levels() {
   }
 }
 
+// Dropout's masked product at each level: the definition's bits (one rounded product, then the
+// add), with infinities, NaN and negative values dropped (NaN, NaN, -0), in place too.
+template <class T>
+void masked_scale_levels() {
+  std::vector<T> x = values<T>(-3.0, 3.0);
+  x[5] = std::numeric_limits<T>::infinity();
+  x[6] = std::numeric_limits<T>::quiet_NaN();
+  std::vector<uint8_t> keep(x.size());
+  for (size_t i = 0; i < keep.size(); ++i) keep[i] = (i * 7 + i / 3) % 5 < 3 ? 1 : 0;
+  keep[5] = keep[6] = 0;
+  const std::vector<T> base = values<T>(1.0, 2.0);
+  const T scale = T(1) / T(0.7);
+  std::vector<T> want(x.size()), want_sum(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    volatile T product = x[i] * (keep[i] != 0 ? scale : T(0));  // rounded on its own
+    want[i] = product;
+    want_sum[i] = base[i] + product;
+  }
+  for (const CpuCapability level : tapegrad::testing::cpu_levels_here()) {
+    tapegrad::testing::CpuLevelGuard guard(level);
+    INFO(tapegrad::cpu_capability_name(level));
+    std::vector<T> y(x.size()), sum = base, in_place = x;
+    vm::masked_scale(x.data(), keep.data(), scale, y.data(), static_cast<int64_t>(x.size()));
+    vm::masked_scale(x.data(), keep.data(), scale, sum.data(), static_cast<int64_t>(x.size()),
+                     /*accumulate=*/true);
+    vm::masked_scale(in_place.data(), keep.data(), scale, in_place.data(),
+                     static_cast<int64_t>(x.size()));
+    CHECK(same_bits(y, want));
+    CHECK(same_bits(sum, want_sum));
+    CHECK(same_bits(in_place, want));
+    CHECK(std::isnan(y[5]));
+    CHECK(std::isnan(y[6]));
+  }
+}
+
 }  // namespace test_vmath_isa
 
 TEST_CASE(
@@ -405,6 +440,12 @@ TEST_CASE("vmath: the row kernels agree across the CPU levels here within a few 
           "[vmath][isa]") {
   test_vmath_isa::row_levels<float>();
   test_vmath_isa::row_levels<double>();
+}
+
+TEST_CASE("vmath: dropout's masked product gives the definition's bits at each CPU level here",
+          "[vmath][isa]") {
+  test_vmath_isa::masked_scale_levels<float>();
+  test_vmath_isa::masked_scale_levels<double>();
 }
 
 TEST_CASE("vmath: isa() names the CPU level in use", "[vmath][isa]") {

@@ -1,0 +1,28 @@
+// The generator's block loops per instruction-set level (kernels/random/random_isa.cpp, built
+// once per level with that level's flags), as random.cpp hands them out. Only declarations here
+// (kernels/cpu/isa_level.h says why).
+#pragma once
+
+#include <cstdint>
+
+namespace tapegrad::random_kernels::isa {
+
+#define TAPEGRAD_RANDOM_DECLARE                             \
+  void twist(uint32_t* w);                                  \
+  void temper(const uint32_t* w, uint32_t* out, int64_t n); \
+  void keep_below(const uint32_t* words, uint8_t* keep, int64_t m, int64_t threshold);
+
+namespace random_baseline {
+TAPEGRAD_RANDOM_DECLARE
+}  // namespace random_baseline
+#if defined(__x86_64__)
+namespace random_avx2 {
+TAPEGRAD_RANDOM_DECLARE
+}  // namespace random_avx2
+namespace random_avx512 {
+TAPEGRAD_RANDOM_DECLARE
+}  // namespace random_avx512
+#endif
+#undef TAPEGRAD_RANDOM_DECLARE
+
+}  // namespace tapegrad::random_kernels::isa
