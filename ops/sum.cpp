@@ -1,4 +1,5 @@
 // sum: the sum of all elements (a scalar).
+#include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/ops/detail/eigen_maps.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/grad.h>
@@ -37,7 +38,9 @@ TAPEGRAD_REGISTER_OP(kSum);
 
 Tensor sum(const Tensor& x) {
   Tensor y = x.tape().record(kSum, Shape{}, x.dtype(), {x});
-  dispatch(y.dtype(), [&]<class T>() { output_data<T>(y)[0] = array_of<T>(x.node()).sum(); });
+  dispatch(y.dtype(), [&]<class T>() {
+    output_data<T>(y)[0] = vmath::sum(x.data<T>(), x.numel());  // torch's order
+  });
   return y;
 }
 

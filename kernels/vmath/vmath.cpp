@@ -91,6 +91,12 @@ void sin(const float* x, float* y, int64_t n) {
 void sin(const double* x, double* y, int64_t n) {
   kernels<double>().sin(x, y, n);
 }
+float sum(const float* x, int64_t n) {
+  return kernels<float>().sum(x, n);
+}
+double sum(const double* x, int64_t n) {
+  return kernels<double>().sum(x, n);
+}
 void masked_scale(const float* x, const uint8_t* keep, float scale, float* y, int64_t n,
                   bool accumulate) {
   kernels<float>().masked_scale(x, keep, scale, y, n, accumulate);

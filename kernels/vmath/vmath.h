@@ -85,6 +85,11 @@ void map(Binary f, const double* a, const double* b, double* y, int64_t n);
 
 // y = base^x (torch's pow of a float32 number and a tensor, SLEEF's powf).
 void pow_base(float base, const float* x, float* y, int64_t n);
+// Σ x over n contiguous elements, as torch 1.13's sum kernel adds them (its cascade sum, one
+// thread, AVX2's 8-float / 4-double vectors), at every level: the same bits everywhere. n = 0
+// gives +0.
+float sum(const float* x, int64_t n);
+double sum(const double* x, int64_t n);
 // Dropout's product with its saved mask: y = x·(keep ? scale : 0), or y += that (one rounded
 // product, then the add, as torch's separate mul and autograd's add). y may alias x.
 void masked_scale(const float* x, const uint8_t* keep, float scale, float* y, int64_t n,

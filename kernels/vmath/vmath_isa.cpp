@@ -701,8 +701,7 @@ T row_sum(const T* x, int64_t cols) {
 #endif
 
 template <class T>
-void masked_scale_impl(const T* x, const uint8_t* keep, T scale, T* y, int64_t n,
-                       bool accumulate) {
+void masked_scale_impl(const T* x, const uint8_t* keep, T scale, T* y, int64_t n, bool accumulate) {
   if (!accumulate) {
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] * (keep[i] != 0 ? scale : T(0));
     return;
@@ -762,6 +761,81 @@ T torch_sum(const T* a, const T* b, int64_t n) {
   } else {
     return ((acc[0] + acc[1]) + acc[2]) + acc[3];
   }
+}
+
+// torch 1.13's cascade sum (SumKernel.cpp's multi_row_sum): `rows` rows of four columns, added
+// into acc[0] 2^power rows at a time, each full group carried up four levels of partial sums so
+// that only sums of similar size meet; add(a, i, k) adds column k of row i into a. A is T or a
+// register of lanes; results come back through `out` (a 32-byte vector by value would change the
+// ABI at baseline).
+template <class A, class Add>
+void multi_row_sum(int64_t rows, Add add, A (&out)[4]) {
+  constexpr int kLevels = 4;
+  const int64_t ceil_log2 = rows <= 2 ? 1 : 64 - __builtin_clzll(static_cast<uint64_t>(rows - 1));
+  const int64_t power = ceil_log2 / kLevels > 4 ? ceil_log2 / kLevels : 4;
+  const int64_t step = int64_t{1} << power, mask = step - 1;
+  A acc[kLevels][4];
+  for (auto& level : acc)
+    for (A& a : level) a = A{};
+  int64_t i = 0;
+  while (i + step <= rows) {
+    for (int64_t j = 0; j < step; ++j, ++i)
+      for (int k = 0; k < 4; ++k) add(acc[0][k], i, k);
+    for (int j = 1; j < kLevels; ++j) {
+      for (int k = 0; k < 4; ++k) {
+        acc[j][k] += acc[j - 1][k];
+        acc[j - 1][k] = A{};
+      }
+      if ((i & (mask << (j * power))) != 0) break;
+    }
+  }
+  for (; i < rows; ++i)
+    for (int k = 0; k < 4; ++k) add(acc[0][k], i, k);
+  for (int j = 1; j < kLevels; ++j)
+    for (int k = 0; k < 4; ++k) acc[0][k] += acc[j][k];
+  for (int k = 0; k < 4; ++k) out[k] = acc[0][k];
+}
+
+// torch's row_sum: n terms as rows of four (multi_row_sum), the rest added to the first column,
+// then the columns left to right; add(a, i) adds term i into a.
+template <class A, class Add>
+void row_sum(int64_t n, Add add, A& out) {
+  A partial[4];
+  multi_row_sum<A>(
+      n / 4, [&](A& a, int64_t i, int k) { add(a, i * 4 + k); }, partial);
+  for (int64_t i = n / 4 * 4; i < n; ++i) add(partial[0], i);
+  for (int k = 1; k < 4; ++k) partial[0] += partial[k];
+  out = partial[0];
+}
+
+// Σ x as torch 1.13's sum of a contiguous tensor (cascade_sum, one thread, its AVX2 build's 8-float
+// / 4-double vectors) at every level: from 8 floats (4 doubles) on, row_sum over whole vectors,
+// then the scalar tail left to right, then the vector's lanes in order; below that, row_sum over
+// the scalars. Into a zero, as torch's output starts: Σ of nothing or of -0 is +0.
+template <class T>
+T sum_impl(const T* x, int64_t n) {
+  constexpr int64_t kLanes = sizeof(T) == 4 ? 8 : 4;
+  typedef T Lanes __attribute__((vector_size(32)));
+  if (n < kLanes) {
+    T s;
+    row_sum<T>(
+        n, [&](T& a, int64_t i) { a += x[i]; }, s);
+    return T(0) + s;
+  }
+  const int64_t vectors = n / kLanes;
+  Lanes acc;
+  row_sum<Lanes>(
+      vectors,
+      [&](Lanes& a, int64_t v) {
+        Lanes w;
+        __builtin_memcpy(&w, x + v * kLanes, sizeof w);
+        a += w;
+      },
+      acc);
+  T s = 0;
+  for (int64_t i = vectors * kLanes; i < n; ++i) s += x[i];
+  for (int64_t l = 0; l < kLanes; ++l) s += acc[l];
+  return T(0) + s;
 }
 
 // The max of a row, a vector of lanes at a time (a max is the same in any order, but for the
@@ -1059,6 +1133,7 @@ constexpr Kernels<T> table(void (*pow_base)(T, const T*, T*, int64_t)) {
           &sin_k<T>,
           pow_base,
           &masked_scale_impl<T>,
+          &sum_impl<T>,
           &sigmoid_impl<T>,
           &gelu_impl<T>,
           &gelu_backward_impl<T>,

@@ -17,6 +17,7 @@ struct Kernels {
   void (*sin)(const T*, T*, int64_t);
   void (*pow_base)(T, const T*, T*, int64_t);  // float only (null for double)
   void (*masked_scale)(const T*, const uint8_t*, T, T*, int64_t, bool);
+  T (*sum)(const T*, int64_t);
   void (*sigmoid)(const T*, T*, int64_t);
   void (*gelu_tanh)(const T*, T*, int64_t);
   void (*gelu_tanh_backward)(const T*, const T*, T*, int64_t);

@@ -83,6 +83,22 @@ for dt, tag in ((torch.float32, "f32"), (torch.float64, "f64")):
     emit(f"layer_norm.{tag}.dw", dw)
     emit(f"layer_norm.{tag}.db", db)
 
+# vmath::sum: torch.sum of n elements (one thread, as tapegrad sums), n across the cascade's
+# vectors, rows of four and levels. The inputs are a formula both sides compute alike (k / 1009 in
+# float64, correctly rounded, times a power of two, then rounded to the dtype), so only the sums
+# are written.
+SUM_SIZES = [0, 1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129,
+             255, 256, 257, 511, 512, 513, 1000, 4095, 4096, 4097, 8191, 8192, 8193, 20000, 65537]
+torch.set_num_threads(1)
+for dt, tag in ((torch.float32, "f32"), (torch.float64, "f64")):
+    sums = []
+    for n in SUM_SIZES:
+        i = torch.arange(n, dtype=torch.int64)
+        k = ((i * 7919) % 1009 - 504).to(torch.float64)
+        x = k / 1009.0 * torch.pow(2.0, (i % 13 - 6).to(torch.float64))
+        sums.append(x.to(dt).sum())
+    emit(f"sum.{tag}", torch.stack(sums))
+
 capability = [ln.strip() for ln in torch.__config__.show().splitlines() if "CPU capability" in ln]
 with open(OUT, "w") as f:
     f.write(f"# torch {torch.__version__}; {capability[0] if capability else ''}\n")

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -197,6 +198,42 @@ void row_cases() {
   CHECK(max_rel(db, want_db) <= tol);
 }
 
+// vmath::sum against torch.sum's bits, at every level here, on make_vmath_goldens.py's inputs
+// (its formula: k / 1009 in double, times a power of two, rounded to T); then -0, NaN and inf.
+template <class T>
+void sum_cases() {
+  const std::vector<int64_t> sizes{0,    1,    2,    3,    4,    5,    7,     8,    9,   12,
+                                   15,   16,   17,   31,   32,   33,   63,    64,   65,  100,
+                                   127,  128,  129,  255,  256,  257,  511,   512,  513, 1000,
+                                   4095, 4096, 4097, 8191, 8192, 8193, 20000, 65537};
+  const std::vector<T> want = golden<T>(sizeof(T) == 4 ? "sum.f32" : "sum.f64");
+  REQUIRE(want.size() == sizes.size());
+  for (const tapegrad::CpuCapability level : tapegrad::testing::cpu_levels_here()) {
+    tapegrad::testing::CpuLevelGuard guard(level);
+    for (size_t c = 0; c < sizes.size(); ++c) {
+      std::vector<T> x(static_cast<size_t>(sizes[c]));
+      for (int64_t i = 0; i < sizes[c]; ++i) {
+        const double k = static_cast<double>((i * 7919) % 1009 - 504);
+        x[static_cast<size_t>(i)] =
+            static_cast<T>(k / 1009.0 * std::ldexp(1.0, static_cast<int>(i % 13) - 6));
+      }
+      INFO(tapegrad::cpu_capability_name(level) << ", n " << sizes[c]);
+      CHECK(std::bit_cast<std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>(
+                tapegrad::vmath::sum(x.data(), sizes[c])) ==
+            std::bit_cast<std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>(want[c]));
+    }
+    const T neg_zero[] = {T(-0.0)};
+    CHECK(!std::signbit(tapegrad::vmath::sum(neg_zero, 1)));  // torch: 0 + (-0)
+    const T specials[] = {
+        T(1), std::numeric_limits<T>::infinity(), T(2), T(3), T(4), T(5), T(6), T(7),
+        T(8), -std::numeric_limits<T>::infinity()};
+    CHECK(std::isnan(tapegrad::vmath::sum(specials, 10)));
+    CHECK(tapegrad::vmath::sum(specials, 9) == std::numeric_limits<T>::infinity());
+    const T with_nan[] = {T(1), T(2), std::numeric_limits<T>::quiet_NaN()};
+    CHECK(std::isnan(tapegrad::vmath::sum(with_nan, 3)));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("vmath elementwise kernels are within an ulp or two of torch and libm", "[vmath]") {
@@ -207,6 +244,11 @@ TEST_CASE("vmath elementwise kernels are within an ulp or two of torch and libm"
 TEST_CASE("vmath row kernels match torch's softmax, logsumexp and layer_norm", "[vmath]") {
   row_cases<float>();
   row_cases<double>();
+}
+
+TEST_CASE("vmath::sum gives torch.sum's bits at every CPU level here", "[vmath][isa]") {
+  sum_cases<float>();
+  sum_cases<double>();
 }
 
 TEST_CASE("vmath kernels handle empty arrays, aliasing and special values", "[vmath]") {
