@@ -769,7 +769,7 @@ T torch_sum(const T* a, const T* b, int64_t n) {
 // register of lanes; results come back through `out` (a 32-byte vector by value would change the
 // ABI at baseline).
 template <class A, class Add>
-void multi_row_sum(int64_t rows, Add add, A (&out)[4]) {
+void cascade_rows(int64_t rows, Add add, A (&out)[4]) {
   constexpr int kLevels = 4;
   const int64_t ceil_log2 = rows <= 2 ? 1 : 64 - __builtin_clzll(static_cast<uint64_t>(rows - 1));
   const int64_t power = ceil_log2 / kLevels > 4 ? ceil_log2 / kLevels : 4;
@@ -796,12 +796,12 @@ void multi_row_sum(int64_t rows, Add add, A (&out)[4]) {
   for (int k = 0; k < 4; ++k) out[k] = acc[0][k];
 }
 
-// torch's row_sum: n terms as rows of four (multi_row_sum), the rest added to the first column,
+// torch's row_sum: n terms as rows of four (cascade_rows), the rest added to the first column,
 // then the columns left to right; add(a, i) adds term i into a.
 template <class A, class Add>
-void row_sum(int64_t n, Add add, A& out) {
+void cascade_sum(int64_t n, Add add, A& out) {
   A partial[4];
-  multi_row_sum<A>(
+  cascade_rows<A>(
       n / 4, [&](A& a, int64_t i, int k) { add(a, i * 4 + k); }, partial);
   for (int64_t i = n / 4 * 4; i < n; ++i) add(partial[0], i);
   for (int k = 1; k < 4; ++k) partial[0] += partial[k];
@@ -809,22 +809,22 @@ void row_sum(int64_t n, Add add, A& out) {
 }
 
 // Σ x as torch 1.13's sum of a contiguous tensor (cascade_sum, one thread, its AVX2 build's 8-float
-// / 4-double vectors) at every level: from 8 floats (4 doubles) on, row_sum over whole vectors,
-// then the scalar tail left to right, then the vector's lanes in order; below that, row_sum over
-// the scalars. Into a zero, as torch's output starts: Σ of nothing or of -0 is +0.
+// / 4-double vectors) at every level: from 8 floats (4 doubles) on, cascade_sum over whole vectors,
+// then the scalar tail left to right, then the vector's lanes in order; below that, cascade_sum
+// over the scalars. Into a zero, as torch's output starts: Σ of nothing or of -0 is +0.
 template <class T>
 T sum_impl(const T* x, int64_t n) {
   constexpr int64_t kLanes = sizeof(T) == 4 ? 8 : 4;
   typedef T Lanes __attribute__((vector_size(32)));
   if (n < kLanes) {
     T s;
-    row_sum<T>(
+    cascade_sum<T>(
         n, [&](T& a, int64_t i) { a += x[i]; }, s);
     return T(0) + s;
   }
   const int64_t vectors = n / kLanes;
   Lanes acc;
-  row_sum<Lanes>(
+  cascade_sum<Lanes>(
       vectors,
       [&](Lanes& a, int64_t v) {
         Lanes w;
