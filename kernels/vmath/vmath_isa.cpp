@@ -57,11 +57,14 @@ constexpr int kLanesOf = sizeof(T) == 4 ? kFloatLanes : kDoubleLanes;
 template <class T>
 constexpr int kSumLanesOf = sizeof(T) == 4 ? kFloatSumLanes : kDoubleSumLanes;
 
-// pow, atan2 and fmod on one vector at AVX2 and AVX-512: torch's Vectorized ones.
+// pow, atan2 and fmod on one vector at AVX2 and AVX-512: torch's Vectorized ones. (arm64's
+// AdvSIMD functions, named otherwise, have their own below.)
+#if TAPEGRAD_ISA_LEVEL >= 1
 #define TAPEGRAD_SLEEF_BINARY(W)                                        \
   if constexpr (B == Binary::kPow) return Sleef_pow##W##_u10(a, b);     \
   if constexpr (B == Binary::kAtan2) return Sleef_atan2##W##_u10(a, b); \
   if constexpr (B == Binary::kFmod) return Sleef_fmod##W(a, b);
+#endif
 
 #if TAPEGRAD_ISA_LEVEL == 2
 template <Fn F>
