@@ -3,6 +3,7 @@
 #include <vector>
 
 #include <tapegrad/graph/factory.h>
+#include <tapegrad/kernels/gemm/gemm_kernels.h>
 #include <tapegrad/ops/detail/op_util.h>
 #include <tapegrad/ops/detail/reduce_dim.h>
 #include <tapegrad/ops/grad.h>
@@ -41,7 +42,8 @@ void cumprod_backward(Tape& tape, const Node& node) {
         if (!zero) {
           double acc = 0.0;
           for (int64_t k = v.size - 1; k >= 0; --k) {
-            acc += static_cast<double>(y[at(k)] * dy[at(k)]);
+            // The product rounded on its own, as torch's mul: not fused into the add (arm64).
+            acc += detail::unfused(static_cast<double>(y[at(k)] * dy[at(k)]));
             dx[at(k)] += static_cast<T>(acc) / x[at(k)];
           }
           continue;
@@ -52,7 +54,7 @@ void cumprod_backward(Tape& tape, const Node& node) {
           double sum = 0.0;
           for (int64_t j = k; j < v.size; ++j) {
             if (j > k) before *= static_cast<double>(x[at(j)]);
-            sum += static_cast<double>(dy[at(j)]) * before;
+            sum += detail::unfused(static_cast<double>(dy[at(j)]) * before);
           }
           dx[at(k)] += static_cast<T>(sum);
         }
