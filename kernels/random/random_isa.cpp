@@ -7,8 +7,10 @@
 #include <tapegrad/kernels/cpu/isa_level.h>
 #include <tapegrad/kernels/random/random_isa.h>
 
-namespace tapegrad::random_kernels::isa::TAPEGRAD_ISA_NAMESPACE(random) {
+#define TAPEGRAD_RANDOM_NAMESPACE TAPEGRAD_ISA_NAMESPACE(random)
+
+namespace tapegrad::random_kernels::isa::TAPEGRAD_RANDOM_NAMESPACE {
 
 #include <tapegrad/graph/mt19937_loops.inc>
 
-}  // namespace tapegrad::random_kernels::isa::TAPEGRAD_ISA_NAMESPACE(random)
+}  // namespace tapegrad::random_kernels::isa::TAPEGRAD_RANDOM_NAMESPACE
