@@ -15,6 +15,7 @@
 #include <tapegrad/graph/error.h>
 #include "tests/goldens.h"
 #include "tests/graph/random_goldens.h"
+#include "tests/ops/hex_goldens.h"
 
 using namespace tapegrad;
 using namespace tapegrad::nn;
@@ -110,6 +111,17 @@ const tapegrad::testing::GoldenFile& goldens() {
 
 constexpr uint64_t kSeed = 20261127;
 
+// The goldens are torch's on x86-64 glibc. trunc_normal_'s Newton steps call the C library's erf,
+// as torch's do, and arm64's glibc erf differs from x86-64's in the last bit for some inputs
+// (docs/building.md#arm64), so there trunc_normal_ is held to kOtherLibmUlps and everything else
+// still to the bit.
+#if defined(__x86_64__)
+constexpr bool kGoldensLibm = true;
+#else
+constexpr bool kGoldensLibm = false;
+#endif
+constexpr double kOtherLibmUlps = 4.0;
+
 using InitFunction = void (*)(const Parameter&);
 
 struct InitCase {
@@ -176,7 +188,14 @@ TEST_CASE("init: torch.nn.init's functions give torch's numbers from the same se
       c.init(p);
       const tapegrad::testing::GoldenTensor& want = golden[name];
       REQUIRE(p.shape() == want.shape);
-      CHECK(bits_of(test_init_torch::values_of(p)) == bits_of(want.values));
+      if (!test_init_torch::kGoldensLibm && std::string(c.name).starts_with("trunc_normal")) {
+        const int64_t equal = tapegrad::testing::require_near(
+            test_init_torch::values_of(p), want, dtype, test_init_torch::kOtherLibmUlps, name);
+        WARN(name << ": " << equal << " of " << want.values.size()
+                  << " elements bit for bit with x86-64's erf");
+      } else {
+        CHECK(bits_of(test_init_torch::values_of(p)) == bits_of(want.values));
+      }
     }
   }
 }
