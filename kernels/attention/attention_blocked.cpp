@@ -7,6 +7,8 @@
 // above the diagonal are never computed. Only each row's log-sum-exp L = m + log l is saved.
 // Backward recomputes each block's probabilities P = exp(S − L) from q and k and forms
 // dv, dq, dk from them (FlashAttention-2's order: key blocks outside, query blocks inside).
+// The exps and row sums are vmath's, so they run at the CPU level in use (kernels/cpu/cpu.h);
+// the products are gemm's.
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
@@ -14,6 +16,7 @@
 
 #include <tapegrad/kernels/attention/attention.h>
 #include <tapegrad/kernels/gemm/gemm.h>
+#include <tapegrad/kernels/vmath/vmath.h>
 
 namespace tapegrad::detail::attention {
 
@@ -64,19 +67,19 @@ void blocked_forward_head(const Heads& g, const T* q, const T* k, const T* v, T*
           row.setZero();
           continue;
         }
-        // The whole row goes through one vectorised exp (masked keys as -inf); the masked ones
-        // are then set to exactly 0, whatever the packet exp makes of -inf.
+        // The visible keys go through the CPU level's exp and sum (vmath's, built per level);
+        // the masked ones are exactly 0.
         if (!exact) row.head(n) /= c;
-        row.tail(jb - n).setConstant(-std::numeric_limits<T>::infinity());
         // (A NaN the max skips still reaches the sum through its exp: the row is NaN either way.)
         const T m_new = std::max(m[r], row.head(n).maxCoeff());
-        row = (row - m_new).exp();
+        row.head(n) -= m_new;
+        vmath::exp(row.data(), row.data(), n);
         row.tail(jb - n).setZero();
         if (j0 == 0) {
-          l[r] = row.head(n).sum();  // the first block: nothing to rescale
+          l[r] = vmath::sum(row.data(), n);  // the first block: nothing to rescale
         } else {
           const T alpha = std::exp(m[r] - m_new);
-          l[r] = l[r] * alpha + row.head(n).sum();
+          l[r] = l[r] * alpha + vmath::sum(row.data(), n);
           if (alpha != T(1)) ArrayMap<T>(acc + r * d, d) *= alpha;
         }
         m[r] = m_new;
@@ -116,12 +119,12 @@ void blocked_backward_head(const Heads& g, const T* q, const T* k, const T* v, c
       for (int64_t r = 0; r < ib; ++r) {
         const int64_t n = visible(i0 + r, j0, jb);
         ArrayMap<T> row(p + r * jb, jb);
-        row.tail(jb - n).setConstant(-std::numeric_limits<T>::infinity());
         if (exact) {
-          row = (row - lse[i0 + r]).exp();
+          row.head(n) -= lse[i0 + r];
         } else {
-          row = (row / c - lse[i0 + r]).exp();
+          row.head(n) = row.head(n) / c - lse[i0 + r];
         }
+        vmath::exp(row.data(), row.data(), n);
         row.tail(jb - n).setZero();  // exactly 0, as in the forward
       }
       if (dv) {  // dV += Pᵀ·dO

@@ -4,39 +4,35 @@
 //
 // There the blocked kernel (kernels/attention/attention_blocked.cpp) makes, per head, one query
 // block and one key block, and every product is [t, t]·[t, 1]-sized: m + n + k = 2t + 1, which gemm
-// runs as its tiny loop (kernels/gemm/gemm_kernels.h) when below 20. Its rows (t keys) are then
-// shorter than Eigen's SIMD packet, so its Eigen row expressions run element by element: std::exp
-// on each element, sums and maxima left to right. A head is a few dozen multiply-adds, and what the
-// step paid for was the calls around them (a gemm call per product, an Eigen expression per row).
-// This kernel calls gemm_tiny itself and writes the row steps as the loops Eigen runs, so it
-// computes exactly what the blocked kernel does (bit for bit;
-// tests/kernels/attention/test_attention_one_block.cpp compares the two on every shape it takes).
+// runs as its tiny loop (kernels/gemm/gemm_kernels.h) when below 20. A head is a few dozen
+// multiply-adds, and what the step paid for was the calls around them (a gemm call per product,
+// an Eigen expression per row). This kernel calls gemm_tiny itself, makes the same vmath calls
+// for each row's exp and sum (the same rows, so the same bits at any CPU level), and writes the
+// rest of the row steps as loops that round as the blocked kernel's expressions do, so it computes
+// exactly what the blocked kernel does (bit for bit; tests/kernels/attention/
+// test_attention_one_block.cpp compares the two on every shape it takes).
 //
 // Why D = 1 only: then no row step multiplies and adds (rowsum(dO ⊙ O) is one product), so
 // nothing here depends on which multiply-adds the compiler fuses (C++ lets it), and the products
 // are gemm_tiny's, unfused on purpose. With D > 1 that sum would be Eigen's, compiled in two files
 // and fused or not as each one's compile decides.
-#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include <tapegrad/kernels/attention/attention.h>
 #include <tapegrad/kernels/gemm/gemm_kernels.h>
+#include <tapegrad/kernels/vmath/vmath.h>
 
 namespace tapegrad::detail::attention {
 
 namespace {
 
-// Eigen's SIMD width for T: its expressions over fewer contiguous values run element by element.
-// (The one thing taken from Eigen::internal here.)
-template <class T>
-constexpr int64_t kEigenPacket = Eigen::internal::packet_traits<T>::size;
-
 // The longest such head: 2t + 1 < 20.
 constexpr int64_t kMaxT = 9;
 
-// std::max, as Eigen's maxCoeff applies it (NaNs included).
+// std::max, as Eigen's maxCoeff applies it (a NaN may be kept or skipped, in either kernel: the
+// row is NaN either way, through its exp).
 template <class T>
 inline T max_of(T a, T b) {
   return a < b ? b : a;
@@ -59,11 +55,10 @@ void one_block_forward(const Heads& g, const T* q, const T* k, const T* v, T* o,
     T row_max = row[0];
     for (int64_t j = 1; j < n; ++j) row_max = max_of(row_max, row[j]);
     m[r] = max_of(-std::numeric_limits<T>::infinity(), row_max);  // the running max starts at -inf
-    // The blocked kernel exponentiates the masked keys too (-inf there) and then sets them to 0.
-    for (int64_t j = 0; j < n; ++j) row[j] = std::exp(row[j] - m[r]);
+    for (int64_t j = 0; j < n; ++j) row[j] -= m[r];
+    vmath::exp(row, row, n);
     std::fill(row + n, row + t, T(0));
-    l[r] = row[0];
-    for (int64_t j = 1; j < n; ++j) l[r] += row[j];
+    l[r] = vmath::sum(row, n);
   }
   std::fill(acc, acc + t, T(0));
   gemm_tiny<T>(matrix(acc, t, 1), matrix<const T>(s, t, t), matrix(v, t, 1, ld), T(1),
@@ -87,7 +82,8 @@ void one_block_backward(const Heads& g, const T* q, const T* k, const T* v, cons
   for (int64_t r = 0; r < t; ++r) {
     T* row = p + r * t;
     const int64_t n = r + 1;
-    for (int64_t j = 0; j < n; ++j) row[j] = std::exp(row[j] - lse[r]);
+    for (int64_t j = 0; j < n; ++j) row[j] -= lse[r];
+    vmath::exp(row, row, n);
     std::fill(row + n, row + t, T(0));
   }
   if (dv) {  // dV += Pᵀ·dO
@@ -124,7 +120,7 @@ int64_t one_block_backward_scratch(const Heads& g) {
 
 template <class T>
 bool one_block_takes(const Heads& g) {
-  return g.d == 1 && is_tiny_product(g.t, g.t, g.d) && g.t < kEigenPacket<T>;
+  return g.d == 1 && is_tiny_product(g.t, g.t, g.d);
 }
 
 template <class T>
