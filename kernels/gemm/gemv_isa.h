@@ -1,0 +1,28 @@
+// The matrix-vector kernel's variants per instruction set (kernels/gemm/gemv_isa.cpp, built once
+// per level with that level's compiler flags), as kernels/gemm/gemv.cpp calls them. Only
+// declarations here (kernels/cpu/isa_level.h says why).
+#pragma once
+
+#include <cstdint>
+
+// Rows [begin, end) of y = W·x, W [*, in] row-major: each row summed in the same 64-byte lanes at
+// every level, the products fused into the sums where the level has FMA (every level but x86's
+// baseline), so the bits of avx2 and avx512 are the same.
+#define TAPEGRAD_GEMV_LEVEL_DECLARATIONS \
+  void rows(const float* w, const float* x, float* y, int64_t begin, int64_t end, int64_t in);
+
+namespace tapegrad::detail::gemv_baseline {
+TAPEGRAD_GEMV_LEVEL_DECLARATIONS
+}  // namespace tapegrad::detail::gemv_baseline
+
+#if defined(__x86_64__)
+namespace tapegrad::detail::gemv_avx2 {
+TAPEGRAD_GEMV_LEVEL_DECLARATIONS
+}  // namespace tapegrad::detail::gemv_avx2
+
+namespace tapegrad::detail::gemv_avx512 {
+TAPEGRAD_GEMV_LEVEL_DECLARATIONS
+}  // namespace tapegrad::detail::gemv_avx512
+#endif
+
+#undef TAPEGRAD_GEMV_LEVEL_DECLARATIONS
