@@ -90,6 +90,62 @@ void rows_dot(const float* w, const float* x, float* y, int64_t o, int64_t in, i
   }
 }
 
+// bfloat16 weights (kernels/gemm/linear_bf16.cpp): a block of P = 32 of them (64 bytes) widened
+// into two 16-lane vectors, lane j of `even` the weight 2j and of `odd` 2j + 1 (a bfloat16 is the
+// high half of a float32; on a little-endian CPU 32-bit lane j holds weight 2j in its low half and
+// 2j + 1 in its high half). Part q of each: lanes [q·kRegLanes, (q + 1)·kRegLanes).
+typedef uint32_t Bits __attribute__((vector_size(kRegBytes)));
+constexpr int64_t P = 2 * L;
+
+void widen_part(Reg& even, Reg& odd, const uint16_t* p, int q) {
+  Bits v;
+  __builtin_memcpy(&v, p + 2 * q * kRegLanes, sizeof v);
+  const Bits e = v << 16;
+  const Bits o = v & 0xffff0000u;
+  __builtin_memcpy(&even, &e, sizeof even);
+  __builtin_memcpy(&odd, &o, sizeof odd);
+}
+
+float widen(uint16_t bits) {
+  return __builtin_bit_cast(float, static_cast<uint32_t>(bits) << 16);
+}
+
+// R rows of bfloat16 W from row o: y[o + r] = W[o + r, :]·x, with xs x in the widened lanes'
+// order over the full blocks (their first `full` elements). Each row's sum: the even and the odd
+// lanes' accumulators over the full blocks, their lanes in order, then the tail in scalar.
+template <int R>
+void rows_dot_bf16(const uint16_t* w, const float* xs, const float* x, float* y, int64_t o,
+                   int64_t in, int64_t full, int64_t ahead) {
+  Reg acc_even[R][kParts], acc_odd[R][kParts];
+  for (int r = 0; r < R; ++r) {
+    for (int q = 0; q < kParts; ++q) acc_even[r][q] = acc_odd[r][q] = Reg{};
+  }
+  for (int64_t i = 0; i < full; i += P) {
+    for (int r = 0; r < R; ++r) {
+      const uint16_t* p = w + (o + r) * in + i;
+      __builtin_prefetch(p + ahead);
+      for (int q = 0; q < kParts; ++q) {
+        Reg w_even, w_odd, x_even, x_odd;
+        widen_part(w_even, w_odd, p, q);
+        rload(x_even, xs + i + q * kRegLanes);
+        rload(x_odd, xs + i + L + q * kRegLanes);
+        acc_even[r][q] += w_even * x_even;
+        acc_odd[r][q] += w_odd * x_odd;
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    float s = 0.0f;
+    for (int q = 0; q < kParts; ++q) {
+      const Reg lanes = acc_even[r][q] + acc_odd[r][q];
+      for (int64_t l = 0; l < kRegLanes; ++l) s += lanes[l];
+    }
+    const uint16_t* row = w + (o + r) * in;
+    for (int64_t j = full; j < in; ++j) s += widen(row[j]) * x[j];
+    y[o + r] = s;
+  }
+}
+
 }  // namespace
 
 void rows(const float* w, const float* x, float* y, int64_t begin, int64_t end, int64_t in) {
@@ -98,6 +154,16 @@ void rows(const float* w, const float* x, float* y, int64_t begin, int64_t end, 
     rows_dot<kRows>(w, x, y, o, in, o + 2 * kRows <= end ? kRows * in : 0);
   }
   for (; o < end; ++o) rows_dot<1>(w, x, y, o, in, 0);
+}
+
+void rows_bf16(const uint16_t* w, const float* xs, const float* x, float* y, int64_t begin,
+               int64_t end, int64_t in) {
+  const int64_t full = in - in % P;
+  int64_t o = begin;
+  for (; o + kRows <= end; o += kRows) {
+    rows_dot_bf16<kRows>(w, xs, x, y, o, in, full, o + 2 * kRows <= end ? kRows * in : 0);
+  }
+  for (; o < end; ++o) rows_dot_bf16<1>(w, xs, x, y, o, in, full, 0);
 }
 
 }  // namespace tapegrad::detail::TAPEGRAD_GEMV_NAMESPACE

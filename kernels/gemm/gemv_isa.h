@@ -7,9 +7,12 @@
 
 // Rows [begin, end) of y = W·x, W [*, in] row-major: each row summed in the same 64-byte lanes at
 // every level, the products fused into the sums where the level has FMA (every level but x86's
-// baseline), so the bits of avx2 and avx512 are the same.
-#define TAPEGRAD_GEMV_LEVEL_DECLARATIONS \
-  void rows(const float* w, const float* x, float* y, int64_t begin, int64_t end, int64_t in);
+// baseline), so the bits of avx2 and avx512 are the same. rows_bf16: W's bfloat16 bits (the high
+// halves of float32s), and xs x reordered as linear_bf16.cpp's split_pairs does.
+#define TAPEGRAD_GEMV_LEVEL_DECLARATIONS                                                       \
+  void rows(const float* w, const float* x, float* y, int64_t begin, int64_t end, int64_t in); \
+  void rows_bf16(const uint16_t* w, const float* xs, const float* x, float* y, int64_t begin,  \
+                 int64_t end, int64_t in);
 
 namespace tapegrad::detail::gemv_baseline {
 TAPEGRAD_GEMV_LEVEL_DECLARATIONS
@@ -26,3 +29,16 @@ TAPEGRAD_GEMV_LEVEL_DECLARATIONS
 #endif
 
 #undef TAPEGRAD_GEMV_LEVEL_DECLARATIONS
+
+namespace tapegrad::detail {
+
+// The variants of the CPU level in use (kernels/cpu/cpu.h; one atomic load, so it follows the test
+// hook): AVX-512's at avx512 and above, AVX2's at avx2, else baseline. Defined in gemv.cpp.
+struct GemvKernels {
+  void (*rows)(const float* w, const float* x, float* y, int64_t begin, int64_t end, int64_t in);
+  void (*rows_bf16)(const uint16_t* w, const float* xs, const float* x, float* y, int64_t begin,
+                    int64_t end, int64_t in);
+};
+GemvKernels gemv_kernels();
+
+}  // namespace tapegrad::detail

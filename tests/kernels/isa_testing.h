@@ -41,4 +41,16 @@ inline bool active_level_calls_libm() {
   return calls_libm(cpu_capability());
 }
 
+// Whether a level's product kernels (the small products, the matrix-vector product) fuse each
+// product into its sum: all but x86's baseline (SSE2 has no FMA; every arm64 CPU has it, and its
+// baseline's NEON loops use it).
+inline bool level_fuses(CpuCapability level) {
+#if defined(__aarch64__)
+  (void)level;
+  return true;
+#else
+  return level != CpuCapability::Baseline;
+#endif
+}
+
 }  // namespace tapegrad::testing

@@ -17,33 +17,17 @@
 #include <tapegrad/kernels/gemm/gemm_kernels.h>
 #include <tapegrad/kernels/gemm/matmul_precision.h>
 #include "tests/kernels/fill.h"
+#include "tests/kernels/isa_testing.h"
 
 using namespace tapegrad;
 
 namespace {
-
-// Sets a CPU level for the test hook and restores the environment's on exit.
-struct SmallIsaLevelGuard {
-  explicit SmallIsaLevelGuard(CpuCapability level) {
-    detail::set_cpu_capability_for_testing(level);
-  }
-  ~SmallIsaLevelGuard() { detail::set_cpu_capability_for_testing(std::nullopt); }
-  SmallIsaLevelGuard(const SmallIsaLevelGuard&) = delete;
-  SmallIsaLevelGuard& operator=(const SmallIsaLevelGuard&) = delete;
-};
 
 // The level in use when the test hook is off: TAPEGRAD_CPU_CAPABILITY's, or the CPU's.
 CpuCapability small_isa_default_level() {
   const char* env = std::getenv("TAPEGRAD_CPU_CAPABILITY");
   return detail::parse_cpu_capability(env != nullptr ? env : "", cpu_detected_capability())
       .value_or(cpu_detected_capability());
-}
-
-std::vector<CpuCapability> small_isa_levels_here() {
-  std::vector<CpuCapability> levels;
-  for (int l = 0; l <= static_cast<int>(cpu_detected_capability()); ++l)
-    levels.push_back(static_cast<CpuCapability>(l));
-  return levels;
 }
 
 // One product's operands: A [m, k] (or its transpose stored [k, m]), B [k, n] (or [n, k]), C
@@ -131,26 +115,15 @@ std::vector<SmallIsaCase<T>> small_isa_cases() {
   return cases;
 }
 
-// Whether a level's blocks fuse the products into the sums: all but x86's baseline (SSE2 has no
-// FMA; every arm64 CPU has it, and its baseline's NEON blocks use it).
-bool level_fuses(CpuCapability level) {
-#if defined(__aarch64__)
-  (void)level;
-  return true;
-#else
-  return level != CpuCapability::Baseline;
-#endif
-}
-
 template <class T>
 void check_small_isa_levels() {
   const std::vector<SmallIsaCase<T>> cases = small_isa_cases<T>();
   REQUIRE(cases.size() > 50);
   std::vector<std::vector<T>> at_avx2;
-  for (const CpuCapability level : small_isa_levels_here()) {
-    const SmallIsaLevelGuard guard(level);
+  for (const CpuCapability level : testing::cpu_levels_here()) {
+    const testing::CpuLevelGuard guard(level);
     REQUIRE(cpu_capability() == level);
-    const bool fused = level_fuses(level);
+    const bool fused = testing::level_fuses(level);
     size_t differs_from_other_rounding = 0;
     for (size_t i = 0; i < cases.size(); ++i) {
       const SmallIsaCase<T>& c = cases[i];
@@ -183,16 +156,16 @@ TEST_CASE("small gemm: every CPU level here gives the same bits at 1 and 2 threa
   // [512, 64]·[64, 64]: 2^22 flops, split over the threads by rows.
   SmallIsaCase<float> c(512, 64, 64, false, true, true, 0.5f);
   REQUIRE(detail::small_gemm_takes<float>(c.m, c.n, c.k));
-  for (const CpuCapability level : small_isa_levels_here()) {
+  for (const CpuCapability level : testing::cpu_levels_here()) {
     INFO(cpu_capability_name(level));
-    const SmallIsaLevelGuard guard(level);
+    const testing::CpuLevelGuard guard(level);
     set_num_threads(1);
     const std::vector<float> one = c.run();
     set_num_threads(2);
     const std::vector<float> two = c.run();
     set_num_threads(saved);
     CHECK(one == two);
-    CHECK(one == c.expected(level_fuses(level)));
+    CHECK(one == c.expected(testing::level_fuses(level)));
   }
 }
 
@@ -220,14 +193,14 @@ TEST_CASE("cpu: TAPEGRAD_CPU_CAPABILITY's values and errors", "[gemm][cpu]") {
                           ": expected baseline, avx2, avx512 or avx512_bf16 (this CPU's level: "
                           "avx512_bf16)");
   }
-  for (const CpuCapability level : small_isa_levels_here())
+  for (const CpuCapability level : testing::cpu_levels_here())
     CHECK(parse_cpu_capability(cpu_capability_name(level), cpu_detected_capability()) == level);
 }
 
 TEST_CASE("cpu: the test hook forces a level, never above the CPU's", "[gemm][cpu]") {
   const std::string here = cpu_capability_name(cpu_detected_capability());
   {
-    const SmallIsaLevelGuard guard(CpuCapability::Baseline);
+    const testing::CpuLevelGuard guard(CpuCapability::Baseline);
     CHECK(cpu_capability() == CpuCapability::Baseline);
     CHECK(cpu_capability_info() == "cpu: baseline, forced for testing; this CPU: " + here);
     CHECK_FALSE(bf16_supported());  // AVX512_BF16 goes with the level
@@ -258,7 +231,7 @@ TEST_CASE("cpu: the level follows TAPEGRAD_CPU_CAPABILITY", "[.][cpu-env]") {
                 matrix<const float>(b.data(), 32, 32));
   };
   bool known = value.empty();
-  for (const CpuCapability level : small_isa_levels_here()) {
+  for (const CpuCapability level : testing::cpu_levels_here()) {
     if (value != cpu_capability_name(level)) continue;
     known = true;
     CHECK(cpu_capability() == level);

@@ -1,8 +1,8 @@
 // Tests for kernels/gemm/gemv.*: the one-row matrix-vector product against a float64 reference,
 // for sizes that exercise every tail (rows not a multiple of 8, columns not a multiple of the
-// vector), with and without bias; at every CPU level here, each row against its sum in the
-// kernel's order, bit for bit (gemv_isa.cpp: fused products where the level has FMA), so the same
-// bits at avx2 and above; and the same bits at 1 and 2 threads.
+// vector), with and without bias; at every CPU level here, each row (of float32 and of bfloat16
+// weights) against its sum in the kernel's order, bit for bit (gemv_isa.cpp: fused products where
+// the level has FMA), so the same bits at avx2 and above; and the same bits at 1 and 2 threads.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
@@ -10,6 +10,7 @@
 #include <tapegrad/graph/threads.h>
 #include <tapegrad/kernels/cpu/cpu.h>
 #include <tapegrad/kernels/gemm/gemv.h>
+#include <tapegrad/kernels/gemm/linear_bf16.h>
 
 #include "tests/kernels/fill.h"
 #include "tests/kernels/isa_testing.h"
@@ -20,33 +21,60 @@ namespace {
 
 using tapegrad::testing::irregular_fill;
 
+// acc + a·b, the product fused into the sum or rounded first.
+float multiply_add(float acc, float a, float b, bool fused) {
+  if (fused) return std::fma(a, b, acc);
+  const float product = a * b;
+  return acc + product;
+}
+
 // Row o of W·x as gemv_isa.cpp sums it: two running 16-lane vectors over pairs of 16-column
 // chunks (a lone last chunk into the first), their lanes added in order, then the columns past
-// the last whole chunk; each product fused into its sum, or rounded first.
+// the last whole chunk.
 float row_in_kernel_order(const std::vector<float>& w, const std::vector<float>& x, int64_t o,
                           int64_t in, bool fused) {
   constexpr int64_t L = 16;
-  auto add = [fused](float acc, float a, float b) {
-    if (fused) return std::fma(a, b, acc);
-    const float product = a * b;
-    return acc + product;
-  };
   float acc0[L] = {}, acc1[L] = {};
   const float* row = w.data() + o * in;
   int64_t i = 0;
   for (; i + 2 * L <= in; i += 2 * L) {
     for (int64_t l = 0; l < L; ++l) {
-      acc0[l] = add(acc0[l], row[i + l], x[static_cast<size_t>(i + l)]);
-      acc1[l] = add(acc1[l], row[i + L + l], x[static_cast<size_t>(i + L + l)]);
+      acc0[l] = multiply_add(acc0[l], row[i + l], x[static_cast<size_t>(i + l)], fused);
+      acc1[l] = multiply_add(acc1[l], row[i + L + l], x[static_cast<size_t>(i + L + l)], fused);
     }
   }
   for (; i + L <= in; i += L) {
-    for (int64_t l = 0; l < L; ++l)
-      acc0[l] = add(acc0[l], row[i + l], x[static_cast<size_t>(i + l)]);
+    for (int64_t l = 0; l < L; ++l) {
+      acc0[l] = multiply_add(acc0[l], row[i + l], x[static_cast<size_t>(i + l)], fused);
+    }
   }
   float s = 0.0f;
   for (int64_t l = 0; l < L; ++l) s += acc0[l] + acc1[l];
-  for (; i < in; ++i) s = add(s, row[i], x[static_cast<size_t>(i)]);
+  for (; i < in; ++i) s = multiply_add(s, row[i], x[static_cast<size_t>(i)], fused);
+  return s;
+}
+
+// Row o of bfloat16 W·x as gemv_isa.cpp's rows_bf16 sums it: per block of 32 weights, lane l of
+// one vector takes weight 2l, of the other 2l + 1; their lanes added in order, then the tail.
+float bf16_row_in_kernel_order(const std::vector<uint16_t>& w, const std::vector<float>& x,
+                               int64_t o, int64_t in, bool fused) {
+  constexpr int64_t L = 16, P = 32;
+  float even[L] = {}, odd[L] = {};
+  const uint16_t* row = w.data() + o * in;
+  const int64_t full = in - in % P;
+  for (int64_t i = 0; i < full; i += P) {
+    for (int64_t l = 0; l < L; ++l) {
+      even[l] = multiply_add(even[l], bf16_bits_to_float(row[i + 2 * l]),
+                             x[static_cast<size_t>(i + 2 * l)], fused);
+      odd[l] = multiply_add(odd[l], bf16_bits_to_float(row[i + 2 * l + 1]),
+                            x[static_cast<size_t>(i + 2 * l + 1)], fused);
+    }
+  }
+  float s = 0.0f;
+  for (int64_t l = 0; l < L; ++l) s += even[l] + odd[l];
+  for (int64_t j = full; j < in; ++j) {
+    s = multiply_add(s, bf16_bits_to_float(row[j]), x[static_cast<size_t>(j)], fused);
+  }
   return s;
 }
 
@@ -56,20 +84,22 @@ TEST_CASE("gemv: each CPU level here sums every row in the kernel's order, bit f
           "[gemv][isa]") {
   for (const CpuCapability level : testing::cpu_levels_here()) {
     const testing::CpuLevelGuard guard(level);
-#if defined(__aarch64__)
-    const bool fused = true;  // FMA is in arm64's base instruction set
-#else
-    const bool fused = level != CpuCapability::Baseline;
-#endif
     for (const auto& [out, in] : std::vector<std::pair<int64_t, int64_t>>{
              {1, 1}, {9, 17}, {37, 33}, {17, 48}, {64, 768}, {3, 4096}}) {
       INFO(cpu_capability_name(level) << ": out " << out << " in " << in);
       const std::vector<float> w = irregular_fill(static_cast<size_t>(out * in), 6);
       const std::vector<float> x = irregular_fill(static_cast<size_t>(in), 7);
-      std::vector<float> y(static_cast<size_t>(out));
+      std::vector<float> y(static_cast<size_t>(out)), want(static_cast<size_t>(out));
       gemv(w.data(), x.data(), nullptr, y.data(), out, in);
-      std::vector<float> want(static_cast<size_t>(out));
-      for (int64_t o = 0; o < out; ++o) want[o] = row_in_kernel_order(w, x, o, in, fused);
+      for (int64_t o = 0; o < out; ++o)
+        want[o] = row_in_kernel_order(w, x, o, in, testing::level_fuses(level));
+      CHECK(y == want);
+      std::vector<uint16_t> w16(w.size());
+      round_to_bf16_bits(w.data(), w16.data(), out * in);
+      gemv_bf16(w16.data(), x.data(), nullptr, y.data(), out, in);
+      for (int64_t o = 0; o < out; ++o) {
+        want[o] = bf16_row_in_kernel_order(w16, x, o, in, testing::level_fuses(level));
+      }
       CHECK(y == want);
     }
   }
