@@ -3,9 +3,9 @@
 // with TAPEGRAD_ISA_LEVEL 0 (baseline), 1 (AVX2) or 2 (AVX-512) and that level's flags, and the
 // level names the namespace. A few rows of W at a time against one x held in L1, each row summed
 // in the same 16 lanes at every level (below), so its sums are the same everywhere; the levels
-// with FMA fuse each product into its sum. See
-// kernels/cpu/isa_level.h for why nothing here may be inline or a template outside this file's
-// namespace, and why it calls builtins rather than the standard library.
+// with FMA fuse each product into its sum. See kernels/cpu/isa_level.h for why nothing here may
+// be inline or a template outside this file's namespace, and why it calls builtins rather than
+// the standard library.
 #include <cstdint>
 
 #include <tapegrad/kernels/cpu/isa_level.h>
