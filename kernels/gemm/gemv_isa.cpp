@@ -3,13 +3,23 @@
 // with TAPEGRAD_ISA_LEVEL 0 (baseline), 1 (AVX2) or 2 (AVX-512) and that level's flags, and the
 // level names the namespace. A few rows of W at a time against one x held in L1, each row summed
 // in the same 16 lanes at every level (below), so its sums are the same everywhere; the levels
-// with FMA fuse each product into its sum. See kernels/cpu/isa_level.h for why nothing here may
-// be inline or a template outside this file's namespace, and why it calls builtins rather than
+// with FMA fuse each product into its sum (madd). See kernels/cpu/isa_level.h for why nothing here
+// may be inline or a template outside this file's namespace, and why it calls builtins rather than
 // the standard library.
 #include <cstdint>
 
 #include <tapegrad/kernels/cpu/isa_level.h>
 #include <tapegrad/kernels/gemm/gemv_isa.h>
+
+#if TAPEGRAD_ISA_LEVEL >= 1
+#include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#endif
+
+// The multiply-adds below are fused or not as madd says, never as the compiler would contract
+// them (GCC fused some loops here and not others on arm64).
+#pragma GCC optimize("fp-contract=off")
 
 #define TAPEGRAD_GEMV_NAMESPACE TAPEGRAD_ISA_NAMESPACE(gemv)
 
@@ -40,6 +50,27 @@ void rload(Reg& v, const float* p) {
   __builtin_memcpy(&v, p, sizeof v);
 }
 
+// acc += a·b: one rounding where the level has FMA (every level but x86's baseline), else the
+// product rounded first.
+void madd(Reg& acc, const Reg& a, const Reg& b) {
+#if TAPEGRAD_ISA_LEVEL == 2
+  acc = _mm512_fmadd_ps(a, b, acc);
+#elif TAPEGRAD_ISA_LEVEL == 1
+  acc = _mm256_fmadd_ps(a, b, acc);
+#elif defined(__aarch64__)
+  acc = (Reg)vfmaq_f32((float32x4_t)acc, (float32x4_t)a, (float32x4_t)b);
+#else
+  acc += a * b;
+#endif
+}
+float madd(float acc, float a, float b) {
+#if TAPEGRAD_ISA_LEVEL >= 1 || defined(__aarch64__)
+  return __builtin_fmaf(a, b, acc);
+#else
+  return acc + a * b;
+#endif
+}
+
 // R rows of W starting at row o: y[o + r] = W[o + r, :]·x. Two accumulators of 16 lanes per row
 // keep independent multiply-add chains in flight; their lanes are added in order, then the tail
 // below one vector in scalar. `ahead` (elements) is where the software prefetch reads, relative
@@ -63,8 +94,8 @@ void rows_dot(const float* w, const float* x, float* y, int64_t o, int64_t in, i
         rload(w1, row + L + q * kRegLanes);
         rload(x0, x + i + q * kRegLanes);
         rload(x1, x + i + L + q * kRegLanes);
-        acc0[r][q] += w0 * x0;
-        acc1[r][q] += w1 * x1;
+        madd(acc0[r][q], w0, x0);
+        madd(acc1[r][q], w1, x1);
       }
     }
   }
@@ -74,7 +105,7 @@ void rows_dot(const float* w, const float* x, float* y, int64_t o, int64_t in, i
         Reg w0, x0;
         rload(w0, w + (o + r) * in + i + q * kRegLanes);
         rload(x0, x + i + q * kRegLanes);
-        acc0[r][q] += w0 * x0;
+        madd(acc0[r][q], w0, x0);
       }
     }
   }
@@ -85,7 +116,7 @@ void rows_dot(const float* w, const float* x, float* y, int64_t o, int64_t in, i
       for (int64_t l = 0; l < kRegLanes; ++l) s += lanes[l];
     }
     const float* row = w + (o + r) * in;
-    for (int64_t j = i; j < in; ++j) s += row[j] * x[j];
+    for (int64_t j = i; j < in; ++j) s = madd(s, row[j], x[j]);
     y[o + r] = s;
   }
 }
@@ -129,8 +160,8 @@ void rows_dot_bf16(const uint16_t* w, const float* xs, const float* x, float* y,
         widen_part(w_even, w_odd, p, q);
         rload(x_even, xs + i + q * kRegLanes);
         rload(x_odd, xs + i + L + q * kRegLanes);
-        acc_even[r][q] += w_even * x_even;
-        acc_odd[r][q] += w_odd * x_odd;
+        madd(acc_even[r][q], w_even, x_even);
+        madd(acc_odd[r][q], w_odd, x_odd);
       }
     }
   }
@@ -141,7 +172,7 @@ void rows_dot_bf16(const uint16_t* w, const float* xs, const float* x, float* y,
       for (int64_t l = 0; l < kRegLanes; ++l) s += lanes[l];
     }
     const uint16_t* row = w + (o + r) * in;
-    for (int64_t j = full; j < in; ++j) s += widen(row[j]) * x[j];
+    for (int64_t j = full; j < in; ++j) s = madd(s, widen(row[j]), x[j]);
     y[o + r] = s;
   }
 }
