@@ -42,8 +42,8 @@
 #include <tapegrad/kernels/attention/attention.h>
 #include <tapegrad/kernels/gemm/gemm.h>
 #include <tapegrad/kernels/gemm/gemm_kernels.h>
+#include <tapegrad/kernels/gemm/transpose.h>
 #include <tapegrad/kernels/random/random.h>
-#include <tapegrad/kernels/vec.h>
 #include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/ops/detail/grad_util.h>
 #include <tapegrad/ops/detail/op_util.h>
@@ -108,43 +108,10 @@ void head_product(MatrixView<T> c, std::type_identity_t<MatrixView<const T>> a,
   gemm(c, a, b, options);
 }
 
-// dst (+)= srcᵀ, src [rows, cols] (rows src_ld apart) into dst [cols, rows] (dst_ld apart):
-// square blocks of vectors transposed in registers, the edges element by element. The head's kᵀ
-// (what transpose(keys, 2, 3) holds) and transpose's backward (dk += dKtᵀ).
-template <class T, bool Add>
-void transpose_into(const T* src, int64_t src_ld, int64_t rows, int64_t cols, T* dst,
-                    int64_t dst_ld) {
-  constexpr int64_t L = detail::kLanes<T>;
-  const int64_t r_blocks = rows / L * L, c_blocks = cols / L * L;
-  for (int64_t r0 = 0; r0 < r_blocks; r0 += L) {
-    for (int64_t c0 = 0; c0 < c_blocks; c0 += L) {
-      detail::Vec<T> v[L];
-      for (int64_t i = 0; i < L; ++i) detail::vload(v[i], src + (r0 + i) * src_ld + c0);
-      detail::transpose_block<T>(v);
-      for (int64_t i = 0; i < L; ++i) {
-        T* out = dst + (c0 + i) * dst_ld + r0;
-        if constexpr (Add) {
-          detail::Vec<T> x;
-          detail::vload(x, out);
-          x += v[i];
-          v[i] = x;
-        }
-        detail::vstore(out, v[i]);
-      }
-    }
-  }
-  for (int64_t c = 0; c < cols; ++c) {
-    for (int64_t r = c < c_blocks ? r_blocks : 0; r < rows; ++r) {
-      T& out = dst[c * dst_ld + r];
-      out = Add ? out + src[r * src_ld + c] : src[r * src_ld + c];
-    }
-  }
-}
-
 // kt [D, T] = the head's kᵀ.
 template <class T>
 void transpose_head(const Heads& g, const T* k, T* kt) {
-  transpose_into<T, false>(k, g.ld, g.t, g.d, kt, g.t);
+  detail::transpose(k, g.ld, g.t, g.d, kt, g.t);
 }
 
 // P [T, T] = softmax(causal_mask(q·kᵀ) / √D) of one head; kt [D, T] scratch.
@@ -219,7 +186,7 @@ void backward_pair(const Heads& g, const T* q, const T* k, const T* v, const T* 
   if (dk != nullptr) {  // dKt = qᵀ·dS, then transpose's backward: dk += dKtᵀ
     head_product(matrix(kt, d, t), matrix(q, t, d, g.ld).t(), matrix<const T>(ds, t, t),
                  {.parallel = par});
-    transpose_into<T, true>(kt, g.t, g.d, g.t, dk, g.ld);
+    detail::transpose(kt, g.t, g.d, g.t, dk, g.ld, /*add=*/true);
   }
 }
 

@@ -1,8 +1,8 @@
 // The small-product kernel of kernels/gemm/gemm.cpp: C (+)= alpha·A·B with no packing of A, for
 // products whose B panel sits in the first-level caches (see small_gemm_takes; a transposed B is
-// packed row-major first, here). The register blocks are gemm_small_isa.cpp's, built once per
-// instruction-set level; the level in use (kernels/cpu/cpu.h: the CPU's, or
-// TAPEGRAD_CPU_CAPABILITY's) picks one, through a function pointer. At the shapes of
+// packed row-major first, here, by kernels/gemm/transpose.h). The register blocks are
+// gemm_small_isa.cpp's, built once per instruction-set level; the level in use (kernels/cpu/cpu.h:
+// the CPU's, or TAPEGRAD_CPU_CAPABILITY's) picks one, through a function pointer. At the shapes of
 // tapegrad-bench's small attention workload ([512, 64]·[64, 64], [64, 512]·[512, 64],
 // [512, 64]·[64, 64]ᵀ) the step's nine products took 1.3x less time on the AVX-512 blocks than on
 // OpenBLAS 0.3.21's sgemm (perf shares of the step, AVX-512 Zen 5), whose packing and beta pass
@@ -11,6 +11,7 @@
 #include <tapegrad/kernels/cpu/cpu.h>
 #include <tapegrad/kernels/gemm/gemm_kernels.h>
 #include <tapegrad/kernels/gemm/gemm_small_isa.h>
+#include <tapegrad/kernels/gemm/transpose.h>
 #include <tapegrad/kernels/scratch.h>
 #include <tapegrad/kernels/vec.h>
 
@@ -53,24 +54,12 @@ bool small_gemm_takes(int64_t m, int64_t n, int64_t k) {
 template <class T>
 void small_gemm(MatrixView<T> c, MatrixView<const T> a, MatrixView<const T> b, T alpha,
                 bool accumulate) {
-  constexpr int64_t L = kLanes<T>;
   const int64_t m = c.rows, n = c.cols, k = a.cols;
   const T* bp = b.data;
   int64_t ldb = b.ld;
-  if (b.transposed) {  // b(p, j) = b.data[j·ld + p]: pack it as [k, n], L x L blocks at a time
+  if (b.transposed) {  // b(p, j) = b.data[j·ld + p]: pack it as [k, n]
     T* packed = thread_scratch<PackedB, T>(static_cast<size_t>(n * k));
-    const int64_t k_blocks = k / L * L;
-    for (int64_t j0 = 0; j0 < n; j0 += L) {
-      for (int64_t p0 = 0; p0 < k_blocks; p0 += L) {
-        Vec<T> r[L];
-        for (int64_t i = 0; i < L; ++i) vload(r[i], b.data + (j0 + i) * b.ld + p0);
-        transpose_block<T>(r);
-        for (int64_t i = 0; i < L; ++i) vstore(packed + (p0 + i) * n + j0, r[i]);
-      }
-      for (int64_t j = j0; j < j0 + L; ++j) {
-        for (int64_t p = k_blocks; p < k; ++p) packed[p * n + j] = b.data[j * b.ld + p];
-      }
-    }
+    transpose(b.data, b.ld, n, k, packed, n);
     bp = packed;
     ldb = n;
   }

@@ -1,0 +1,39 @@
+// The transpose's dispatch: the variant of the CPU level in use (kernels/gemm/transpose_isa.cpp).
+#include <tapegrad/kernels/gemm/transpose.h>
+
+#include <tapegrad/kernels/cpu/cpu.h>
+#include <tapegrad/kernels/gemm/transpose_isa.h>
+
+namespace tapegrad::detail {
+
+namespace {
+
+// One atomic load, so it follows the test hook: AVX-512's at avx512 and above, AVX2's at avx2,
+// else baseline.
+template <class T>
+void transpose_at_level(const T* src, int64_t src_ld, int64_t rows, int64_t cols, T* dst,
+                        int64_t dst_ld, bool add) {
+#if defined(__x86_64__)
+  const CpuCapability level = cpu_capability();
+  if (level >= CpuCapability::Avx512) {
+    return transpose_avx512::transpose(src, src_ld, rows, cols, dst, dst_ld, add);
+  }
+  if (level == CpuCapability::Avx2) {
+    return transpose_avx2::transpose(src, src_ld, rows, cols, dst, dst_ld, add);
+  }
+#endif
+  transpose_baseline::transpose(src, src_ld, rows, cols, dst, dst_ld, add);
+}
+
+}  // namespace
+
+void transpose(const float* src, int64_t src_ld, int64_t rows, int64_t cols, float* dst,
+               int64_t dst_ld, bool add) {
+  transpose_at_level(src, src_ld, rows, cols, dst, dst_ld, add);
+}
+void transpose(const double* src, int64_t src_ld, int64_t rows, int64_t cols, double* dst,
+               int64_t dst_ld, bool add) {
+  transpose_at_level(src, src_ld, rows, cols, dst, dst_ld, add);
+}
+
+}  // namespace tapegrad::detail

@@ -1,0 +1,29 @@
+// The transpose kernel's variants per instruction set (kernels/gemm/transpose_isa.cpp, built once
+// per level with that level's compiler flags), as kernels/gemm/transpose.cpp picks them. Only
+// declarations here (kernels/cpu/isa_level.h says why).
+#pragma once
+
+#include <cstdint>
+
+// dst (+)= srcᵀ: src [rows, cols] (rows src_ld apart) into dst [cols, rows] (dst_ld apart).
+#define TAPEGRAD_TRANSPOSE_LEVEL_DECLARATIONS                                                \
+  void transpose(const float* src, int64_t src_ld, int64_t rows, int64_t cols, float* dst,   \
+                 int64_t dst_ld, bool add);                                                  \
+  void transpose(const double* src, int64_t src_ld, int64_t rows, int64_t cols, double* dst, \
+                 int64_t dst_ld, bool add);
+
+namespace tapegrad::detail::transpose_baseline {
+TAPEGRAD_TRANSPOSE_LEVEL_DECLARATIONS
+}  // namespace tapegrad::detail::transpose_baseline
+
+#if defined(__x86_64__)
+namespace tapegrad::detail::transpose_avx2 {
+TAPEGRAD_TRANSPOSE_LEVEL_DECLARATIONS
+}  // namespace tapegrad::detail::transpose_avx2
+
+namespace tapegrad::detail::transpose_avx512 {
+TAPEGRAD_TRANSPOSE_LEVEL_DECLARATIONS
+}  // namespace tapegrad::detail::transpose_avx512
+#endif
+
+#undef TAPEGRAD_TRANSPOSE_LEVEL_DECLARATIONS
