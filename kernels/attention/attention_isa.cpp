@@ -89,8 +89,7 @@ inline void vstore(T* p, const V& v) {
   __builtin_memcpy(p, &v, sizeof v);
 }
 
-// op(v, v with its lanes swapped pairwise at each distance), halving down to one lane (as
-// kernels/vec.h's reduce_lanes, whose order the other kernels share).
+// op(v, v with its lanes swapped pairwise at each distance), halving down to one lane.
 template <class T, class Op>
 inline T reduce_lanes(const Vec<T>& in, Op op) {
   Vec<T> v = in;
