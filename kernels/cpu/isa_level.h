@@ -37,6 +37,15 @@
 #error "TAPEGRAD_ISA_LEVEL: 0 (baseline), 1 (AVX2) or 2 (AVX-512)"
 #endif
 
+// The width of the level's vector registers, in bytes: ZMM, YMM, or XMM and NEON's.
+#if TAPEGRAD_ISA_LEVEL == 2
+#define TAPEGRAD_ISA_REGISTER_BYTES 64
+#elif TAPEGRAD_ISA_LEVEL == 1
+#define TAPEGRAD_ISA_REGISTER_BYTES 32
+#else
+#define TAPEGRAD_ISA_REGISTER_BYTES 16
+#endif
+
 #define TAPEGRAD_ISA_CONCAT2(base, suffix) base##_##suffix
 #define TAPEGRAD_ISA_CONCAT(base, suffix) TAPEGRAD_ISA_CONCAT2(base, suffix)
 #define TAPEGRAD_ISA_NAMESPACE(base) TAPEGRAD_ISA_CONCAT(base, TAPEGRAD_ISA_SUFFIX)

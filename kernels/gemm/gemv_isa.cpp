@@ -33,14 +33,13 @@ namespace {
 // with the accumulators in them (a 64-byte vector wider than the registers would live in memory):
 // AVX-512 8 rows x 2 ZMM (16 of 32), AVX2 3 rows x 4 YMM (12 of 16), SSE 1 row x 8 XMM (8 of 16),
 // NEON 3 rows x 8 (24 of 32).
+constexpr int kRegBytes = TAPEGRAD_ISA_REGISTER_BYTES;
 #if TAPEGRAD_ISA_LEVEL == 2
-constexpr int kRegBytes = 64, kRows = 8;
-#elif TAPEGRAD_ISA_LEVEL == 1
-constexpr int kRegBytes = 32, kRows = 3;
-#elif defined(__aarch64__)
-constexpr int kRegBytes = 16, kRows = 3;
+constexpr int kRows = 8;
+#elif TAPEGRAD_ISA_LEVEL == 1 || defined(__aarch64__)
+constexpr int kRows = 3;
 #else
-constexpr int kRegBytes = 16, kRows = 1;
+constexpr int kRows = 1;
 #endif
 typedef float Reg __attribute__((vector_size(kRegBytes)));
 constexpr int64_t kRegLanes = kRegBytes / 4, L = 16, kParts = L / kRegLanes;

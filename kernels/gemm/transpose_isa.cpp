@@ -17,13 +17,7 @@ namespace tapegrad::detail::TAPEGRAD_TRANSPOSE_NAMESPACE {
 
 namespace {
 
-#if TAPEGRAD_ISA_LEVEL == 2
-constexpr int kRegBytes = 64;
-#elif TAPEGRAD_ISA_LEVEL == 1
-constexpr int kRegBytes = 32;
-#else
-constexpr int kRegBytes = 16;
-#endif
+constexpr int kRegBytes = TAPEGRAD_ISA_REGISTER_BYTES;
 
 template <class T>
 struct RegOf {
