@@ -125,7 +125,8 @@ void rows_dot(const float* w, const float* x, float* y, int64_t o, int64_t in, i
 // high half of a float32; on a little-endian CPU 32-bit lane j holds weight 2j in its low half and
 // 2j + 1 in its high half). Part q of each: lanes [q·kRegLanes, (q + 1)·kRegLanes).
 typedef uint32_t Bits __attribute__((vector_size(kRegBytes)));
-constexpr int64_t P = 2 * L;
+constexpr int64_t P = kGemvBf16Block;
+static_assert(P == 2 * L);
 
 void widen_part(Reg& even, Reg& odd, const uint16_t* p, int q) {
   Bits v;

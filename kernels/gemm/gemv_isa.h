@@ -32,6 +32,10 @@ TAPEGRAD_GEMV_LEVEL_DECLARATIONS
 
 namespace tapegrad::detail {
 
+// bfloat16 weights per block rows_bf16 widens at once (64 bytes): xs holds each full block's x as
+// its 16 even elements, then its 16 odd ones.
+constexpr int64_t kGemvBf16Block = 32;
+
 // The variants of the CPU level in use (kernels/cpu/cpu.h; one atomic load, so it follows the test
 // hook): AVX-512's at avx512 and above, AVX2's at avx2, else baseline. Defined in gemv.cpp.
 struct GemvKernels {

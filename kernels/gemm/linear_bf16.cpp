@@ -25,8 +25,8 @@ namespace tapegrad {
 
 namespace {
 
-constexpr int64_t L = 16;     // floats per 64-byte vector
-constexpr int64_t P = 2 * L;  // bfloat16 weights per vector: one 64-byte line
+constexpr int64_t P = detail::kGemvBf16Block;  // bfloat16 weights per block: one 64-byte line
+constexpr int64_t L = P / 2;
 
 inline float widen(uint16_t bits) {
   return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);

@@ -6,13 +6,11 @@
 
 namespace tapegrad::detail {
 
-namespace {
-
-// One atomic load, so it follows the test hook: AVX-512's at avx512 and above, AVX2's at avx2,
-// else baseline.
+// The variant of the level in use (one atomic load, so it follows the test hook): AVX-512's at
+// avx512 and above, AVX2's at avx2, else baseline.
 template <class T>
-void transpose_at_level(const T* src, int64_t src_ld, int64_t rows, int64_t cols, T* dst,
-                        int64_t dst_ld, bool add) {
+void transpose(const T* src, int64_t src_ld, int64_t rows, int64_t cols, T* dst, int64_t dst_ld,
+               bool add) {
 #if defined(__x86_64__)
   const CpuCapability level = cpu_capability();
   if (level >= CpuCapability::Avx512) {
@@ -25,15 +23,7 @@ void transpose_at_level(const T* src, int64_t src_ld, int64_t rows, int64_t cols
   transpose_baseline::transpose(src, src_ld, rows, cols, dst, dst_ld, add);
 }
 
-}  // namespace
-
-void transpose(const float* src, int64_t src_ld, int64_t rows, int64_t cols, float* dst,
-               int64_t dst_ld, bool add) {
-  transpose_at_level(src, src_ld, rows, cols, dst, dst_ld, add);
-}
-void transpose(const double* src, int64_t src_ld, int64_t rows, int64_t cols, double* dst,
-               int64_t dst_ld, bool add) {
-  transpose_at_level(src, src_ld, rows, cols, dst, dst_ld, add);
-}
+template void transpose<float>(const float*, int64_t, int64_t, int64_t, float*, int64_t, bool);
+template void transpose<double>(const double*, int64_t, int64_t, int64_t, double*, int64_t, bool);
 
 }  // namespace tapegrad::detail

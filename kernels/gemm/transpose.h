@@ -8,10 +8,9 @@
 namespace tapegrad::detail {
 
 // dst (+)= srcᵀ: src [rows, cols] (rows src_ld apart) into dst [cols, rows] (dst_ld apart); with
-// add, each element of dst plus its source. The same bits at every level.
-void transpose(const float* src, int64_t src_ld, int64_t rows, int64_t cols, float* dst,
-               int64_t dst_ld, bool add = false);
-void transpose(const double* src, int64_t src_ld, int64_t rows, int64_t cols, double* dst,
-               int64_t dst_ld, bool add = false);
+// add, each element of dst plus its source. The same bits at every level. T: float or double.
+template <class T>
+void transpose(const T* src, int64_t src_ld, int64_t rows, int64_t cols, T* dst, int64_t dst_ld,
+               bool add = false);
 
 }  // namespace tapegrad::detail
