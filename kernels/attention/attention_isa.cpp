@@ -7,9 +7,10 @@
 // head), O, dQ, dK, dV vectorised over D (a row of q, k, v is one to four vectors). Whole rows,
 // so no online softmax; exp is the level's vmath exp (softmax's), masked keys -inf before it, so
 // exactly 0 after. Every level lays the rows out in the same 64-byte vectors and sums each lane's
-// terms in the same order (one AVX-512 register per vector, four SSE ones; AVX2 tiles the blocks
-// by 32-byte halves, as its 16 registers hold half the accumulators: a tile changes which lanes
-// are in flight, not any lane's order), so the levels with FMA give the same bits. See
+// terms in the same order (one AVX-512 register per vector; AVX2 tiles the blocks by 32-byte
+// halves and the baseline, SSE or NEON, by 16-byte quarters, so the accumulators fit the level's
+// registers: a tile changes which lanes are in flight, not any lane's order), so the levels with
+// FMA give the same bits. See
 // kernels/cpu/isa_level.h for why nothing here may be inline or a template outside this file's
 // namespace, and why it calls builtins rather than the standard library.
 #include <cstdint>
@@ -63,21 +64,24 @@ const vmath::levels::Kernels<T>& level_kernels() {
   return VecOf<T>::kernels();
 }
 
-// The register the product loops compute on: a whole 64-byte vector, or at AVX2 half of one
-// (kHalves per vector). Lane-wise only, so a vector's halves get the bits the whole would.
-#if TAPEGRAD_ISA_LEVEL == 1
-constexpr int kHalves = 2;
+// The register the product loops compute on: a whole 64-byte vector at AVX-512, a part of one
+// elsewhere (kParts per vector: AVX2's 32 bytes, SSE's and NEON's 16). Lane-wise only, so a
+// vector's parts get the bits the whole would.
+#if TAPEGRAD_ISA_LEVEL == 2
+constexpr int kParts = 1;
+#elif TAPEGRAD_ISA_LEVEL == 1
+constexpr int kParts = 2;
 #else
-constexpr int kHalves = 1;
+constexpr int kParts = 4;
 #endif
 template <class T>
 struct RegOf {
-  typedef T type __attribute__((vector_size(64 / kHalves)));
+  typedef T type __attribute__((vector_size(64 / kParts)));
 };
 template <class T>
 using Reg = typename RegOf<T>::type;
 template <class T>
-constexpr int64_t kRegLanes = kLanes<T> / kHalves;
+constexpr int64_t kRegLanes = kLanes<T> / kParts;
 
 // A whole vector (Vec) or a register (Reg) from or to memory.
 template <class V, class T>
@@ -170,7 +174,7 @@ template <class T, int DV, int R>
 void scores_rows(const T* x, int64_t ldx, const T* yt, int64_t tp, int64_t nv, T* s) {
   constexpr int64_t L = kRegLanes<T>, D = DV * kLanes<T>;
   const int64_t w = nv * kLanes<T>;
-  for (int64_t jr = 0; jr < nv * kHalves; ++jr) {
+  for (int64_t jr = 0; jr < nv * kParts; ++jr) {
     Reg<T> acc[R] = {};
     for (int64_t dd = 0; dd < D; ++dd) {
       Reg<T> y;
@@ -224,8 +228,8 @@ void exp_rows(int64_t i0, T* s, int64_t nv, T c, bool exact, const T* lse, T* m)
 // put(r, c, Σ_{j < n} wt[r · w + j] · x_j's register column c) for R rows of weights and the
 // rows x_j (ld apart), D = DV vectors wide. With few accumulators in the whole block (counted in
 // 64-byte vectors, so every level sums alike), even and odd j go to two sets, so the
-// multiply-adds are not one chain. Tiles of RG rows × CG register columns: the whole block, or
-// at AVX2 at most 8 accumulators.
+// multiply-adds are not one chain. Tiles of RG rows × CG register columns: the whole block at
+// AVX-512, else at most 8 accumulators.
 template <class T, int DV, int R>
 constexpr int kSets = R* DV <= 8 ? 2 : 1;
 
@@ -265,7 +269,7 @@ template <class T, int DV, int R, int R0, int RG, int CG, class Put>
 void weighted_row_tiles(const T* wt, int64_t w, const T* x, int64_t ld, int64_t n, Put& put) {
   if constexpr (R0 < R) {
     constexpr int G = R - R0 < RG ? R - R0 : RG;
-    for (int c0 = 0; c0 < DV * kHalves; c0 += CG) {
+    for (int c0 = 0; c0 < DV * kParts; c0 += CG) {
       weighted_tile<T, DV, R, R0, G, CG>(wt, w, x, ld, n, c0, put);
     }
     weighted_row_tiles<T, DV, R, R0 + RG, RG, CG>(wt, w, x, ld, n, put);
@@ -273,9 +277,9 @@ void weighted_row_tiles(const T* wt, int64_t w, const T* x, int64_t ld, int64_t 
 }
 template <class T, int DV, int R, class Put>
 void weighted_rows(const T* wt, int64_t w, const T* x, int64_t ld, int64_t n, Put&& put) {
-  constexpr int C = DV * kHalves;
-  constexpr int RG = kHalves == 1 || R < 4 ? R : 4;
-  constexpr int CG = kHalves == 1 ? C : (kSets<T, DV, R> == 1 && C % 2 == 0 ? 2 : 1);
+  constexpr int C = DV * kParts;
+  constexpr int RG = kParts == 1 || R < 4 ? R : 4;
+  constexpr int CG = kParts == 1 ? C : (kSets<T, DV, R> == 1 && C % 2 == 0 ? 2 : 1);
   weighted_row_tiles<T, DV, R, 0, RG, CG>(wt, w, x, ld, n, put);
 }
 
@@ -360,14 +364,14 @@ struct HeadGrads {
 
 // dst[j, :] += Σ_r weights[r·w + j] · src[r] for the keys j < n and the R rows at src (lds
 // apart): a rank-R update of the key rows (dV += Pᵀ·dO, dK += dSᵀ·Q), each row of dst read and
-// written once per pass; one pass, or at AVX2 one per CG register columns (R · CG rows' registers
-// held).
+// written once per pass; one pass at AVX-512, else one per CG register columns (R · CG rows'
+// registers held).
 template <class T, int DV, int R>
 void add_weighted_rows(T* dst, int64_t ld, int64_t n, const T* weights, int64_t w, const T* src,
                        int64_t lds) {
   constexpr int64_t L = kRegLanes<T>;
-  constexpr int C = DV * kHalves;
-  constexpr int CG = kHalves == 1 ? C : (R * 2 <= 12 ? 2 : 1);
+  constexpr int C = DV * kParts;
+  constexpr int CG = kParts == 1 ? C : (R * 2 <= 12 ? 2 : 1);
   for (int c0 = 0; c0 < C; c0 += CG) {
     Reg<T> rows[R][CG];
     for (int r = 0; r < R; ++r) {
