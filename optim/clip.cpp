@@ -8,6 +8,7 @@
 
 #include <tapegrad/graph/error.h>
 #include <tapegrad/graph/threads.h>
+#include <tapegrad/kernels/optim/updates.h>
 #include <tapegrad/optim/optimizer.h>
 #include <tapegrad/optim/util.h>
 
@@ -23,35 +24,10 @@ using optim_detail::format_number;
 
 namespace {
 
-// Σ g² over [begin, end) of the values fl(stored · scale) (a pending clip coefficient,
-// Parameter::grad_keeping_scale; 1 is exact) in double: 8 running sums (element i into sum
-// (i − begin) mod 8; vectorisable) combined pairwise.
-template <class T>
-double chunk_sum_of_squares(const T* g, T scale, int64_t begin, int64_t end) {
-  constexpr int kLanes = 8;
-  std::array<double, kLanes> lane{};
-  int64_t i = begin;
-  for (; i + kLanes <= end; i += kLanes) {
-    for (int l = 0; l < kLanes; ++l) {
-      const double v = static_cast<double>(g[i + l] * scale);
-      lane[static_cast<size_t>(l)] += v * v;
-    }
-  }
-  for (int l = 0; i < end; ++i, ++l) {
-    const double v = static_cast<double>(g[i] * scale);
-    lane[static_cast<size_t>(l)] += v * v;
-  }
-  for (int width = kLanes / 2; width > 0; width /= 2) {
-    for (int l = 0; l < width; ++l) {
-      lane[static_cast<size_t>(l)] += lane[static_cast<size_t>(l + width)];
-    }
-  }
-  return lane[0];
-}
-
-// Σ g² of n values in an order fixed by n alone: kClipNormChunks contiguous chunks, each
-// chunk_sum_of_squares, then the chunk sums added in order. The chunks split over the threads,
-// so the value is the same whatever the thread count.
+// Σ g² of n values fl(stored · scale) (a pending clip coefficient, Parameter::grad_keeping_scale;
+// 1 is exact) in an order fixed by n alone: kClipNormChunks contiguous chunks, each summed by
+// optim_kernels::sum_of_squares (at the CPU level in use), then the chunk sums added in order. The
+// chunks split over the threads, so the value is the same whatever the thread count.
 template <class T>
 double sum_of_squares(const T* g, T scale, int64_t n) {
   std::array<double, kClipNormChunks> chunk_sums{};
@@ -59,7 +35,7 @@ double sum_of_squares(const T* g, T scale, int64_t n) {
                [&](int, int64_t c0, int64_t c1) {
                  for (int64_t c = c0; c < c1; ++c) {
                    const int ci = static_cast<int>(c);
-                   chunk_sums[static_cast<size_t>(c)] = chunk_sum_of_squares(
+                   chunk_sums[static_cast<size_t>(c)] = optim_kernels::sum_of_squares(
                        g, scale, clip_norm_chunk_begin(n, ci), clip_norm_chunk_begin(n, ci + 1));
                  }
                });
@@ -183,11 +159,11 @@ void clip_value_impl(const ForEach& for_each, double clip_value) {
 }  // namespace
 
 double clip_norm_chunk_sum_of_squares(const float* g, int64_t begin, int64_t end) {
-  return chunk_sum_of_squares(g, 1.0f, begin, end);
+  return optim_kernels::sum_of_squares(g, 1.0f, begin, end);
 }
 
 double clip_norm_chunk_sum_of_squares(const double* g, int64_t begin, int64_t end) {
-  return chunk_sum_of_squares(g, 1.0, begin, end);
+  return optim_kernels::sum_of_squares(g, 1.0, begin, end);
 }
 
 double clip_norm_part(double sum_of_squares, DType dtype) {

@@ -1,6 +1,6 @@
-// The optimisers' element updates (kernels/optim/updates.h): the per-step constants here, the
-// loops in the variant of the CPU level in use (kernels/optim/updates_isa.cpp, built once per
-// level).
+// The optimisers' element updates and clip_grad_norm_'s sum of squares
+// (kernels/optim/updates.h): the per-step constants here, the loops in the variant of the CPU
+// level in use (kernels/optim/updates_isa.cpp, built once per level).
 #include <tapegrad/kernels/optim/updates.h>
 
 #include <cmath>
@@ -66,6 +66,17 @@ void sgd_update(T* p, const T* grad, T grad_scale, T* buf, int64_t n, const SgdS
   isa::updates_baseline::sgd(p, grad, grad_scale, buf, n, s, flags);
 }
 
+template <class T>
+double sum_of_squares(const T* g, T scale, int64_t begin, int64_t end) {
+#if defined(__x86_64__)
+  const CpuCapability level = cpu_capability();
+  if (level >= CpuCapability::Avx512)
+    return isa::updates_avx512::sum_of_squares(g, scale, begin, end);
+  if (level == CpuCapability::Avx2) return isa::updates_avx2::sum_of_squares(g, scale, begin, end);
+#endif
+  return isa::updates_baseline::sum_of_squares(g, scale, begin, end);
+}
+
 template void adam_update<float>(float*, const float*, float, float*, float*, float*, int64_t,
                                  const AdamScalars&, const AdamFlags&);
 template void adam_update<double>(double*, const double*, double, double*, double*, double*,
@@ -74,5 +85,8 @@ template void sgd_update<float>(float*, const float*, float, float*, int64_t, co
                                 const SgdFlags&);
 template void sgd_update<double>(double*, const double*, double, double*, int64_t,
                                  const SgdScalars&, const SgdFlags&);
+
+template double sum_of_squares<float>(const float*, float, int64_t, int64_t);
+template double sum_of_squares<double>(const double*, double, int64_t, int64_t);
 
 }  // namespace tapegrad::optim_kernels

@@ -1,5 +1,6 @@
 // The optimisers' element updates: torch.optim's single-tensor Adam/AdamW and SGD over one
-// contiguous range of a parameter, rounding where torch rounds.
+// contiguous range of a parameter, rounding where torch rounds; and clip_grad_norm_'s sum of
+// squares.
 //
 // Which path runs: the variant of the CPU level in use (kernels/cpu/cpu.h;
 // kernels/optim/updates_isa.cpp): float32 Adam/AdamW updates 16 elements a register at AVX-512,
@@ -44,6 +45,11 @@ template <class T>
 void sgd_update(T* p, const T* grad, T grad_scale, T* buf, int64_t n, const SgdScalars& s,
                 const SgdFlags& flags);
 
+// Σ (g[i]·scale)² over [begin, end) in double (clip_grad_norm_'s chunks, optim/clip.h): 8 running
+// sums, element i into sum (i − begin) mod 8, combined pairwise; the same bits at every level.
+template <class T>
+double sum_of_squares(const T* g, T scale, int64_t begin, int64_t end);
+
 extern template void adam_update<float>(float*, const float*, float, float*, float*, float*,
                                         int64_t, const AdamScalars&, const AdamFlags&);
 extern template void adam_update<double>(double*, const double*, double, double*, double*, double*,
@@ -52,5 +58,7 @@ extern template void sgd_update<float>(float*, const float*, float, float*, int6
                                        const SgdScalars&, const SgdFlags&);
 extern template void sgd_update<double>(double*, const double*, double, double*, int64_t,
                                         const SgdScalars&, const SgdFlags&);
+extern template double sum_of_squares<float>(const float*, float, int64_t, int64_t);
+extern template double sum_of_squares<double>(const double*, double, int64_t, int64_t);
 
 }  // namespace tapegrad::optim_kernels

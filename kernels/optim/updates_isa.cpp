@@ -1,7 +1,8 @@
 // The optimisers' update loops (kernels/optim/updates_isa.h), built once per instruction-set
 // level from this one file (TAPEGRAD_ISA_LEVEL, kernels/cpu/isa_level.h): Adam/AdamW with a
 // register path for float32 (8 floats at AVX2, 16 at AVX-512, 4 at arm64's baseline, NEON), SGD
-// as plain loops the compiler vectorises. No standard header: see kernels/cpu/isa_level.h.
+// and clip_grad_norm_'s sum of squares as plain loops the compiler vectorises. No standard header:
+// see kernels/cpu/isa_level.h.
 #include <cstdint>
 
 #include <tapegrad/kernels/cpu/isa_level.h>
@@ -279,8 +280,38 @@ void sgd_dispatch(T* p, const T* grad, T grad_scale, T* buf, int64_t n, const Sg
       flags.maximize, flags.decay, flags.momentum, flags.nesterov, flags.first);
 }
 
+// Σ (g·scale)² over [begin, end) in double: element i into running sum (i − begin) mod 8, the 8
+// sums combined pairwise. Each sum is lane-wise, so the compiler's vectors (2 doubles at
+// baseline, 4 at AVX2, 8 at AVX-512) give the same bits at every level.
+template <class T>
+double sum_of_squares_loop(const T* g, T scale, int64_t begin, int64_t end) {
+  constexpr int kSums = 8;
+  double sums[kSums] = {};
+  int64_t i = begin;
+  for (; i + kSums <= end; i += kSums) {
+    for (int l = 0; l < kSums; ++l) {
+      const double x = static_cast<double>(g[i + l] * scale);
+      sums[l] += x * x;
+    }
+  }
+  for (int l = 0; i < end; ++i, ++l) {
+    const double x = static_cast<double>(g[i] * scale);
+    sums[l] += x * x;
+  }
+  for (int width = kSums / 2; width > 0; width /= 2) {
+    for (int l = 0; l < width; ++l) sums[l] += sums[l + width];
+  }
+  return sums[0];
+}
+
 }  // namespace
 
+double sum_of_squares(const float* g, float scale, int64_t begin, int64_t end) {
+  return sum_of_squares_loop(g, scale, begin, end);
+}
+double sum_of_squares(const double* g, double scale, int64_t begin, int64_t end) {
+  return sum_of_squares_loop(g, scale, begin, end);
+}
 void adam(float* p, const float* grad, float* m, float* v, float* v_max, int64_t n,
           const AdamConstants<float>& c, const AdamFlags& flags) {
   adam_dispatch(p, grad, m, v, v_max, n, c, flags);

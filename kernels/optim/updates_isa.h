@@ -28,7 +28,9 @@ struct AdamConstants {
   void sgd(float* p, const float* grad, float grad_scale, float* buf, int64_t n,           \
            const SgdScalars& s, const SgdFlags& flags);                                    \
   void sgd(double* p, const double* grad, double grad_scale, double* buf, int64_t n,       \
-           const SgdScalars& s, const SgdFlags& flags);
+           const SgdScalars& s, const SgdFlags& flags);                                    \
+  double sum_of_squares(const float* g, float scale, int64_t begin, int64_t end);          \
+  double sum_of_squares(const double* g, double scale, int64_t begin, int64_t end);
 
 namespace updates_baseline {
 TAPEGRAD_UPDATES_DECLARE

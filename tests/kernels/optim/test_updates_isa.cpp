@@ -1,6 +1,7 @@
 // The optimisers' update loops per CPU level (kernels/optim/updates_isa.cpp): at every level this
 // CPU has, Adam/AdamW (each option that changes the arithmetic) and SGD give the same bits as at
-// baseline, in float32 and float64, on a range whose length runs full registers and a tail.
+// baseline, in float32 and float64, on a range whose length runs full registers and a tail; and
+// clip_grad_norm_'s sum of squares gives the bits of its documented order.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -92,9 +93,55 @@ void all_levels_agree() {
   }
 }
 
+// Σ (g·scale)² in the order updates.h documents: element i into sum (i − begin) mod 8, the sums
+// combined pairwise, one element at a time.
+template <class T>
+double sum_of_squares_by_definition(const std::vector<T>& g, T scale, int64_t begin, int64_t end) {
+  double sums[8] = {};
+  for (int64_t i = begin; i < end; ++i) {
+    const double x = static_cast<double>(g[static_cast<size_t>(i)] * scale);
+    sums[(i - begin) % 8] += x * x;
+  }
+  for (int width = 4; width > 0; width /= 2) {
+    for (int l = 0; l < width; ++l) sums[l] += sums[l + width];
+  }
+  return sums[0];
+}
+
+template <class T>
+void sums_of_squares_agree() {
+  // float32 values in both types: times 0.75 and squared they are exact in double, so a compiler
+  // that fuses the definition's x·x + sum (this file is not built with contraction off) rounds
+  // as the kernel does; the sums still round, so their order shows.
+  std::vector<T> g(301);
+  for (size_t i = 0; i < g.size(); ++i) {
+    g[i] = static_cast<T>(gradient<float>(static_cast<int64_t>(i), 1) * 1e3f);
+  }
+  // An odd start and lengths with a tail of every size, so no range is all full registers.
+  for (const int64_t begin : {int64_t{0}, int64_t{3}}) {
+    for (int64_t end = begin; end <= begin + 40; ++end) {
+      const double expected = sum_of_squares_by_definition<T>(g, T(0.75), begin, end + 250);
+      for (const CpuCapability level : tapegrad::testing::cpu_levels_here()) {
+        INFO("level " << tapegrad::cpu_capability_name(level) << ", [" << begin << ", " << end + 250
+                      << ")");
+        tapegrad::testing::CpuLevelGuard guard(level);
+        const double got = ok::sum_of_squares<T>(g.data(), T(0.75), begin, end + 250);
+        CHECK(std::memcmp(&got, &expected, sizeof got) == 0);
+      }
+    }
+  }
+  CHECK(ok::sum_of_squares<T>(g.data(), T(1), 5, 5) == 0.0);
+}
+
 }  // namespace test_updates_isa
 
 TEST_CASE("Adam/AdamW/SGD: every CPU level here gives the same bits", "[optim][adam][isa]") {
   test_updates_isa::all_levels_agree<float>();
   test_updates_isa::all_levels_agree<double>();
+}
+
+TEST_CASE("clip_grad_norm_'s sum of squares: every CPU level here gives its order's bits",
+          "[optim][clip][isa]") {
+  test_updates_isa::sums_of_squares_agree<float>();
+  test_updates_isa::sums_of_squares_agree<double>();
 }
