@@ -4,6 +4,7 @@
 #include <numbers>
 #include <string>
 
+#include <tapegrad/graph/scope.h>
 #include <tapegrad/graph/threads.h>
 #include <tapegrad/kernels/vmath/vmath.h>
 #include <tapegrad/ops/backward_ops.h>
@@ -20,17 +21,25 @@ namespace {
 // parallel_for's decision to split.
 constexpr double kGeluCost = 40.0;
 
+// The forward's tanh(u), kept for the backward when the output needs a gradient (null when
+// not): the backward then skips its own tanh, with the same bits (vmath.h).
+struct GeluState {
+  const void* tanh_u;
+};
+
 void gelu_backward(Tape& tape, const Node& node) {
   // Y = ½X(1 + tanh u), u = β(X + κX³)  =>  dX += dY·(½(1 + tanh u) + ½X(1 − tanh² u)·β(1 + 3κX²))
   dispatch(node.dtype, [&]<class T>() {
     const Node& x = tape.input(node, 0);
     T* dx = tape.input_grad<T>(node, 0).to_add();
     if (dx == nullptr) return;
-    // SLEEF's tanh in torch's order of operations (vmath.h), as torch's GeluBackward kernel;
-    // elementwise, so split over the threads with the same result.
+    // torch's GeluBackward order of operations (vmath.h); elementwise, so split over the
+    // threads with the same result.
     const T *xv = x.value_as<T>(), *dy = node.grad_as<T>();
+    const T* tanh_u = static_cast<const T*>(node.state_as<GeluState>().tanh_u);
     parallel_for(x.shape.numel(), kGeluCost, [&](int, int64_t begin, int64_t end) {
-      vmath::gelu_tanh_backward(xv + begin, dy + begin, dx + begin, end - begin);
+      vmath::gelu_tanh_backward(xv + begin, dy + begin, dx + begin, end - begin,
+                                tanh_u ? tanh_u + begin : nullptr);
     });
   });
 }
@@ -43,6 +52,11 @@ void gelu_grad_graph(GradGraph& g) {
 const OpDef kGelu{.name = "gelu",
                   .backward = gelu_backward,
                   .saves = saves::kInput0,
+                  .state_bytes =
+                      [](const Tape&, const Node& n) {
+                        return n.state_as<GeluState>().tanh_u ? static_cast<int64_t>(n.bytes())
+                                                              : int64_t{0};
+                      },
                   .grad_graph = gelu_grad_graph};
 TAPEGRAD_REGISTER_OP(kGelu);
 
@@ -83,15 +97,20 @@ Tensor gelu(const Tensor& x, std::string_view approximate) {
         "gelu", x,
         "approximate must be \"none\" or \"tanh\", got \"" + std::string(approximate) + "\"");
   }
-  Tensor y = x.tape().record(kGelu, x.shape(), x.dtype(), {x});
+  void* tanh_u = x.requires_grad() && grad_enabled()
+                     ? x.tape().arena().allocate(static_cast<size_t>(x.numel()) *
+                                                 static_cast<size_t>(dtype_size(x.dtype())))
+                     : nullptr;
+  Tensor y = x.tape().record(kGelu, x.shape(), x.dtype(), {x}, GeluState{tanh_u});
   dispatch(y.dtype(), [&]<class T>() {
     // SLEEF's vectorised tanh, as torch's approximate='tanh' kernel (vmath.h); every element
     // goes through the same vector function wherever a part starts, so the split over the
     // threads leaves the result unchanged.
     const T* xv = x.data<T>();
     T* yv = output_data<T>(y);
+    T* tv = static_cast<T*>(tanh_u);
     parallel_for(x.numel(), kGeluCost, [&](int, int64_t begin, int64_t end) {
-      vmath::gelu_tanh(xv + begin, yv + begin, end - begin);
+      vmath::gelu_tanh(xv + begin, yv + begin, end - begin, tv ? tv + begin : nullptr);
     });
   });
   return y;

@@ -111,17 +111,19 @@ void sigmoid(const float* x, float* y, int64_t n) {
 void sigmoid(const double* x, double* y, int64_t n) {
   kernels<double>().sigmoid(x, y, n);
 }
-void gelu_tanh(const float* x, float* y, int64_t n) {
-  kernels<float>().gelu_tanh(x, y, n);
+void gelu_tanh(const float* x, float* y, int64_t n, float* tanh_u) {
+  kernels<float>().gelu_tanh(x, y, tanh_u, n);
 }
-void gelu_tanh(const double* x, double* y, int64_t n) {
-  kernels<double>().gelu_tanh(x, y, n);
+void gelu_tanh(const double* x, double* y, int64_t n, double* tanh_u) {
+  kernels<double>().gelu_tanh(x, y, tanh_u, n);
 }
-void gelu_tanh_backward(const float* x, const float* dy, float* dx, int64_t n) {
-  kernels<float>().gelu_tanh_backward(x, dy, dx, n);
+void gelu_tanh_backward(const float* x, const float* dy, float* dx, int64_t n,
+                        const float* tanh_u) {
+  kernels<float>().gelu_tanh_backward(x, tanh_u, dy, dx, n);
 }
-void gelu_tanh_backward(const double* x, const double* dy, double* dx, int64_t n) {
-  kernels<double>().gelu_tanh_backward(x, dy, dx, n);
+void gelu_tanh_backward(const double* x, const double* dy, double* dx, int64_t n,
+                        const double* tanh_u) {
+  kernels<double>().gelu_tanh_backward(x, tanh_u, dy, dx, n);
 }
 void softmax_rows(const float* x, float* y, int64_t rows, int64_t cols) {
   kernels<float>().softmax_rows(x, y, rows, cols);

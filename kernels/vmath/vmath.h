@@ -104,12 +104,17 @@ void sigmoid(const double* x, double* y, int64_t n);
 //   y = 0.5·x·(1 + tanh(β·(x + κ·x³))),  β = √(2/π), κ = 0.044715,  x³ computed as (x·x)·x.
 inline constexpr double kGeluBeta = 0.7978845608028654;  // as torch: M_SQRT2 · M_2_SQRTPI · 0.5
 inline constexpr double kGeluKappa = 0.044715;
-void gelu_tanh(const float* x, float* y, int64_t n);
-void gelu_tanh(const double* x, double* y, int64_t n);
+// tanh_u, when given, receives tanh(u), u = β·(x + κ·x³), for gelu_tanh_backward.
+void gelu_tanh(const float* x, float* y, int64_t n, float* tanh_u = nullptr);
+void gelu_tanh(const double* x, double* y, int64_t n, double* tanh_u = nullptr);
 // dx += dy·(½(1 + tanh u) + ½x·(1 − tanh² u)·β(1 + 3κx²)), u = β(x + κx³): torch's
-// GeluBackward order (left_derivative + right_derivative). dx may not alias x or dy.
-void gelu_tanh_backward(const float* x, const float* dy, float* dx, int64_t n);
-void gelu_tanh_backward(const double* x, const double* dy, double* dx, int64_t n);
+// GeluBackward order (left_derivative + right_derivative). tanh_u: the forward's tanh(u), which
+// saves computing it again (the same bits: u is the same expression in both), or null. dx may
+// not alias x, tanh_u or dy.
+void gelu_tanh_backward(const float* x, const float* dy, float* dx, int64_t n,
+                        const float* tanh_u = nullptr);
+void gelu_tanh_backward(const double* x, const double* dy, double* dx, int64_t n,
+                        const double* tanh_u = nullptr);
 
 // Row-wise over a contiguous [rows, cols] array (cols > 0). Rows with a NaN give NaN; a row of
 // -inf gives NaN like torch.

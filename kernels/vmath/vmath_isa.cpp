@@ -618,36 +618,48 @@ void sigmoid_impl(const T* x, T* y, int64_t n) {
 constexpr double kBeta = kGeluBeta;
 constexpr double kKappa = kGeluKappa;
 
+// u = β(x + κx³), the same expression in the forward and the backward, so a tanh the forward
+// saved is the one the backward would compute.
 template <class T>
-void gelu_impl(const T* x, T* y, int64_t n) {
+void gelu_inner(const T* x, T* u, int64_t len) {
   const T beta = static_cast<T>(kBeta), kappa = static_cast<T>(kKappa);
-  alignas(64) T t[kChunk];
+  for (int64_t i = 0; i < len; ++i) {
+    const T v = x[i], v2 = v * v;
+    u[i] = beta * (v + kappa * (v2 * v));
+  }
+}
+
+// tanh_u: where tanh(u) goes too (for the backward), or null.
+template <class T>
+void gelu_impl(const T* x, T* y, T* tanh_u, int64_t n) {
+  alignas(64) T scratch[kChunk];
   for (int64_t s = 0; s < n; s += kChunk) {
     const int64_t len = n - s < kChunk ? n - s : kChunk;
     const T* xs = x + s;
-    for (int64_t i = 0; i < len; ++i) {
-      const T v = xs[i];
-      t[i] = beta * (v + kappa * (v * v * v));
-    }
+    T* t = tanh_u ? tanh_u + s : scratch;
+    gelu_inner(xs, t, len);
     apply<Fn::kTanh>(t, t, len);
     T* ys = y + s;
     for (int64_t i = 0; i < len; ++i) ys[i] = T(0.5) * xs[i] * (T(1) + t[i]);
   }
 }
 
+// tanh_u: the forward's tanh(u), or null to compute it here.
 template <class T>
-void gelu_backward_impl(const T* __restrict x, const T* __restrict dy, T* __restrict dx,
-                        int64_t n) {
+void gelu_backward_impl(const T* __restrict x, const T* __restrict tanh_u, const T* __restrict dy,
+                        T* __restrict dx, int64_t n) {
   const T beta = static_cast<T>(kBeta), kappa = static_cast<T>(kKappa);
-  alignas(64) T t[kChunk];
+  alignas(64) T scratch[kChunk];
   for (int64_t s = 0; s < n; s += kChunk) {
     const int64_t len = n - s < kChunk ? n - s : kChunk;
     const T* xs = x + s;
-    for (int64_t i = 0; i < len; ++i) {
-      const T v = xs[i], v2 = v * v;
-      t[i] = beta * (v + kappa * (v2 * v));
+    const T* t = scratch;
+    if (tanh_u != nullptr) {
+      t = tanh_u + s;
+    } else {
+      gelu_inner(xs, scratch, len);
+      apply<Fn::kTanh>(scratch, scratch, len);
     }
-    apply<Fn::kTanh>(t, t, len);
     const T* dys = dy + s;
     T* dxs = dx + s;
     for (int64_t i = 0; i < len; ++i) {

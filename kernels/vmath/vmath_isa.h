@@ -19,8 +19,8 @@ struct Kernels {
   void (*masked_scale)(const T*, const uint8_t*, T, T*, int64_t, bool);
   T (*sum)(const T*, int64_t);
   void (*sigmoid)(const T*, T*, int64_t);
-  void (*gelu_tanh)(const T*, T*, int64_t);
-  void (*gelu_tanh_backward)(const T*, const T*, T*, int64_t);
+  void (*gelu_tanh)(const T*, T*, T*, int64_t);  // x, y, tanh u (or null), n
+  void (*gelu_tanh_backward)(const T*, const T*, const T*, T*, int64_t);  // x, tanh u, dy, dx, n
   void (*softmax_rows)(const T*, T*, int64_t, int64_t);
   void (*softmax_rows_backward)(const T*, const T*, T*, int64_t, int64_t, bool);
   void (*logsumexp_rows)(const T*, T*, int64_t, int64_t);

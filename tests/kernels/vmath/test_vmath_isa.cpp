@@ -414,6 +414,31 @@ void masked_scale_levels() {
   }
 }
 
+// GELU's backward from the forward's saved tanh(u) gives the bits of the backward that computes
+// it again, at each level, also in two parts (gelu splits over the threads).
+template <class T>
+void gelu_saved_tanh_levels() {
+  const std::vector<T> x = values<T>(-6.0, 6.0), dy = values<T>(-2.0, 3.0);
+  const int64_t n = static_cast<int64_t>(x.size());
+  for (const CpuCapability level : tapegrad::testing::cpu_levels_here()) {
+    tapegrad::testing::CpuLevelGuard guard(level);
+    INFO(tapegrad::cpu_capability_name(level));
+    std::vector<T> y(x.size()), y_saving(x.size()), tanh_u(x.size());
+    vm::gelu_tanh(x.data(), y.data(), n);
+    const int64_t split = n / 3;
+    vm::gelu_tanh(x.data(), y_saving.data(), split, tanh_u.data());
+    vm::gelu_tanh(x.data() + split, y_saving.data() + split, n - split, tanh_u.data() + split);
+    CHECK(same_bits(y_saving, y));
+    std::vector<T> dx = values<T>(0.5, 1.0), dx_saved = dx;
+    vm::gelu_tanh_backward(x.data(), dy.data(), dx.data(), n);
+    vm::gelu_tanh_backward(x.data(), dy.data(), dx_saved.data(), split, tanh_u.data());
+    vm::gelu_tanh_backward(x.data() + split, dy.data() + split, dx_saved.data() + split, n - split,
+                           tanh_u.data() + split);
+    CHECK(same_bits(dx_saved, dx));
+    CHECK(dx != values<T>(0.5, 1.0));  // it added something
+  }
+}
+
 }  // namespace test_vmath_isa
 
 TEST_CASE(
@@ -446,6 +471,12 @@ TEST_CASE("vmath: dropout's masked product gives the definition's bits at each C
           "[vmath][isa]") {
   test_vmath_isa::masked_scale_levels<float>();
   test_vmath_isa::masked_scale_levels<double>();
+}
+
+TEST_CASE("vmath: GELU's backward from the forward's tanh gives the recomputing backward's bits",
+          "[vmath][isa][gelu]") {
+  test_vmath_isa::gelu_saved_tanh_levels<float>();
+  test_vmath_isa::gelu_saved_tanh_levels<double>();
 }
 
 TEST_CASE("vmath: isa() names the CPU level in use", "[vmath][isa]") {
