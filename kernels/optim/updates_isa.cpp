@@ -281,8 +281,8 @@ void sgd_dispatch(T* p, const T* grad, T grad_scale, T* buf, int64_t n, const Sg
 }
 
 // Σ (g·scale)² over [begin, end) in double: element i into running sum (i − begin) mod 8, the 8
-// sums combined pairwise. Each sum is lane-wise, so the compiler's vectors (2 doubles at
-// baseline, 4 at AVX2, 8 at AVX-512) give the same bits at every level.
+// sums combined pairwise. Each sum is lane-wise, so the compiler's vectors (2 or 4 doubles, as
+// the level has) give the same bits at every level.
 template <class T>
 double sum_of_squares_loop(const T* g, T scale, int64_t begin, int64_t end) {
   constexpr int kSums = 8;

@@ -117,7 +117,7 @@ void sums_of_squares_agree() {
   for (size_t i = 0; i < g.size(); ++i) {
     g[i] = static_cast<T>(gradient<float>(static_cast<int64_t>(i), 1) * 1e3f);
   }
-  // An odd start and lengths with a tail of every size, so no range is all full registers.
+  // Starts 0 and 3, and lengths that leave every tail from 0 to 7 elements past the full sums.
   for (const int64_t begin : {int64_t{0}, int64_t{3}}) {
     for (int64_t end = begin; end <= begin + 40; ++end) {
       const double expected = sum_of_squares_by_definition<T>(g, T(0.75), begin, end + 250);
