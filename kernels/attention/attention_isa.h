@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include <tapegrad/kernels/cpu/isa_declare.h>
+
 namespace tapegrad::detail::attention {
 
 // One head of the direct kernel: t rows of d features (a multiple of 64 bytes, at most four of
@@ -48,20 +50,7 @@ constexpr int64_t kDirectMaxRows = 8;
   void cached_head(const CachedHead<float>& h);    \
   void cached_head(const CachedHead<double>& h);
 
-namespace attention_baseline {
-TAPEGRAD_ATTENTION_LEVEL_DECLARATIONS
-}  // namespace attention_baseline
-
-#if defined(__x86_64__)
-namespace attention_avx2 {
-TAPEGRAD_ATTENTION_LEVEL_DECLARATIONS
-}  // namespace attention_avx2
-
-namespace attention_avx512 {
-TAPEGRAD_ATTENTION_LEVEL_DECLARATIONS
-}  // namespace attention_avx512
-#endif
-
+TAPEGRAD_DECLARE_PER_LEVEL(attention, TAPEGRAD_ATTENTION_LEVEL_DECLARATIONS)
 #undef TAPEGRAD_ATTENTION_LEVEL_DECLARATIONS
 
 }  // namespace tapegrad::detail::attention

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include <tapegrad/kernels/cpu/isa_declare.h>
+
 namespace tapegrad::detail {
 
 // C (+)= alpha·A·B for C [m, n] (n a multiple of 16 floats or 8 doubles, k > 0):
@@ -22,28 +24,15 @@ struct SmallGemmArgs {
   bool accumulate;
 };
 
-// Baseline x86-64 (SSE2, 16-byte vectors): blocks of 4 rows x 2 vectors. Its products are
-// rounded before they are added (no FMA), so its bits differ from the others' in the last places.
-// The only variant on other CPUs; on arm64, NEON: blocks of 6 rows x 4 vectors of 16 bytes (24 of
-// 32 registers), the products fused, so the bits of AVX2 and AVX-512.
-namespace small_gemm_baseline {
-void run(const SmallGemmArgs<float>& args);
-void run(const SmallGemmArgs<double>& args);
-}  // namespace small_gemm_baseline
-
-#if defined(__x86_64__)
-// AVX2 and FMA (16 YMM registers): blocks of 6 rows x 2 vectors of 32 bytes, 12 accumulators.
-namespace small_gemm_avx2 {
-void run(const SmallGemmArgs<float>& args);
-void run(const SmallGemmArgs<double>& args);
-}  // namespace small_gemm_avx2
-
-// AVX-512 F/BW/DQ/VL (32 ZMM registers): blocks of 8 rows x 2 vectors of 64 bytes, 16
-// accumulators.
-namespace small_gemm_avx512 {
-void run(const SmallGemmArgs<float>& args);
-void run(const SmallGemmArgs<double>& args);
-}  // namespace small_gemm_avx512
-#endif
+// The variants:
+// - baseline x86-64 (SSE2, 16-byte vectors): blocks of 4 rows x 2 vectors. Its products are
+//   rounded before they are added (no FMA), so its bits differ from the others' in the last
+//   places. The only variant on other CPUs; on arm64, NEON: blocks of 6 rows x 4 vectors of 16
+//   bytes (24 of 32 registers), the products fused, so the bits of AVX2 and AVX-512.
+// - AVX2 and FMA (16 YMM registers): blocks of 6 rows x 2 vectors of 32 bytes, 12 accumulators.
+// - AVX-512 F/BW/DQ/VL (32 ZMM registers): blocks of 8 rows x 2 vectors of 64 bytes, 16
+//   accumulators.
+TAPEGRAD_DECLARE_PER_LEVEL(small_gemm, void run(const SmallGemmArgs<float>& args);
+                           void run(const SmallGemmArgs<double>& args);)
 
 }  // namespace tapegrad::detail

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include <tapegrad/kernels/cpu/isa_declare.h>
+
 // Rows [begin, end) of y = W·x, W [*, in] row-major: each row summed in the same 64-byte lanes at
 // every level, the products fused into the sums where the level has FMA (every level but x86's
 // baseline), so the bits of avx2 and avx512 are the same. rows_bf16: W's bfloat16 bits (the high
@@ -14,23 +16,10 @@
   void rows_bf16(const uint16_t* w, const float* xs, const float* x, float* y, int64_t begin,  \
                  int64_t end, int64_t in);
 
-namespace tapegrad::detail::gemv_baseline {
-TAPEGRAD_GEMV_LEVEL_DECLARATIONS
-}  // namespace tapegrad::detail::gemv_baseline
-
-#if defined(__x86_64__)
-namespace tapegrad::detail::gemv_avx2 {
-TAPEGRAD_GEMV_LEVEL_DECLARATIONS
-}  // namespace tapegrad::detail::gemv_avx2
-
-namespace tapegrad::detail::gemv_avx512 {
-TAPEGRAD_GEMV_LEVEL_DECLARATIONS
-}  // namespace tapegrad::detail::gemv_avx512
-#endif
-
-#undef TAPEGRAD_GEMV_LEVEL_DECLARATIONS
-
 namespace tapegrad::detail {
+
+TAPEGRAD_DECLARE_PER_LEVEL(gemv, TAPEGRAD_GEMV_LEVEL_DECLARATIONS)
+#undef TAPEGRAD_GEMV_LEVEL_DECLARATIONS
 
 // bfloat16 weights per block rows_bf16 widens at once (64 bytes): xs holds each full block's x as
 // its 16 even elements, then its 16 odd ones.

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include <tapegrad/kernels/cpu/isa_declare.h>
+
 // dst (+)= srcᵀ: src [rows, cols] (rows src_ld apart) into dst [cols, rows] (dst_ld apart).
 #define TAPEGRAD_TRANSPOSE_LEVEL_DECLARATIONS                                                \
   void transpose(const float* src, int64_t src_ld, int64_t rows, int64_t cols, float* dst,   \
@@ -12,18 +14,7 @@
   void transpose(const double* src, int64_t src_ld, int64_t rows, int64_t cols, double* dst, \
                  int64_t dst_ld, bool add);
 
-namespace tapegrad::detail::transpose_baseline {
-TAPEGRAD_TRANSPOSE_LEVEL_DECLARATIONS
-}  // namespace tapegrad::detail::transpose_baseline
-
-#if defined(__x86_64__)
-namespace tapegrad::detail::transpose_avx2 {
-TAPEGRAD_TRANSPOSE_LEVEL_DECLARATIONS
-}  // namespace tapegrad::detail::transpose_avx2
-
-namespace tapegrad::detail::transpose_avx512 {
-TAPEGRAD_TRANSPOSE_LEVEL_DECLARATIONS
-}  // namespace tapegrad::detail::transpose_avx512
-#endif
-
+namespace tapegrad::detail {
+TAPEGRAD_DECLARE_PER_LEVEL(transpose, TAPEGRAD_TRANSPOSE_LEVEL_DECLARATIONS)
+}  // namespace tapegrad::detail
 #undef TAPEGRAD_TRANSPOSE_LEVEL_DECLARATIONS

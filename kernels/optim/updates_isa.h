@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include <tapegrad/kernels/cpu/isa_declare.h>
 #include <tapegrad/kernels/optim/updates.h>
 
 namespace tapegrad::optim_kernels::isa {
@@ -32,17 +33,7 @@ struct AdamConstants {
   double sum_of_squares(const float* g, float scale, int64_t begin, int64_t end);          \
   double sum_of_squares(const double* g, double scale, int64_t begin, int64_t end);
 
-namespace updates_baseline {
-TAPEGRAD_UPDATES_DECLARE
-}  // namespace updates_baseline
-#if defined(__x86_64__)
-namespace updates_avx2 {
-TAPEGRAD_UPDATES_DECLARE
-}  // namespace updates_avx2
-namespace updates_avx512 {
-TAPEGRAD_UPDATES_DECLARE
-}  // namespace updates_avx512
-#endif
+TAPEGRAD_DECLARE_PER_LEVEL(updates, TAPEGRAD_UPDATES_DECLARE)
 #undef TAPEGRAD_UPDATES_DECLARE
 
 }  // namespace tapegrad::optim_kernels::isa

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include <tapegrad/kernels/cpu/isa_declare.h>
+
 namespace tapegrad::random_kernels::isa {
 
 #define TAPEGRAD_RANDOM_DECLARE                             \
@@ -12,17 +14,7 @@ namespace tapegrad::random_kernels::isa {
   void temper(const uint32_t* w, uint32_t* out, int64_t n); \
   void keep_below(const uint32_t* words, uint8_t* keep, int64_t m, int64_t threshold);
 
-namespace random_baseline {
-TAPEGRAD_RANDOM_DECLARE
-}  // namespace random_baseline
-#if defined(__x86_64__)
-namespace random_avx2 {
-TAPEGRAD_RANDOM_DECLARE
-}  // namespace random_avx2
-namespace random_avx512 {
-TAPEGRAD_RANDOM_DECLARE
-}  // namespace random_avx512
-#endif
+TAPEGRAD_DECLARE_PER_LEVEL(random, TAPEGRAD_RANDOM_DECLARE)
 #undef TAPEGRAD_RANDOM_DECLARE
 
 }  // namespace tapegrad::random_kernels::isa

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include <tapegrad/kernels/cpu/isa_declare.h>
+
 namespace tapegrad::vmath::levels {
 
 template <class T>
@@ -32,28 +34,15 @@ struct Kernels {
   void (*map2)(int, const T*, const T*, T*, int64_t);  // the vmath::Binary one
 };
 
-// Baseline (SSE2; the only level on other CPUs): the C library's functions, one element at a
-// time, as torch 1.13's DEFAULT kernels call them (std::exp, std::tanh, ...); sums over 8 float
-// or 4 double lanes (torch's Vectorized width there); no fused multiply-adds.
-namespace vmath_baseline {
-extern const Kernels<float> kFloat;
-extern const Kernels<double> kDouble;
-}  // namespace vmath_baseline
-
-#if defined(__x86_64__)
-// AVX2 and FMA: SLEEF's 8-float / 4-double functions (torch's AVX2 kernels'); sums over 8 / 4
-// lanes.
-namespace vmath_avx2 {
-extern const Kernels<float> kFloat;
-extern const Kernels<double> kDouble;
-}  // namespace vmath_avx2
-
-// AVX-512: SLEEF's 16-float / 8-double functions (torch's AVX512 kernels'; their bits equal the
-// AVX2 ones'), masked tails; sums over 16 / 8 lanes.
-namespace vmath_avx512 {
-extern const Kernels<float> kFloat;
-extern const Kernels<double> kDouble;
-}  // namespace vmath_avx512
-#endif
+// The tables:
+// - baseline (SSE2; the only level on other CPUs): the C library's functions, one element at a
+//   time, as torch 1.13's DEFAULT kernels call them (std::exp, std::tanh, ...); sums over 8 float
+//   or 4 double lanes (torch's Vectorized width there); no fused multiply-adds.
+// - AVX2 and FMA: SLEEF's 8-float / 4-double functions (torch's AVX2 kernels'); sums over 8 / 4
+//   lanes.
+// - AVX-512: SLEEF's 16-float / 8-double functions (torch's AVX512 kernels'; their bits equal the
+//   AVX2 ones'), masked tails; sums over 16 / 8 lanes.
+TAPEGRAD_DECLARE_PER_LEVEL(vmath, extern const Kernels<float> kFloat;
+                           extern const Kernels<double> kDouble;)
 
 }  // namespace tapegrad::vmath::levels
